@@ -1,0 +1,116 @@
+#pragma once
+// Columns: non-owning views and owning columns that know their memory space.
+#include <joinery/memory.hpp>
+#include <joinery/types.hpp>
+
+#include <cstdint>
+#include <vector>
+
+namespace joinery {
+
+/// Validity bitmask: bit i of byte i/8 (LSB first, as Arrow) is 1 when row i is valid.
+/// A null mask pointer means every row is valid.
+class column_view {
+ public:
+  column_view() = default;
+  column_view(type_id type, void const* data, size_type size, memory_space space,
+              std::uint8_t const* null_mask = nullptr, size_type null_count = 0)
+      : type_(type), data_(data), size_(size), space_(space), null_mask_(null_mask),
+        null_count_(null_count) {
+    JOINERY_EXPECTS(size >= 0, "column size must not be negative");
+    JOINERY_EXPECTS(size == 0 || data != nullptr, "a non-empty column needs data");
+  }
+  /// A host column over a std::vector (the vector must outlive the view).
+  template <class T>
+  static column_view of(std::vector<T> const& v) {
+    return column_view(type_to_id_v<T>, v.data(), static_cast<size_type>(v.size()),
+                       memory_space::host);
+  }
+
+  [[nodiscard]] type_id type() const noexcept { return type_; }
+  [[nodiscard]] void const* data() const noexcept { return data_; }
+  template <class T>
+  [[nodiscard]] T const* data_as() const {
+    JOINERY_EXPECTS(type_to_id_v<T> == type_, "column accessed as " +
+                                                  std::string(to_string(type_to_id_v<T>)) +
+                                                  " but holds " + std::string(to_string(type_)));
+    return static_cast<T const*>(data_);
+  }
+  [[nodiscard]] size_type size() const noexcept { return size_; }
+  [[nodiscard]] bool empty() const noexcept { return size_ == 0; }
+  [[nodiscard]] memory_space space() const noexcept { return space_; }
+  [[nodiscard]] std::uint8_t const* null_mask() const noexcept { return null_mask_; }
+  [[nodiscard]] size_type null_count() const noexcept { return null_mask_ ? null_count_ : 0; }
+  [[nodiscard]] bool nullable() const noexcept { return null_mask_ != nullptr; }
+  /// Host-accessible columns only.
+  [[nodiscard]] bool is_valid(size_type i) const noexcept {
+    return null_mask_ == nullptr || ((null_mask_[i >> 3] >> (i & 7)) & 1u) != 0;
+  }
+
+ private:
+  type_id type_ = type_id::int32;
+  void const* data_ = nullptr;
+  size_type size_ = 0;
+  memory_space space_ = memory_space::host;
+  std::uint8_t const* null_mask_ = nullptr;
+  size_type null_count_ = 0;
+};
+
+/// Bytes of a validity mask for `rows` rows.
+constexpr std::size_t null_mask_bytes(size_type rows) noexcept {
+  return static_cast<std::size_t>((rows + 7) / 8);
+}
+
+/// Owning column: data (and optionally a validity mask) in one memory space.
+class column {
+ public:
+  column() = default;
+  /// Uninitialised column of `size` rows from `mr` (nullptr: host).
+  column(type_id type, size_type size, memory_resource* mr = nullptr,
+         stream_ref stream = default_stream());
+  template <class T>
+  static column from_host(std::vector<T> const& v, memory_resource* mr = nullptr,
+                          stream_ref stream = default_stream()) {
+    return copy_of(column_view::of(v), mr, stream);
+  }
+  /// Deep copy of `v` into the space of `mr` (nullptr: host), the mask included.
+  static column copy_of(column_view const& v, memory_resource* mr = nullptr,
+                        stream_ref stream = default_stream());
+
+  [[nodiscard]] column_view view() const noexcept;
+  operator column_view() const noexcept { return view(); }  // NOLINT: views are cheap
+  [[nodiscard]] type_id type() const noexcept { return type_; }
+  [[nodiscard]] size_type size() const noexcept { return size_; }
+  [[nodiscard]] memory_space space() const noexcept { return data_.space(); }
+  [[nodiscard]] void* data() noexcept { return data_.data(); }
+  template <class T>
+  [[nodiscard]] T* data_as() {
+    JOINERY_EXPECTS(type_to_id_v<T> == type_, "column accessed with the wrong type");
+    return static_cast<T*>(data_.data());
+  }
+  /// Adds an all-valid mask in the column's space (host-accessible spaces only) and returns it.
+  std::uint8_t* make_nullable();
+  [[nodiscard]] std::uint8_t* null_mask() noexcept {
+    return static_cast<std::uint8_t*>(mask_.data());
+  }
+  void set_null_count(size_type n) noexcept { null_count_ = n; }
+  /// Host-accessible columns only: copies the data into a vector.
+  template <class T>
+  [[nodiscard]] std::vector<T> to_vector() const {
+    auto v = view();
+    auto const* p = v.data_as<T>();
+    std::vector<T> out(static_cast<std::size_t>(size_));
+    copy_bytes(out.data(), memory_space::host, p, v.space(), out.size() * sizeof(T),
+               default_stream());
+    return out;
+  }
+
+ private:
+  type_id type_ = type_id::int32;
+  size_type size_ = 0;
+  buffer data_;
+  buffer mask_;
+  size_type null_count_ = 0;
+};
+
+}  // namespace joinery

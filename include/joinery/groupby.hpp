@@ -1,0 +1,67 @@
+#pragma once
+// The grouped-aggregation entry point.
+#include <joinery/join.hpp>  // backend, phase_time
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+namespace joinery {
+
+enum class groupby_algorithm : std::uint8_t {
+  automatic,
+  global_hash,  ///< libcudf-style: hash table of first rows, atomics into sparse arrays
+  hash,         ///< Wu et al. HGB
+  sort,
+  sort_transformed,
+  sort_dictionary,
+  partition,
+  partition_transformed,
+};
+
+enum class aggregation_kind : std::uint8_t { count, sum, min, max, avg };
+
+/// One aggregate over one column (count ignores the column).
+struct aggregation {
+  aggregation_kind kind = aggregation_kind::count;
+  size_type column = -1;
+};
+
+struct groupby_options {
+  groupby_algorithm algorithm = groupby_algorithm::automatic;
+  joinery::backend backend = joinery::backend::automatic;
+  bool sort_by_key = false;  ///< order the groups by key (ascending)
+  std::size_t device_memory_budget = 0;
+  int device = 0;
+};
+
+struct groupby_stats {
+  groupby_algorithm algorithm = groupby_algorithm::automatic;
+  joinery::backend backend = joinery::backend::automatic;
+  std::vector<phase_time> phases;
+  std::uint64_t bytes_moved = 0;
+  double seconds = 0;
+};
+
+/// Result columns: the key, then one column per aggregation in request order. Types: count ->
+/// int64; sum -> int64 (signed input) / uint64 (unsigned), wrapping, or float64 (floating input);
+/// min/max -> the input type; avg -> float64 (exact integer sum / count).
+struct groupby_result {
+  table columns;
+  groupby_stats stats;
+  [[nodiscard]] size_type num_groups() const noexcept { return columns.num_rows(); }
+};
+
+groupby_result groupby(table_view const& input, size_type key_column,
+                       std::vector<aggregation> const& aggregations,
+                       groupby_options const& options = {}, stream_ref stream = default_stream(),
+                       memory_resource_ref mr = nullptr);
+
+type_id aggregation_result_type(aggregation_kind k, type_id input);
+std::string_view to_string(groupby_algorithm a) noexcept;
+std::string_view to_string(aggregation_kind k) noexcept;
+groupby_algorithm groupby_algorithm_from_string(std::string_view name);
+aggregation_kind aggregation_kind_from_string(std::string_view name);
+std::vector<groupby_algorithm> groupby_algorithms_on(backend b);
+
+}  // namespace joinery

@@ -1,0 +1,124 @@
+#pragma once
+// The join entry point: one function, an options struct, an owning result with statistics.
+#include <joinery/table.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace joinery {
+
+/// Algorithm families (DESIGN.md section 3); the same names are used on the command line.
+enum class join_algorithm : std::uint8_t {
+  automatic,
+  nested_loop,
+  indexed_nested_loop,
+  sort_merge,
+  radix_hash,
+  no_partition_hash,
+  streamed,
+  triton,
+  multi_gpu_sort_merge,
+};
+enum class backend : std::uint8_t { automatic, cpu, gpu };
+/// In build/probe terms "left" is the probe side: semi/anti return probe rows, a left outer join
+/// keeps every probe row.
+enum class join_kind : std::uint8_t { inner, left_semi, left_anti, left_outer };
+enum class output_form : std::uint8_t {
+  index,      ///< pairs of (build row id, probe row id)
+  table,      ///< key + chosen payload columns of both sides
+  aggregate,  ///< count and wrapping checksum only, nothing materialized
+};
+enum class materialization : std::uint8_t { automatic, gfur, gftr };
+
+/// Join predicate: equality, or the band build.key <= probe.key <= build.key + width.
+struct predicate {
+  enum class kind_type : std::uint8_t { equal, band };
+  kind_type kind = kind_type::equal;
+  std::uint64_t band_width = 0;
+  static constexpr predicate equal() noexcept { return {}; }
+  static constexpr predicate band(std::uint64_t width) noexcept {
+    return {kind_type::band, width};
+  }
+};
+
+struct join_options {
+  join_algorithm algorithm = join_algorithm::automatic;
+  joinery::backend backend = joinery::backend::automatic;
+  join_kind kind = join_kind::inner;
+  predicate pred = predicate::equal();
+  output_form output = output_form::index;
+  materialization strategy = materialization::automatic;
+  /// Payload columns to carry into a table (or aggregate) result, by column index. The key column
+  /// may be listed too (useful for band joins, where the two keys differ).
+  std::vector<size_type> build_payloads;
+  std::vector<size_type> probe_payloads;
+  /// Bytes of device memory a GPU algorithm may use; 0 means what the device has free.
+  std::size_t device_memory_budget = 0;
+  int device = 0;
+};
+
+struct phase_time {
+  std::string name;
+  double seconds = 0;
+};
+
+struct join_stats {
+  join_algorithm algorithm = join_algorithm::automatic;  ///< the algorithm actually used
+  joinery::backend backend = joinery::backend::automatic;  ///< the backend actually used
+  std::vector<phase_time> phases;
+  std::uint64_t bytes_moved = 0;  ///< bytes read and written by the algorithm (estimate)
+  double seconds = 0;             ///< wall time of the whole call
+};
+
+/// Count and checksum of what a table result would hold: the wrapping uint64 sum of every output
+/// value (key, then each chosen payload of both sides; nulls add 0). Signed values are
+/// sign-extended to 64 bits first; floating-point payloads are not allowed in joins.
+struct join_aggregate {
+  std::uint64_t count = 0;
+  std::uint64_t checksum = 0;
+};
+
+struct join_result {
+  output_form form = output_form::index;
+  /// index form: int64 row ids. Inner and left outer fill both (build row -1 for a probe row
+  /// without match); semi and anti fill probe_rows only (build_rows is empty).
+  column build_rows;
+  column probe_rows;
+  /// table form: the key (probe side's value), build payloads in the order asked for, then probe
+  /// payloads. Build payloads are nullable in a left outer join; semi/anti carry no build payloads.
+  table columns;
+  /// aggregate form (also filled for the other forms, computed from their output).
+  join_aggregate aggregate;
+  join_stats stats;
+
+  [[nodiscard]] size_type num_rows() const noexcept {
+    return static_cast<size_type>(aggregate.count);
+  }
+};
+
+/// Joins `build` and `probe` on one key column each. Results are allocated from `mr` (nullptr:
+/// host memory for the CPU backend, device memory for the GPU backend). Throws logic_error on an
+/// unsupported combination, out_of_memory when the result cannot fit the budget.
+join_result join(table_view const& build, size_type build_key, table_view const& probe,
+                 size_type probe_key, join_options const& options = {},
+                 stream_ref stream = default_stream(), memory_resource_ref mr = nullptr);
+
+// Names, as used on the command line and in statistics.
+std::string_view to_string(join_algorithm a) noexcept;
+std::string_view to_string(backend b) noexcept;
+std::string_view to_string(join_kind k) noexcept;
+std::string_view to_string(output_form f) noexcept;
+join_algorithm join_algorithm_from_string(std::string_view name);
+backend backend_from_string(std::string_view name);
+join_kind join_kind_from_string(std::string_view name);
+std::vector<join_algorithm> all_join_algorithms();
+
+/// Which (backend, algorithm) pairs this build implements; used by automatic and by tests.
+bool join_supported(backend b, join_algorithm a, join_kind k, predicate::kind_type p);
+/// The algorithms implemented on a backend in this build.
+std::vector<join_algorithm> join_algorithms_on(backend b);
+
+}  // namespace joinery

@@ -1,0 +1,92 @@
+#pragma once
+// The closed type lists of joinery and a host-side dispatcher over them.
+#include <joinery/error.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace joinery {
+
+/// Sizes, row counts and row ids are 64-bit everywhere.
+using size_type = std::int64_t;
+
+enum class type_id : std::uint8_t {
+  int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64
+};
+
+constexpr std::size_t size_of(type_id t) noexcept {
+  switch (t) {
+    case type_id::int8: case type_id::uint8: return 1;
+    case type_id::int16: case type_id::uint16: return 2;
+    case type_id::int32: case type_id::uint32: case type_id::float32: return 4;
+    default: return 8;
+  }
+}
+
+constexpr bool is_floating(type_id t) noexcept {
+  return t == type_id::float32 || t == type_id::float64;
+}
+constexpr bool is_signed(type_id t) noexcept {
+  return t == type_id::int8 || t == type_id::int16 || t == type_id::int32 ||
+         t == type_id::int64 || is_floating(t);
+}
+/// Join and group-by keys: 4- and 8-byte integers, signed and unsigned.
+constexpr bool is_key_type(type_id t) noexcept {
+  return t == type_id::int32 || t == type_id::int64 || t == type_id::uint32 ||
+         t == type_id::uint64;
+}
+
+std::string_view to_string(type_id t) noexcept;
+/// Parses "int32", "uint64", ... (also "i4"-style NumPy codes are handled by the readers).
+type_id type_from_string(std::string_view name);
+
+template <class T> struct type_to_id;
+template <> struct type_to_id<std::int8_t> { static constexpr type_id value = type_id::int8; };
+template <> struct type_to_id<std::int16_t> { static constexpr type_id value = type_id::int16; };
+template <> struct type_to_id<std::int32_t> { static constexpr type_id value = type_id::int32; };
+template <> struct type_to_id<std::int64_t> { static constexpr type_id value = type_id::int64; };
+template <> struct type_to_id<std::uint8_t> { static constexpr type_id value = type_id::uint8; };
+template <> struct type_to_id<std::uint16_t> { static constexpr type_id value = type_id::uint16; };
+template <> struct type_to_id<std::uint32_t> { static constexpr type_id value = type_id::uint32; };
+template <> struct type_to_id<std::uint64_t> { static constexpr type_id value = type_id::uint64; };
+template <> struct type_to_id<float> { static constexpr type_id value = type_id::float32; };
+template <> struct type_to_id<double> { static constexpr type_id value = type_id::float64; };
+template <class T> inline constexpr type_id type_to_id_v = type_to_id<T>::value;
+
+template <class T> struct type_tag { using type = T; };
+
+/// Calls f(type_tag<T>{}) with the C++ type of `t`.
+template <class F>
+decltype(auto) dispatch_type(type_id t, F&& f) {
+  switch (t) {
+    case type_id::int8: return f(type_tag<std::int8_t>{});
+    case type_id::int16: return f(type_tag<std::int16_t>{});
+    case type_id::int32: return f(type_tag<std::int32_t>{});
+    case type_id::int64: return f(type_tag<std::int64_t>{});
+    case type_id::uint8: return f(type_tag<std::uint8_t>{});
+    case type_id::uint16: return f(type_tag<std::uint16_t>{});
+    case type_id::uint32: return f(type_tag<std::uint32_t>{});
+    case type_id::uint64: return f(type_tag<std::uint64_t>{});
+    case type_id::float32: return f(type_tag<float>{});
+    case type_id::float64: return f(type_tag<double>{});
+  }
+  JOINERY_FAIL("unknown type id");
+}
+
+/// Calls f(type_tag<T>{}) for the four key types; refuses any other type.
+template <class F>
+decltype(auto) dispatch_key_type(type_id t, F&& f) {
+  switch (t) {
+    case type_id::int32: return f(type_tag<std::int32_t>{});
+    case type_id::int64: return f(type_tag<std::int64_t>{});
+    case type_id::uint32: return f(type_tag<std::uint32_t>{});
+    case type_id::uint64: return f(type_tag<std::uint64_t>{});
+    default: break;
+  }
+  JOINERY_FAIL("key columns must be int32, int64, uint32 or uint64, got " +
+               std::string(to_string(t)));
+}
+
+}  // namespace joinery

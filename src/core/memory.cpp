@@ -1,0 +1,264 @@
+// Memory resources, streams, copies, device facts and NVTX ranges.
+#include <joinery/memory.hpp>
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <string>
+
+#if defined(JOINERY_HAS_CUDA)
+#include "core/cuda_try.hpp"
+
+#include <cuda_runtime_api.h>
+#include <nvtx3/nvToolsExt.h>
+#endif
+
+namespace joinery {
+
+std::string_view to_string(memory_space s) noexcept {
+  switch (s) {
+    case memory_space::host: return "host";
+    case memory_space::pinned_host: return "pinned_host";
+    case memory_space::device: return "device";
+  }
+  return "unknown";
+}
+
+bool built_with_cuda() noexcept {
+#if defined(JOINERY_HAS_CUDA)
+  return true;
+#else
+  return false;
+#endif
+}
+
+namespace {
+
+[[noreturn]] void no_cuda(char const* what) {
+  JOINERY_FAIL(std::string(what) + " needs the GPU backend, but joinery was built without CUDA");
+}
+
+/// Aligned to 64 bytes (a cache line) so vectorised CPU code and file readers can rely on it.
+class host_memory_resource final : public memory_resource {
+ public:
+  [[nodiscard]] memory_space space() const noexcept override { return memory_space::host; }
+
+ private:
+  void* do_allocate(std::size_t bytes, stream_ref) override {
+    if (bytes == 0) { return nullptr; }
+    void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+    if (p == nullptr) {
+      throw out_of_memory("cannot allocate " + std::to_string(bytes) + " bytes of host memory");
+    }
+    return p;
+  }
+  void do_deallocate(void* p, std::size_t, stream_ref) noexcept override { std::free(p); }
+};
+
+#if defined(JOINERY_HAS_CUDA)
+class pinned_memory_resource final : public memory_resource {
+ public:
+  [[nodiscard]] memory_space space() const noexcept override { return memory_space::pinned_host; }
+
+ private:
+  void* do_allocate(std::size_t bytes, stream_ref) override {
+    if (bytes == 0) { return nullptr; }
+    void* p = nullptr;
+    if (cudaMallocHost(&p, bytes) != cudaSuccess) {
+      (void)cudaGetLastError();
+      throw out_of_memory("cannot allocate " + std::to_string(bytes) + " bytes of pinned memory");
+    }
+    return p;
+  }
+  void do_deallocate(void* p, std::size_t, stream_ref) noexcept override {
+    if (p != nullptr) { (void)cudaFreeHost(p); }
+  }
+};
+
+/// CUDA's stream-ordered allocator on the current device's default pool. The pool keeps freed
+/// memory (release threshold = all) so repeated joins do not return to the driver.
+class device_pool_resource final : public memory_resource {
+ public:
+  device_pool_resource() {
+    int dev = 0;
+    JOINERY_CUDA_TRY(cudaGetDevice(&dev));
+    cudaMemPool_t pool{};
+    JOINERY_CUDA_TRY(cudaDeviceGetDefaultMemPool(&pool, dev));
+    std::uint64_t threshold = UINT64_MAX;
+    JOINERY_CUDA_TRY(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold));
+  }
+  [[nodiscard]] memory_space space() const noexcept override { return memory_space::device; }
+
+ private:
+  void* do_allocate(std::size_t bytes, stream_ref stream) override {
+    if (bytes == 0) { return nullptr; }
+    void* p = nullptr;
+    auto const err = cudaMallocAsync(&p, bytes, static_cast<cudaStream_t>(stream.handle()));
+    if (err != cudaSuccess) {
+      (void)cudaGetLastError();
+      throw out_of_memory("cannot allocate " + std::to_string(bytes) +
+                          " bytes of device memory: " + cudaGetErrorString(err));
+    }
+    return p;
+  }
+  void do_deallocate(void* p, std::size_t, stream_ref stream) noexcept override {
+    if (p != nullptr) { (void)cudaFreeAsync(p, static_cast<cudaStream_t>(stream.handle())); }
+  }
+};
+#endif
+
+}  // namespace
+
+memory_resource* host_resource() {
+  static host_memory_resource r;
+  return &r;
+}
+
+memory_resource* pinned_host_resource() {
+#if defined(JOINERY_HAS_CUDA)
+  static pinned_memory_resource r;
+  return &r;
+#else
+  no_cuda("pinned host memory");
+#endif
+}
+
+memory_resource* device_resource() {
+#if defined(JOINERY_HAS_CUDA)
+  JOINERY_EXPECTS(device_count() > 0, "device memory requested but no GPU is present");
+  static device_pool_resource r;
+  return &r;
+#else
+  no_cuda("device memory");
+#endif
+}
+
+memory_resource* resource_for(memory_space s) {
+  switch (s) {
+    case memory_space::host: return host_resource();
+    case memory_space::pinned_host: return pinned_host_resource();
+    case memory_space::device: return device_resource();
+  }
+  JOINERY_FAIL("unknown memory space");
+}
+
+buffer::buffer(std::size_t bytes, memory_resource* mr, stream_ref stream)
+    : bytes_(bytes), mr_(mr), stream_(stream) {
+  JOINERY_EXPECTS(mr != nullptr, "buffer needs a memory resource");
+  data_ = mr->allocate(bytes, stream);
+}
+
+buffer::~buffer() {
+  if (mr_ != nullptr && data_ != nullptr) { mr_->deallocate(data_, bytes_, stream_); }
+}
+
+void copy_bytes(void* dst, memory_space dst_space, void const* src, memory_space src_space,
+                std::size_t bytes, stream_ref stream) {
+  if (bytes == 0) { return; }
+  JOINERY_EXPECTS(dst != nullptr && src != nullptr, "copy_bytes needs non-null pointers");
+  if (host_accessible(dst_space) && host_accessible(src_space)) {
+    std::memcpy(dst, src, bytes);
+    return;
+  }
+#if defined(JOINERY_HAS_CUDA)
+  auto const s = static_cast<cudaStream_t>(stream.handle());
+  JOINERY_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, s));
+  // A host side must not be read or freed before the copy lands.
+  JOINERY_CUDA_TRY(cudaStreamSynchronize(s));
+#else
+  (void)stream;
+  no_cuda("copying device memory");
+#endif
+}
+
+void stream_ref::synchronize() const {
+#if defined(JOINERY_HAS_CUDA)
+  JOINERY_CUDA_TRY(cudaStreamSynchronize(static_cast<cudaStream_t>(handle_)));
+#endif
+}
+
+stream_ref default_stream() noexcept {
+#if defined(JOINERY_HAS_CUDA)
+  return stream_ref{static_cast<void*>(cudaStreamPerThread)};
+#else
+  return stream_ref{};
+#endif
+}
+
+cuda_stream::cuda_stream() {
+#if defined(JOINERY_HAS_CUDA)
+  if (device_count() > 0) {
+    cudaStream_t s{};
+    JOINERY_CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    handle_ = s;
+  }
+#endif
+}
+
+cuda_stream::~cuda_stream() {
+#if defined(JOINERY_HAS_CUDA)
+  if (handle_ != nullptr) { (void)cudaStreamDestroy(static_cast<cudaStream_t>(handle_)); }
+#endif
+}
+
+int device_count() noexcept {
+#if defined(JOINERY_HAS_CUDA)
+  static int const n = [] {
+    int c = 0;
+    if (cudaGetDeviceCount(&c) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return 0;
+    }
+    return c;
+  }();
+  return n;
+#else
+  return 0;
+#endif
+}
+
+device_info get_device_info(int id) {
+  JOINERY_EXPECTS(id >= 0 && id < device_count(),
+                  "no GPU with id " + std::to_string(id) + " (" + std::to_string(device_count()) +
+                    " present)");
+  device_info info;
+#if defined(JOINERY_HAS_CUDA)
+  cudaDeviceProp p{};
+  JOINERY_CUDA_TRY(cudaGetDeviceProperties(&p, id));
+  info.id = id;
+  info.name = p.name;
+  info.sm_count = p.multiProcessorCount;
+  info.compute_capability_major = p.major;
+  info.compute_capability_minor = p.minor;
+  info.shared_memory_per_block = p.sharedMemPerBlock;
+  info.shared_memory_per_block_optin = p.sharedMemPerBlockOptin;
+  info.shared_memory_per_sm = p.sharedMemPerMultiprocessor;
+  info.l2_cache_bytes = static_cast<std::size_t>(p.l2CacheSize);
+  info.total_memory = p.totalGlobalMem;
+  info.memory_bus_width_bits = p.memoryBusWidth;
+  int current = 0;
+  JOINERY_CUDA_TRY(cudaGetDevice(&current));
+  JOINERY_CUDA_TRY(cudaSetDevice(id));
+  std::size_t free_b = 0, total_b = 0;
+  JOINERY_CUDA_TRY(cudaMemGetInfo(&free_b, &total_b));
+  JOINERY_CUDA_TRY(cudaSetDevice(current));
+  info.free_memory = free_b;
+#endif
+  return info;
+}
+
+scoped_range::scoped_range(char const* name) noexcept {
+#if defined(JOINERY_HAS_CUDA)
+  nvtxRangePushA(name);
+#else
+  (void)name;
+#endif
+}
+
+scoped_range::~scoped_range() {
+#if defined(JOINERY_HAS_CUDA)
+  nvtxRangePop();
+#endif
+}
+
+}  // namespace joinery
