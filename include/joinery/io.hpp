@@ -19,12 +19,13 @@ struct named_table {
 };
 
 /// CSV: a header row of names, then integer rows. A header field may carry its type as
-/// `name:int32` (int8..int64, uint8..uint64); unannotated columns are int64, or uint64 when a
-/// value needs it. An empty field is a null. Throws input_error with the file, line and column on
-/// a missing file, a ragged row, a non-integer or out-of-range value.
+/// `name:int32` (int8..int64, uint8..uint64; also float32/float64); unannotated columns are int64,
+/// or uint64 when a value needs it. An empty field is a null. Throws input_error with the file,
+/// line and column on a missing file, a ragged row, a non-integer or out-of-range value.
 named_table read_csv(std::filesystem::path const& file);
 /// Writes to a temporary name in the same directory and renames it when complete. Nulls are
-/// empty fields; columns other than int64 carry their type in the header.
+/// empty fields; columns other than int64 carry their type in the header; floats are written in
+/// their shortest round-trip form.
 void write_csv(std::filesystem::path const& file, std::vector<std::string> const& names,
                table_view const& t);
 

@@ -34,9 +34,11 @@ bool built_with_cuda() noexcept {
 
 namespace {
 
+#if !defined(JOINERY_HAS_CUDA)
 [[noreturn]] void no_cuda(char const* what) {
   JOINERY_FAIL(std::string(what) + " needs the GPU backend, but joinery was built without CUDA");
 }
+#endif
 
 /// Aligned to 64 bytes (a cache line) so vectorised CPU code and file readers can rely on it.
 class host_memory_resource final : public memory_resource {

@@ -1,0 +1,194 @@
+// The public join: checks the request, resolves backend and algorithm, runs, shapes the result.
+#include <joinery/join.hpp>
+
+#include "cpu/cpu_join.hpp"
+#include "join/match_list.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+
+namespace joinery {
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+double seconds_since(clock_type::time_point t0) {
+  return std::chrono::duration<double>(clock_type::now() - t0).count();
+}
+
+std::string list_names(std::vector<join_algorithm> const& v) {
+  std::string s;
+  for (auto a : v) { s += (s.empty() ? "" : ", ") + std::string(to_string(a)); }
+  return s.empty() ? "none" : s;
+}
+
+bool is_nested_loop_family(join_algorithm a) {
+  return a == join_algorithm::nested_loop || a == join_algorithm::indexed_nested_loop;
+}
+
+void check_columns(table_view const& t, char const* side, size_type key,
+                   std::vector<size_type> const& payloads) {
+  JOINERY_EXPECTS(key >= 0 && key < t.num_columns(),
+                  std::string(side) + " key column " + std::to_string(key) +
+                    " does not exist (the " + side + " table has " +
+                    std::to_string(t.num_columns()) + " columns)");
+  JOINERY_EXPECTS(is_key_type(t.column(key).type()),
+                  std::string(side) + " key column must be int32, int64, uint32 or uint64, not " +
+                    std::string(to_string(t.column(key).type())));
+  for (auto c : payloads) {
+    JOINERY_EXPECTS(c >= 0 && c < t.num_columns(),
+                    std::string(side) + " payload column " + std::to_string(c) +
+                      " does not exist (the " + side + " table has " +
+                      std::to_string(t.num_columns()) + " columns)");
+    JOINERY_EXPECTS(!is_floating(t.column(c).type()),
+                    std::string(side) + " payload column " + std::to_string(c) +
+                      " is floating point; join payloads are 1/2/4/8-byte integers");
+  }
+  for (auto const& c : t) {
+    JOINERY_EXPECTS(c.null_count() == 0,
+                    std::string(side) + " table has nulls; join inputs with nulls are not supported yet");
+  }
+}
+
+/// Host copies of the columns a CPU algorithm reads, when they live on the device.
+struct host_inputs {
+  std::vector<column> owned;
+  table_view view;
+};
+
+host_inputs to_host(table_view const& t) {
+  host_inputs h;
+  bool all_host = std::all_of(t.begin(), t.end(), [](auto const& c) {
+    return host_accessible(c.space());
+  });
+  if (all_host) {
+    h.view = t;
+    return h;
+  }
+  std::vector<column_view> views;
+  for (auto const& c : t) {
+    if (host_accessible(c.space())) {
+      views.push_back(c);
+    } else {
+      h.owned.push_back(column::copy_of(c));
+      views.push_back(h.owned.back().view());
+    }
+  }
+  h.view = table_view(std::move(views));
+  return h;
+}
+
+column move_to(column&& c, memory_resource* mr, stream_ref stream) {
+  if (mr == nullptr || mr->space() == c.space()) { return std::move(c); }
+  return column::copy_of(c.view(), mr, stream);
+}
+
+}  // namespace
+
+std::vector<join_algorithm> join_algorithms_on(backend b) {
+  switch (b) {
+    case backend::cpu: return {join_algorithm::nested_loop, join_algorithm::no_partition_hash};
+    case backend::gpu: return {};  // the GPU join algorithms arrive with the GPU joins issue
+    case backend::automatic: break;
+  }
+  auto v = join_algorithms_on(backend::cpu);
+  auto g = join_algorithms_on(backend::gpu);
+  v.insert(v.end(), g.begin(), g.end());
+  return v;
+}
+
+bool join_supported(backend b, join_algorithm a, join_kind, predicate::kind_type p) {
+  auto const algos = join_algorithms_on(b);
+  if (std::find(algos.begin(), algos.end(), a) == algos.end()) { return false; }
+  return p == predicate::kind_type::equal || is_nested_loop_family(a);
+}
+
+join_result join(table_view const& build, size_type build_key, table_view const& probe,
+                 size_type probe_key, join_options const& options, stream_ref stream,
+                 memory_resource_ref mr) {
+  scoped_range range("joinery::join");
+  auto const t0 = clock_type::now();
+
+  check_columns(build, "build", build_key, options.build_payloads);
+  check_columns(probe, "probe", probe_key, options.probe_payloads);
+  auto const bk_type = build.column(build_key).type();
+  auto const pk_type = probe.column(probe_key).type();
+  JOINERY_EXPECTS(bk_type == pk_type, "mismatched key types: build key is " +
+                                        std::string(to_string(bk_type)) + ", probe key is " +
+                                        std::string(to_string(pk_type)) +
+                                        "; both keys must have the same type");
+  bool const band = options.pred.kind == predicate::kind_type::band;
+  JOINERY_EXPECTS(!band || options.algorithm == join_algorithm::automatic ||
+                    is_nested_loop_family(options.algorithm),
+                  "the band predicate needs a nested-loop algorithm (nested_loop or "
+                  "indexed_nested_loop), not " + std::string(to_string(options.algorithm)));
+
+  // Backend: the GPU when asked for or when automatic finds a GPU algorithm that fits.
+  backend be = options.backend;
+  if (be == backend::automatic) {
+    bool const gpu_ok = device_count() > 0 &&
+                        (options.algorithm == join_algorithm::automatic
+                           ? !join_algorithms_on(backend::gpu).empty()
+                           : join_supported(backend::gpu, options.algorithm, options.kind,
+                                            options.pred.kind));
+    be = gpu_ok ? backend::gpu : backend::cpu;
+  }
+  if (be == backend::gpu) {
+    JOINERY_EXPECTS(built_with_cuda(), "the GPU backend was requested but joinery was built "
+                                       "without CUDA; use the cpu backend");
+    JOINERY_EXPECTS(device_count() > 0, "the GPU backend was requested but no GPU is present; "
+                                        "use the cpu backend");
+  }
+
+  join_algorithm algo = options.algorithm;
+  if (algo == join_algorithm::automatic) {
+    algo = band ? join_algorithm::nested_loop : join_algorithm::no_partition_hash;
+  }
+  if (!join_supported(be, algo, options.kind, options.pred.kind)) {
+    JOINERY_FAIL("join algorithm '" + std::string(to_string(algo)) + "' is not available on the " +
+                 std::string(to_string(be)) + " backend in this build; available there: " +
+                 list_names(join_algorithms_on(be)));
+  }
+
+  join_result result;
+  // Only the CPU backend exists so far (checked above).
+  auto const hb = to_host(build);
+  auto const hp = to_host(probe);
+  auto const t_run = clock_type::now();
+  detail::match_list matches;
+  switch (algo) {
+    case join_algorithm::nested_loop:
+      matches = detail::cpu::nested_loop_join(hb.view.column(build_key), hp.view.column(probe_key),
+                                              options.kind, options.pred);
+      break;
+    case join_algorithm::no_partition_hash:
+      matches = detail::cpu::no_partition_hash_join(hb.view.column(build_key),
+                                                    hp.view.column(probe_key), options.kind);
+      break;
+    default: JOINERY_FAIL("unreachable: unsupported algorithm");
+  }
+  auto const join_seconds = seconds_since(t_run);
+  auto const t_out = clock_type::now();
+  auto const match_bytes = (matches.build.size() + matches.probe.size()) * sizeof(std::int64_t);
+  result = detail::assemble_host_result(std::move(matches), hb.view, hp.view, probe_key,
+                                        options);
+  if (mr != nullptr && mr->space() != memory_space::host) {
+    result.build_rows = move_to(std::move(result.build_rows), mr, stream);
+    result.probe_rows = move_to(std::move(result.probe_rows), mr, stream);
+    std::vector<column> cols;
+    for (auto& c : result.columns.columns()) { cols.push_back(move_to(std::move(c), mr, stream)); }
+    result.columns = table(std::move(cols));
+  }
+  result.stats.algorithm = algo;
+  result.stats.backend = be;
+  result.stats.phases = {{"join", join_seconds}, {"output", seconds_since(t_out)}};
+  auto const key_bytes = size_of(bk_type);
+  result.stats.bytes_moved = static_cast<std::uint64_t>(build.num_rows() + probe.num_rows()) *
+                               key_bytes + match_bytes;
+  result.stats.seconds = seconds_since(t0);
+  return result;
+}
+
+}  // namespace joinery

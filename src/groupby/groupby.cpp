@@ -1,0 +1,145 @@
+// The public group-by: checks the request, resolves backend and algorithm, runs.
+#include <joinery/groupby.hpp>
+
+#include "cpu/cpu_groupby.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <numeric>
+#include <string>
+
+namespace joinery {
+
+namespace {
+using clock_type = std::chrono::steady_clock;
+
+/// Reorders every column of `t` by ascending key (column 0).
+table sort_groups(table&& t) {
+  auto const n = t.num_rows();
+  std::vector<std::int64_t> order(static_cast<std::size_t>(n));
+  std::iota(order.begin(), order.end(), 0);
+  dispatch_key_type(t.column(0).type(), [&](auto tag) {
+    using K = typename decltype(tag)::type;
+    auto const* k = t.column(0).view().template data_as<K>();
+    std::sort(order.begin(), order.end(), [k](auto a, auto b) { return k[a] < k[b]; });
+  });
+  std::vector<column> cols;
+  for (auto const& c : t.columns()) {
+    column out(c.type(), n);
+    dispatch_type(c.type(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      auto const* s = static_cast<T const*>(c.view().data());
+      auto* d = static_cast<T*>(out.data());
+      for (size_type i = 0; i < n; ++i) { d[i] = s[order[static_cast<std::size_t>(i)]]; }
+    });
+    cols.push_back(std::move(out));
+  }
+  return table(std::move(cols));
+}
+}  // namespace
+
+type_id aggregation_result_type(aggregation_kind k, type_id input) {
+  switch (k) {
+    case aggregation_kind::count: return type_id::int64;
+    case aggregation_kind::sum:
+      if (is_floating(input)) { return type_id::float64; }
+      return is_signed(input) ? type_id::int64 : type_id::uint64;
+    case aggregation_kind::min:
+    case aggregation_kind::max: return input;
+    case aggregation_kind::avg: return type_id::float64;
+  }
+  JOINERY_FAIL("unknown aggregation");
+}
+
+std::vector<groupby_algorithm> groupby_algorithms_on(backend b) {
+  switch (b) {
+    case backend::cpu: return {groupby_algorithm::hash};
+    case backend::gpu: return {};  // the GPU group-bys arrive with the GPU group-by issue
+    case backend::automatic: break;
+  }
+  return groupby_algorithms_on(backend::cpu);
+}
+
+groupby_result groupby(table_view const& input, size_type key_column,
+                       std::vector<aggregation> const& aggregations,
+                       groupby_options const& options, stream_ref stream,
+                       memory_resource_ref mr) {
+  scoped_range range("joinery::groupby");
+  auto const t0 = clock_type::now();
+  JOINERY_EXPECTS(key_column >= 0 && key_column < input.num_columns(),
+                  "group-by key column " + std::to_string(key_column) +
+                    " does not exist (the table has " + std::to_string(input.num_columns()) +
+                    " columns)");
+  JOINERY_EXPECTS(is_key_type(input.column(key_column).type()),
+                  "group-by keys must be int32, int64, uint32 or uint64, not " +
+                    std::string(to_string(input.column(key_column).type())));
+  for (auto const& a : aggregations) {
+    if (a.kind == aggregation_kind::count) { continue; }
+    JOINERY_EXPECTS(a.column >= 0 && a.column < input.num_columns(),
+                    std::string(to_string(a.kind)) + " over column " + std::to_string(a.column) +
+                      ", which does not exist (the table has " +
+                      std::to_string(input.num_columns()) + " columns)");
+    auto const t = input.column(a.column).type();
+    JOINERY_EXPECTS(size_of(t) >= 4, std::string(to_string(a.kind)) + " over a " +
+                                       std::string(to_string(t)) +
+                                       " column; aggregated values must be 4- or 8-byte");
+  }
+  for (auto const& c : input) {
+    JOINERY_EXPECTS(c.null_count() == 0, "group-by inputs with nulls are not supported yet");
+  }
+
+  backend be = options.backend;
+  if (be == backend::automatic) {
+    be = (device_count() > 0 && !groupby_algorithms_on(backend::gpu).empty()) ? backend::gpu
+                                                                              : backend::cpu;
+  }
+  if (be == backend::gpu) {
+    JOINERY_EXPECTS(built_with_cuda(), "the GPU backend was requested but joinery was built "
+                                       "without CUDA; use the cpu backend");
+    JOINERY_EXPECTS(device_count() > 0, "the GPU backend was requested but no GPU is present; "
+                                        "use the cpu backend");
+  }
+  auto algo = options.algorithm == groupby_algorithm::automatic ? groupby_algorithm::hash
+                                                                : options.algorithm;
+  auto const available = groupby_algorithms_on(be);
+  if (std::find(available.begin(), available.end(), algo) == available.end()) {
+    std::string names;
+    for (auto a : available) { names += (names.empty() ? "" : ", ") + std::string(to_string(a)); }
+    JOINERY_FAIL("group-by algorithm '" + std::string(to_string(algo)) +
+                 "' is not available on the " + std::string(to_string(be)) +
+                 " backend in this build; available there: " + (names.empty() ? "none" : names));
+  }
+
+  // Only the CPU backend exists so far; device-resident inputs are brought to the host.
+  std::vector<column> owned;
+  std::vector<column_view> views;
+  for (auto const& c : input) {
+    if (host_accessible(c.space())) {
+      views.push_back(c);
+    } else {
+      owned.push_back(column::copy_of(c));
+      views.push_back(owned.back().view());
+    }
+  }
+  table_view const host_input(std::move(views));
+  auto const t_run = clock_type::now();
+  groupby_result r;
+  r.columns = detail::cpu::hash_groupby(host_input, key_column, aggregations);
+  if (options.sort_by_key) { r.columns = sort_groups(std::move(r.columns)); }
+  auto const run_s = std::chrono::duration<double>(clock_type::now() - t_run).count();
+  if (mr != nullptr && mr->space() != memory_space::host) {
+    std::vector<column> cols;
+    for (auto const& c : r.columns.columns()) { cols.push_back(column::copy_of(c.view(), mr, stream)); }
+    r.columns = table(std::move(cols));
+  }
+  r.stats.algorithm = algo;
+  r.stats.backend = be;
+  r.stats.phases = {{"aggregate", run_s}};
+  std::uint64_t bytes = 0;
+  for (auto const& c : input) { bytes += static_cast<std::uint64_t>(c.size()) * size_of(c.type()); }
+  r.stats.bytes_moved = bytes;
+  r.stats.seconds = std::chrono::duration<double>(clock_type::now() - t0).count();
+  return r;
+}
+
+}  // namespace joinery

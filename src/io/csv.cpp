@@ -1,0 +1,435 @@
+// CSV of numbers with a header row. The reader loads the whole file, cuts it into chunks at line
+// boundaries and parses the chunks in parallel (OpenMP) straight into the output columns.
+#include "io/io_detail.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <set>
+#include <system_error>
+#include <type_traits>
+
+#include <omp.h>
+
+namespace joinery::io {
+
+namespace fs = std::filesystem;
+using detail::quoted;
+
+namespace {
+
+// Chunks are big enough that finding their boundaries costs nothing, and several per thread so
+// that uneven lines still balance.
+constexpr std::size_t min_chunk_bytes = std::size_t{64} << 10;
+constexpr int chunks_per_thread = 4;
+// The writer formats this many bytes per thread before writing them out.
+constexpr std::size_t write_block_bytes = std::size_t{4} << 20;
+// Widest field the writer produces: "-9223372036854775808" is 20, a shortest double 24.
+constexpr std::size_t max_field_chars = 32;
+constexpr std::size_t max_shown_value = 40;
+
+enum class field_status : std::uint8_t { ok, invalid, out_of_range };
+
+bool is_blank(char c) { return c == ' ' || c == '\t'; }
+
+void trim(char const*& b, char const*& e) {
+  while (b != e && is_blank(*b)) { ++b; }
+  while (e != b && is_blank(e[-1])) { --e; }
+}
+
+std::string shown(char const* b, char const* e) {
+  auto const n = static_cast<std::size_t>(e - b);
+  return n <= max_shown_value ? std::string(b, n) : std::string(b, max_shown_value) + "...";
+}
+
+template <class T>
+field_status parse_value(char const* b, char const* e, T& v) {
+  // from_chars takes no '+'; a lone sign after it is still invalid below.
+  if (*b == '+') {
+    ++b;
+    if (b == e || *b == '+' || *b == '-') { return field_status::invalid; }
+  }
+  if constexpr (std::is_integral_v<T> && std::is_unsigned_v<T>) {
+    if (*b == '-') {
+      // A negative number is out of range for an unsigned column; "-0" is zero.
+      bool zero = true;
+      if (b + 1 == e) { return field_status::invalid; }
+      for (auto const* q = b + 1; q != e; ++q) {
+        if (*q < '0' || *q > '9') { return field_status::invalid; }
+        zero = zero && *q == '0';
+      }
+      v = 0;
+      return zero ? field_status::ok : field_status::out_of_range;
+    }
+  }
+  auto const r = std::from_chars(b, e, v);
+  if (r.ptr != e) { return field_status::invalid; }
+  if (r.ec == std::errc::result_out_of_range) { return field_status::out_of_range; }
+  return r.ec == std::errc{} ? field_status::ok : field_status::invalid;
+}
+
+struct csv_column {
+  std::string name;
+  type_id type = type_id::int64;
+  bool annotated = false;  // unannotated: int64, widened to uint64 when a value needs it
+  void* data = nullptr;
+};
+
+/// What parsing one chunk found besides the values.
+struct chunk_result {
+  std::vector<std::vector<size_type>> nulls;  // per column, rows
+  std::vector<size_type> first_big;           // per column, first row above INT64_MAX
+  std::vector<size_type> first_negative;      // per column, first negative row
+  size_type error_row = -1;
+  std::string error;
+};
+
+class csv_parser {
+ public:
+  csv_parser(fs::path const& file, std::vector<csv_column>& cols)
+      : file_(file), cols_(cols), ncols_(cols.size()) {}
+
+  static size_type line_of(size_type row) { return row + 2; }  // the header is line 1
+
+  /// Parses the lines [p, end) holding rows first_row.. into the columns; stops at the first error.
+  void parse_chunk(char const* p, char const* end, size_type first_row, size_type rows,
+                   chunk_result& r) const {
+    r.nulls.assign(ncols_, {});
+    r.first_big.assign(ncols_, -1);
+    r.first_negative.assign(ncols_, -1);
+    for (size_type row = first_row; row < first_row + rows; ++row) {
+      auto const* nl =
+        static_cast<char const*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p)));
+      auto const* e = nl != nullptr ? nl : end;
+      if (!parse_line(p, e, row, r)) { return; }
+      p = e + 1;
+    }
+  }
+
+ private:
+  bool fail(chunk_result& r, size_type row, std::string msg) const {
+    r.error_row = row;
+    r.error = "cannot read CSV " + quoted(file_) + ": line " + std::to_string(line_of(row)) +
+              ": " + std::move(msg);
+    return false;
+  }
+
+  bool ragged(chunk_result& r, size_type row, char const* b, char const* e) const {
+    auto const fields = 1 + std::count(b, e, ',');
+    return fail(r, row, "has " + std::to_string(fields) + " fields but the header has " +
+                          std::to_string(ncols_));
+  }
+
+  bool parse_line(char const* const line, char const* e, size_type row, chunk_result& r) const {
+    if (e != line && e[-1] == '\r') { --e; }
+    auto const* p = line;
+    for (std::size_t j = 0; j < ncols_; ++j) {
+      auto const* f = p;
+      while (f != e && *f != ',') { ++f; }
+      bool const last = j + 1 == ncols_;
+      if (last ? f != e : f == e) { return ragged(r, row, line, e); }
+      auto const* b = p;
+      auto const* fe = f;
+      p = f + 1;
+      trim(b, fe);
+      if (!parse_field(b, fe, j, row, r)) { return false; }
+    }
+    return true;
+  }
+
+  bool parse_field(char const* b, char const* e, std::size_t j, size_type row,
+                   chunk_result& r) const {
+    auto const& c = cols_[j];
+    auto const i = static_cast<std::size_t>(row);
+    if (b == e) {
+      // A null: a defined value underneath keeps the data deterministic.
+      std::memset(static_cast<char*>(c.data) + i * size_of(c.type), 0, size_of(c.type));
+      r.nulls[j].push_back(row);
+      return true;
+    }
+    field_status st{};
+    if (!c.annotated) {
+      auto* out = static_cast<std::int64_t*>(c.data) + i;
+      st = parse_value(b, e, *out);
+      if (st == field_status::ok) {
+        if (*out < 0 && r.first_negative[j] < 0) { r.first_negative[j] = row; }
+      } else if (st == field_status::out_of_range && *b != '-') {
+        std::uint64_t u = 0;
+        st = parse_value(b, e, u);
+        if (st == field_status::ok) {
+          std::memcpy(out, &u, sizeof u);  // same bits; the column becomes uint64 at the end
+          if (r.first_big[j] < 0) { r.first_big[j] = row; }
+        }
+      }
+    } else {
+      st = dispatch_type(c.type, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        return parse_value(b, e, static_cast<T*>(c.data)[i]);
+      });
+    }
+    if (st == field_status::ok) { return true; }
+    auto const what = c.annotated ? std::string(to_string(c.type))
+                                  : std::string("a 64-bit integer column");
+    if (st == field_status::out_of_range) {
+      return fail(r, row, "column '" + c.name + "': value " + shown(b, e) +
+                            " is out of range for " + what);
+    }
+    return fail(r, row, "column '" + c.name + "': '" + shown(b, e) + "' is not " +
+                          (is_floating(c.type) ? "a number" : "an integer"));
+  }
+
+  fs::path const& file_;
+  std::vector<csv_column>& cols_;
+  std::size_t ncols_;
+};
+
+std::vector<csv_column> parse_header(fs::path const& file, char const* b, char const* e) {
+  if (e != b && e[-1] == '\r') { --e; }
+  auto const fail = [&](std::string const& msg) {
+    throw input_error("cannot read CSV " + quoted(file) + ": line 1 (header): " + msg);
+  };
+  std::vector<csv_column> cols;
+  std::set<std::string_view> seen;
+  for (auto const* p = b;;) {
+    auto const* f = p;
+    while (f != e && *f != ',') { ++f; }
+    auto const* nb = p;
+    auto const* ne = f;
+    trim(nb, ne);
+    csv_column c;
+    auto const colon = std::string_view(nb, static_cast<std::size_t>(ne - nb)).rfind(':');
+    if (colon != std::string_view::npos) {
+      auto const* tb = nb + colon + 1;
+      auto const* te = ne;
+      ne = nb + colon;
+      trim(nb, ne);
+      trim(tb, te);
+      std::string_view const type_name(tb, static_cast<std::size_t>(te - tb));
+      bool known = false;
+      for (int t = 0; t <= static_cast<int>(type_id::float64); ++t) {
+        if (to_string(static_cast<type_id>(t)) == type_name) {
+          c.type = static_cast<type_id>(t);
+          known = true;
+        }
+      }
+      if (!known) {
+        fail("column '" + std::string(nb, ne) + "' has unknown type '" + std::string(type_name) +
+             "'; known: int8 int16 int32 int64 uint8 uint16 uint32 uint64 float32 float64");
+      }
+      c.annotated = true;
+    }
+    c.name.assign(nb, ne);
+    if (c.name.empty()) {
+      fail("column " + std::to_string(cols.size() + 1) + " has an empty name");
+    }
+    cols.push_back(std::move(c));
+    if (f == e) { break; }
+    p = f + 1;
+  }
+  for (auto const& c : cols) {
+    if (!seen.insert(c.name).second) { fail("duplicate column name '" + c.name + "'"); }
+  }
+  return cols;
+}
+
+}  // namespace
+
+named_table read_csv(fs::path const& file) {
+  scoped_range const range("joinery::io::read_csv");
+  // One read of the whole file: parsing then never waits on I/O and can split freely.
+  auto f = detail::open_for_reading(file, "CSV");
+  std::error_code ec;
+  auto const bytes = static_cast<std::size_t>(fs::file_size(file, ec));
+  if (ec) { throw input_error("cannot read CSV " + quoted(file) + ": " + ec.message()); }
+  auto buf = std::make_unique_for_overwrite<char[]>(bytes + 1);
+  detail::read_exactly(f.get(), buf.get(), bytes, file, "CSV");
+  f.close();
+
+  char const* const begin = buf.get();
+  char const* const end = begin + bytes;
+  char const* p = begin;
+  if (bytes >= 3 && std::memcmp(p, "\xEF\xBB\xBF", 3) == 0) { p += 3; }  // a UTF-8 BOM
+  if (p == end) {
+    throw input_error("cannot read CSV " + quoted(file) + ": the file is empty (no header row)");
+  }
+  auto const* header_end =
+    static_cast<char const*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p)));
+  if (header_end == nullptr) { header_end = end; }
+  auto cols = parse_header(file, p, header_end);
+
+  // The data: every line is a row; one final newline ends the last row rather than starting one.
+  char const* const d0 = header_end == end ? end : header_end + 1;
+  char const* d1 = end;
+  bool const has_rows = d0 != d1;
+  if (has_rows && d1[-1] == '\n') { --d1; }
+
+  // Chunk boundaries at line starts, then rows per chunk.
+  auto const len = static_cast<std::size_t>(d1 - d0);
+  int const threads = std::max(1, omp_get_max_threads());
+  auto const nchunks = static_cast<std::size_t>(
+    has_rows ? std::clamp<std::size_t>(len / min_chunk_bytes, 1,
+                                       static_cast<std::size_t>(threads * chunks_per_thread))
+             : 0);
+  std::vector<char const*> bounds(nchunks + 1, d0);
+  bounds[nchunks] = d1;
+  for (std::size_t k = 1; k < nchunks; ++k) {
+    auto const* at = std::max(d0 + len / nchunks * k, bounds[k - 1]);
+    auto const* nl =
+      static_cast<char const*>(std::memchr(at, '\n', static_cast<std::size_t>(d1 - at)));
+    bounds[k] = nl != nullptr ? nl + 1 : d1;
+  }
+  std::vector<size_type> chunk_rows(nchunks + 1, 0);
+#pragma omp parallel for schedule(static, 1)
+  for (std::size_t k = 0; k < nchunks; ++k) {
+    // Every chunk but the last ends with a newline; the last line has none.
+    chunk_rows[k + 1] = std::count(bounds[k], bounds[k + 1], '\n') + (k + 1 == nchunks ? 1 : 0);
+  }
+  for (std::size_t k = 0; k < nchunks; ++k) { chunk_rows[k + 1] += chunk_rows[k]; }
+  size_type const rows = chunk_rows[nchunks];
+
+  std::vector<column> out;
+  out.reserve(cols.size());
+  for (auto& c : cols) {
+    out.emplace_back(c.type, rows);
+    c.data = out.back().data();
+  }
+
+  csv_parser const parser(file, cols);
+  std::vector<chunk_result> results(nchunks);
+#pragma omp parallel for schedule(dynamic, 1)
+  for (std::size_t k = 0; k < nchunks; ++k) {
+    parser.parse_chunk(bounds[k], bounds[k + 1], chunk_rows[k], chunk_rows[k + 1] - chunk_rows[k],
+                       results[k]);
+  }
+  buf.reset();
+  // Chunks are in file order, so the first failed chunk has the first error.
+  for (auto const& r : results) {
+    if (r.error_row >= 0) { throw input_error(r.error); }
+  }
+
+  for (std::size_t j = 0; j < cols.size(); ++j) {
+    auto& c = cols[j];
+    size_type nulls = 0;
+    size_type big = -1;
+    size_type negative = -1;
+    for (auto const& r : results) {
+      nulls += static_cast<size_type>(r.nulls[j].size());
+      if (big < 0) { big = r.first_big[j]; }
+      if (negative < 0) { negative = r.first_negative[j]; }
+    }
+    if (big >= 0 && negative >= 0) {
+      throw input_error("cannot read CSV " + quoted(file) + ": column '" + c.name +
+                        "' mixes negative values (line " +
+                        std::to_string(csv_parser::line_of(negative)) +
+                        ") with values above the int64 range (line " +
+                        std::to_string(csv_parser::line_of(big)) + "); no 64-bit type holds both");
+    }
+    if (big >= 0) {
+      column wide(type_id::uint64, rows);
+      std::memcpy(wide.data(), out[j].data(),
+                  static_cast<std::size_t>(rows) * sizeof(std::uint64_t));
+      out[j] = std::move(wide);
+    }
+    if (nulls > 0) {
+      auto* mask = out[j].make_nullable();
+      for (auto const& r : results) {
+        for (auto const row : r.nulls[j]) {
+          mask[row >> 3] &= static_cast<std::uint8_t>(~(1u << (row & 7)));
+        }
+      }
+      out[j].set_null_count(nulls);
+    }
+  }
+
+  named_table t;
+  for (auto& c : cols) { t.names.push_back(std::move(c.name)); }
+  t.data = table(std::move(out));
+  return t;
+}
+
+void write_csv(fs::path const& file, std::vector<std::string> const& names, table_view const& t) {
+  scoped_range const range("joinery::io::write_csv");
+  auto const what = "CSV " + quoted(file);
+  detail::check_for_writing(names, t, what, ",:\"\r\n");
+  for (auto const& n : names) {
+    if (is_blank(n.front()) || is_blank(n.back())) {
+      throw logic_error("writing " + what + ": column name '" + n +
+                        "' starts or ends with a blank, which reading would drop");
+    }
+  }
+  auto const target = detail::normalized_target(file);
+  std::error_code ec;
+  if (fs::is_directory(target, ec)) {
+    throw input_error("cannot write " + what + ": it is a directory");
+  }
+
+  std::string header;
+  for (std::size_t j = 0; j < names.size(); ++j) {
+    auto const type = t.column(static_cast<size_type>(j)).type();
+    if (j > 0) { header += ','; }
+    header += names[j];
+    if (type != type_id::int64) {
+      header += ':';
+      header += to_string(type);
+    }
+  }
+  header += '\n';
+
+  detail::temp_guard tmp(detail::sibling_name(target, "tmp"));
+  detail::file_handle f(tmp.path(), "wbx");
+  if (!f) {
+    throw input_error("cannot write " + what + ": cannot create " + quoted(tmp.path()) + ": " +
+                      std::strerror(errno));
+  }
+  detail::write_all(f.get(), header.data(), header.size(), target);
+
+  // Rows are formatted in parallel blocks into per-thread buffers written out in order.
+  auto const ncols = static_cast<std::size_t>(t.num_columns());
+  size_type const rows = t.num_rows();
+  std::size_t const row_bound = ncols * (max_field_chars + 1) + 1;
+  auto const block =
+    static_cast<size_type>(std::max<std::size_t>(1, write_block_bytes / row_bound));
+  int const threads = std::max(1, omp_get_max_threads());
+  auto const nbufs = static_cast<std::size_t>(
+    std::clamp<size_type>((rows + block - 1) / block, 1, threads));
+  std::vector<std::unique_ptr<char[]>> bufs;
+  std::vector<std::size_t> used(nbufs, 0);
+  for (std::size_t k = 0; k < nbufs; ++k) {
+    bufs.push_back(
+      std::make_unique_for_overwrite<char[]>(static_cast<std::size_t>(block) * row_bound));
+  }
+  auto const& columns = t.columns();
+  for (size_type base = 0; base < rows; base += block * static_cast<size_type>(nbufs)) {
+#pragma omp parallel for schedule(static, 1) num_threads(static_cast<int>(nbufs))
+    for (std::size_t k = 0; k < nbufs; ++k) {
+      size_type const lo = std::min(rows, base + static_cast<size_type>(k) * block);
+      size_type const hi = std::min(rows, lo + block);
+      char* out = bufs[k].get();
+      for (size_type i = lo; i < hi; ++i) {
+        for (std::size_t j = 0; j < ncols; ++j) {
+          if (j > 0) { *out++ = ','; }
+          auto const& c = columns[j];
+          if (!c.is_valid(i)) { continue; }
+          out = dispatch_type(c.type(), [&](auto tag) {
+            using T = typename decltype(tag)::type;
+            return std::to_chars(out, out + max_field_chars,
+                                 static_cast<T const*>(c.data())[i]).ptr;
+          });
+        }
+        *out++ = '\n';
+      }
+      used[k] = static_cast<std::size_t>(out - bufs[k].get());
+    }
+    for (std::size_t k = 0; k < nbufs; ++k) {
+      detail::write_all(f.get(), bufs[k].get(), used[k], target);
+    }
+  }
+  detail::close_written(f, target);
+  fs::rename(tmp.path(), target, ec);
+  if (ec) { throw input_error("cannot write " + what + ": " + ec.message()); }
+  tmp.release();
+}
+
+}  // namespace joinery::io

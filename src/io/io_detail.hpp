@@ -1,0 +1,81 @@
+#pragma once
+// Helpers shared by the CSV and .npy readers and writers: files, temporary names, name checks.
+#include <joinery/io.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace joinery::io::detail {
+
+/// The path in quotes, for messages.
+std::string quoted(std::filesystem::path const& p);
+
+/// Owning FILE*; closing is explicit where errors matter (writes), silent in the destructor.
+class file_handle {
+ public:
+  file_handle() = default;
+  file_handle(std::filesystem::path const& p, char const* mode) : f_(std::fopen(p.c_str(), mode)) {}
+  ~file_handle() {
+    if (f_ != nullptr) { std::fclose(f_); }
+  }
+  file_handle(file_handle const&) = delete;
+  file_handle& operator=(file_handle const&) = delete;
+  file_handle(file_handle&& o) noexcept : f_(std::exchange(o.f_, nullptr)) {}
+  file_handle& operator=(file_handle&&) = delete;
+  [[nodiscard]] std::FILE* get() const noexcept { return f_; }
+  explicit operator bool() const noexcept { return f_ != nullptr; }
+  /// Closes and reports whether everything written reached the OS.
+  bool close() noexcept {
+    if (f_ == nullptr) { return true; }
+    bool const ok = std::fclose(f_) == 0;
+    f_ = nullptr;
+    return ok;
+  }
+
+ private:
+  std::FILE* f_ = nullptr;
+};
+
+/// Opens `p` for reading; throws input_error (naming `what` and the file) when it cannot.
+file_handle open_for_reading(std::filesystem::path const& p, std::string_view what);
+/// Reads exactly `bytes` bytes or throws input_error.
+void read_exactly(std::FILE* f, void* dst, std::size_t bytes, std::filesystem::path const& p,
+                  std::string_view what);
+/// Writes all bytes or throws input_error.
+void write_all(std::FILE* f, void const* src, std::size_t bytes, std::filesystem::path const& p);
+/// Flushes and closes a written file or throws input_error.
+void close_written(file_handle& f, std::filesystem::path const& p);
+
+/// `target` made absolute with its trailing separator dropped (so that it has a file name).
+std::filesystem::path normalized_target(std::filesystem::path const& target);
+/// A fresh hidden name next to `target`: `<dir>/.<name>.<tag>.<pid>.<random>`.
+std::filesystem::path sibling_name(std::filesystem::path const& target, std::string_view tag);
+
+/// Removes a temporary file or directory when it goes out of scope, unless released.
+class temp_guard {
+ public:
+  explicit temp_guard(std::filesystem::path p) : path_(std::move(p)) {}
+  ~temp_guard();
+  temp_guard(temp_guard const&) = delete;
+  temp_guard& operator=(temp_guard const&) = delete;
+  void release() noexcept { armed_ = false; }
+  [[nodiscard]] std::filesystem::path const& path() const noexcept { return path_; }
+
+ private:
+  std::filesystem::path path_;
+  bool armed_ = true;
+};
+
+/// Checks what every writer needs: one name per column, names unique and not empty, host data.
+/// `forbidden` lists characters a name may not contain in that format.
+void check_for_writing(std::vector<std::string> const& names, table_view const& t,
+                       std::string_view format, std::string_view forbidden);
+
+/// Writes one column in .npy format to `p` (not atomically: callers write to temporary names).
+void write_npy_file(std::filesystem::path const& p, column_view const& c);
+
+}  // namespace joinery::io::detail

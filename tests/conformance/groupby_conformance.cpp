@@ -1,0 +1,88 @@
+// Every group-by algorithm x backend x workload against the oracle.
+#include "support/oracle.hpp"
+#include "support/workloads.hpp"
+
+#include <joinery/groupby.hpp>
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <tuple>
+
+namespace joinery::test {
+namespace {
+
+struct algo_case {
+  backend be;
+  groupby_algorithm algo;
+};
+
+std::vector<algo_case> all_cases() {
+  std::vector<algo_case> v;
+  for (auto be : {backend::cpu, backend::gpu}) {
+    for (auto a : groupby_algorithms_on(be)) { v.push_back({be, a}); }
+  }
+  return v;
+}
+
+class GroupbyConformance
+    : public ::testing::TestWithParam<std::tuple<algo_case, std::string>> {};
+
+TEST_P(GroupbyConformance, AllAggregatesMatchOracle) {
+  auto const& [c, workload] = GetParam();
+  if (c.be == backend::gpu && device_count() == 0) {
+    GTEST_SKIP() << "no GPU present: GPU conformance runs on a lent GPU";
+  }
+  auto const& w = groupby_workload_named(workload);
+  auto const input = place(w.input.view(), c.be == backend::gpu ? memory_space::device
+                                                                 : memory_space::host);
+  std::vector<aggregation> aggs{{aggregation_kind::count, -1}};
+  for (size_type col = 1; col < w.input.num_columns(); ++col) {
+    for (auto k : {aggregation_kind::sum, aggregation_kind::min, aggregation_kind::max,
+                   aggregation_kind::avg}) {
+      aggs.push_back({k, col});
+    }
+  }
+  auto const expected = oracle_groupby(w.input.view(), 0, aggs);
+  for (bool sorted : {false, true}) {
+    groupby_options o;
+    o.algorithm = c.algo;
+    o.backend = c.be;
+    o.sort_by_key = sorted;
+    auto const r = groupby(input.view(), 0, aggs, o);
+    EXPECT_EQ(r.stats.algorithm, c.algo);
+    ASSERT_EQ(r.columns.num_columns(), static_cast<size_type>(aggs.size() + 1));
+    for (std::size_t i = 0; i < aggs.size(); ++i) {
+      auto const in_type = aggs[i].kind == aggregation_kind::count
+                             ? type_id::int64
+                             : w.input.column(aggs[i].column).type();
+      EXPECT_EQ(r.columns.column(static_cast<size_type>(i + 1)).type(),
+                aggregation_result_type(aggs[i].kind, in_type));
+    }
+    EXPECT_EQ(diff_groups(expected, groupby_rows(r.columns.view())), "");
+    if (sorted) {
+      auto const keys = place(table_view({r.columns.column(0).view()}), memory_space::host);
+      dispatch_key_type(keys.column(0).type(), [&](auto tag) {
+        using K = typename decltype(tag)::type;
+        auto const v = keys.column(0).template to_vector<K>();
+        EXPECT_TRUE(std::is_sorted(v.begin(), v.end()));
+      });
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Families, GroupbyConformance,
+                         ::testing::Combine(::testing::ValuesIn(all_cases()),
+                                            ::testing::ValuesIn(groupby_workload_names())),
+                         [](auto const& info) {
+                           auto name = std::string(to_string(std::get<0>(info.param).be)) + "_" +
+                                       std::string(to_string(std::get<0>(info.param).algo)) +
+                                       "_" + std::get<1>(info.param);
+                           for (auto& ch : name) {
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) { ch = '_'; }
+                           }
+                           return name;
+                         });
+
+}  // namespace
+}  // namespace joinery::test

@@ -1,0 +1,192 @@
+// The public join/group-by API: names, refusals with clear messages, results in chosen spaces.
+#include "support/oracle.hpp"
+
+#include <joinery/groupby.hpp>
+#include <joinery/join.hpp>
+#include <joinery/primitives/checksum.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace joinery::test {
+namespace {
+
+/// Runs `f` and checks it throws E with `needle` in the message.
+template <class E, class F>
+void expect_refusal(F&& f, std::string const& needle) {
+  try {
+    f();
+    ADD_FAILURE() << "no exception; expected one mentioning '" << needle << "'";
+  } catch (E const& e) {
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos)
+      << "message was: " << e.what();
+  }
+}
+
+struct small_tables {
+  std::vector<std::int32_t> bk{1, 2, 3, 3};
+  std::vector<std::int32_t> bp{10, 20, 30, 31};
+  std::vector<std::int32_t> pk{3, 1, 9, 3};
+  std::vector<std::int64_t> pk64{3, 1, 9, 3};
+  std::vector<double> pf{0.5, 1.5, 2.5, 3.5};
+  table_view build{{column_view::of(bk), column_view::of(bp)}};
+  table_view probe{{column_view::of(pk), column_view::of(pk64), column_view::of(pf)}};
+};
+
+TEST(Api, NamesRoundTrip) {
+  for (auto a : all_join_algorithms()) {
+    EXPECT_EQ(join_algorithm_from_string(to_string(a)), a);
+  }
+  EXPECT_EQ(backend_from_string("auto"), backend::automatic);
+  EXPECT_EQ(join_kind_from_string("left_outer"), join_kind::left_outer);
+  EXPECT_EQ(groupby_algorithm_from_string("partition_transformed"),
+            groupby_algorithm::partition_transformed);
+  expect_refusal<logic_error>([] { (void)join_algorithm_from_string("bogus"); },
+                              "known: automatic, nested_loop");
+  expect_refusal<logic_error>([] { (void)aggregation_kind_from_string("median"); },
+                              "unknown aggregation 'median'");
+}
+
+TEST(Api, SmallInnerJoinIndex) {
+  small_tables t;
+  auto const r = join(t.build, 0, t.probe, 0);
+  EXPECT_EQ(r.stats.backend, backend::cpu);
+  EXPECT_EQ(r.stats.algorithm, join_algorithm::no_partition_hash);
+  EXPECT_EQ(r.form, output_form::index);
+  // probe 0 (3) -> build 2, 3; probe 1 (1) -> build 0; probe 3 (3) -> build 2, 3
+  rows const expected{{0ULL, 1ULL}, {2ULL, 0ULL}, {2ULL, 3ULL}, {3ULL, 0ULL}, {3ULL, 3ULL}};
+  EXPECT_EQ(diff_rows(expected, index_rows(r, join_kind::inner)), "");
+  EXPECT_EQ(r.num_rows(), 5);
+  EXPECT_EQ(r.aggregate.checksum, 3u + 1 + 3 + 3 + 3);
+}
+
+TEST(Api, LeftOuterTableHasNullBuildPayloads) {
+  small_tables t;
+  join_options o;
+  o.kind = join_kind::left_outer;
+  o.output = output_form::table;
+  o.build_payloads = {1};
+  o.probe_payloads = {1};
+  auto const r = join(t.build, 0, t.probe, 0, o);
+  ASSERT_EQ(r.columns.num_columns(), 3);
+  EXPECT_EQ(r.columns.column(1).view().null_count(), 1);
+  EXPECT_EQ(diff_rows(oracle_join_table(t.build, 0, t.probe, 0, o), table_rows(r.columns.view())),
+            "");
+  // The unmatched probe row (key 9) contributes its key and probe payload, nothing for the null.
+  auto const expected = aggregate_of(oracle_join_table(t.build, 0, t.probe, 0, o));
+  EXPECT_EQ(r.aggregate.checksum, expected.checksum);
+  EXPECT_EQ(checksum(r.columns.column(1).view()), 30u + 31 + 10 + 30 + 31);
+}
+
+TEST(Api, RefusesMismatchedKeyTypes) {
+  small_tables t;
+  expect_refusal<logic_error>([&] { (void)join(t.build, 0, t.probe, 1); },
+                              "mismatched key types: build key is int32, probe key is int64");
+}
+
+TEST(Api, RefusesBadColumns) {
+  small_tables t;
+  expect_refusal<logic_error>([&] { (void)join(t.build, 5, t.probe, 0); },
+                              "build key column 5 does not exist");
+  expect_refusal<logic_error>([&] { (void)join(t.build, 0, t.probe, 2); },
+                              "probe key column must be int32, int64, uint32 or uint64, not float64");
+  join_options o;
+  o.probe_payloads = {2};
+  expect_refusal<logic_error>([&] { (void)join(t.build, 0, t.probe, 0, o); },
+                              "floating point");
+  o.probe_payloads = {7};
+  expect_refusal<logic_error>([&] { (void)join(t.build, 0, t.probe, 0, o); },
+                              "probe payload column 7 does not exist");
+}
+
+TEST(Api, RefusesUnsupportedCombinations) {
+  small_tables t;
+  join_options o;
+  o.pred = predicate::band(2);
+  o.algorithm = join_algorithm::no_partition_hash;
+  expect_refusal<logic_error>([&] { (void)join(t.build, 0, t.probe, 0, o); },
+                              "the band predicate needs a nested-loop algorithm");
+  o = {};
+  o.algorithm = join_algorithm::triton;
+  o.backend = backend::cpu;
+  expect_refusal<logic_error>([&] { (void)join(t.build, 0, t.probe, 0, o); },
+                              "available there: nested_loop, no_partition_hash");
+  if (device_count() == 0) {
+    o = {};
+    o.backend = backend::gpu;
+    expect_refusal<logic_error>([&] { (void)join(t.build, 0, t.probe, 0, o); },
+                                built_with_cuda() ? "no GPU is present" : "built without CUDA");
+  }
+}
+
+TEST(Api, RefusesNullableInputs) {
+  small_tables t;
+  auto c = column::copy_of(column_view::of(t.bp));
+  c.make_nullable()[0] = 0xfe;
+  c.set_null_count(1);
+  table_view b({column_view::of(t.bk), c.view()});
+  expect_refusal<logic_error>([&] { (void)join(b, 0, t.probe, 0); }, "nulls");
+}
+
+TEST(Api, BandJoinSmall) {
+  std::vector<std::int32_t> bk{0, 10, 20};
+  std::vector<std::int32_t> pk{5, 10, 25, 31};
+  table_view b({column_view::of(bk)});
+  table_view p({column_view::of(pk)});
+  join_options o;
+  o.pred = predicate::band(5);
+  auto const r = join(b, 0, p, 0, o);
+  EXPECT_EQ(r.stats.algorithm, join_algorithm::nested_loop);
+  // 0<=5<=5, 10<=10<=15, 20<=25<=25
+  rows const expected{{0ULL, 0ULL}, {1ULL, 1ULL}, {2ULL, 2ULL}};
+  EXPECT_EQ(diff_rows(expected, index_rows(r, join_kind::inner)), "");
+}
+
+TEST(Api, GroupbyFloatAggregatesAndRefusals) {
+  std::vector<std::int64_t> k{5, -1, 5, 5, -1};
+  std::vector<double> v{1.5, -2.0, 2.5, 4.0, 8.0};
+  std::vector<std::int16_t> small{1, 2, 3, 4, 5};
+  table_view in({column_view::of(k), column_view::of(v), column_view::of(small)});
+  std::vector<aggregation> aggs{{aggregation_kind::sum, 1}, {aggregation_kind::min, 1},
+                                {aggregation_kind::max, 1}, {aggregation_kind::avg, 1},
+                                {aggregation_kind::count, -1}};
+  groupby_options o;
+  o.sort_by_key = true;
+  auto const r = groupby(in, 0, aggs, o);
+  ASSERT_EQ(r.num_groups(), 2);
+  EXPECT_EQ(r.columns.column(0).to_vector<std::int64_t>(), (std::vector<std::int64_t>{-1, 5}));
+  EXPECT_EQ(r.columns.column(1).to_vector<double>(), (std::vector<double>{6.0, 8.0}));
+  EXPECT_EQ(r.columns.column(2).to_vector<double>(), (std::vector<double>{-2.0, 1.5}));
+  EXPECT_EQ(r.columns.column(3).to_vector<double>(), (std::vector<double>{8.0, 4.0}));
+  EXPECT_EQ(r.columns.column(4).to_vector<double>(), (std::vector<double>{3.0, 8.0 / 3}));
+  EXPECT_EQ(r.columns.column(5).to_vector<std::int64_t>(), (std::vector<std::int64_t>{2, 3}));
+  expect_refusal<logic_error>([&] { (void)groupby(in, 1, aggs); }, "group-by keys must be");
+  expect_refusal<logic_error>([&] { (void)groupby(in, 0, {{aggregation_kind::sum, 2}}); },
+                              "aggregated values must be 4- or 8-byte");
+  expect_refusal<logic_error>([&] { (void)groupby(in, 0, {{aggregation_kind::max, 9}}); },
+                              "does not exist");
+  groupby_options bad;
+  bad.algorithm = groupby_algorithm::partition;
+  bad.backend = backend::cpu;
+  expect_refusal<logic_error>([&] { (void)groupby(in, 0, aggs, bad); }, "available there: hash");
+}
+
+TEST(Api, GroupbySumWrapsLikeUint64) {
+  std::vector<std::int32_t> k{1, 1, 1};
+  std::vector<std::uint64_t> v{~0ULL, 2, ~0ULL};
+  std::vector<std::int64_t> s{INT64_MAX, 1, 0};
+  table_view in({column_view::of(k), column_view::of(v), column_view::of(s)});
+  auto const r = groupby(in, 0, {{aggregation_kind::sum, 1}, {aggregation_kind::sum, 2},
+                                 {aggregation_kind::avg, 2}});
+  EXPECT_EQ(r.columns.column(1).to_vector<std::uint64_t>()[0], 0ULL);  // 2^65 wraps to 0
+  EXPECT_EQ(r.columns.column(2).to_vector<std::int64_t>()[0], INT64_MIN);
+  // avg is exact even though the sum wrapped
+  EXPECT_DOUBLE_EQ(r.columns.column(3).to_vector<double>()[0],
+                   (static_cast<double>(INT64_MAX) + 1.0) / 3.0);
+}
+
+}  // namespace
+}  // namespace joinery::test
