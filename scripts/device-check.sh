@@ -1,0 +1,233 @@
+#!/usr/bin/env bash
+# The check on a lent GPU machine: the tests (GPU tests included, which must run, not skip), and
+# when asked compute-sanitizer over the GPU tests and a short benchmark smoke run. Ends with a
+# one-screen summary; exits non-zero when any step failed.
+#
+#   bash scripts/device-check.sh [--build] [--sanitize] [--bench] [--no-tests]
+#
+#   (default)    environment (nvidia-smi, ldd of the binaries) and the three test binaries
+#   --build      configure and build build/ here first (-DJOINERY_CUDA=ON), else use the
+#                binaries carried in build/bin (built on the CPU machine)
+#   --sanitize   compute-sanitizer memcheck + racecheck over joinery_gpu_tests, memcheck over
+#                the GPU-backend conformance cases (--gtest_filter='*gpu*')
+#   --bench      joinery bench smoke and a 2^24 x 2^25 join benchmark (JSON lines in $OUT)
+#   --no-tests   skip the test step (e.g. to run --sanitize alone in a second call)
+#
+# Environment: OUT (default ./device-check-out; at most 8 flat files are written there),
+# BUILD_DIR (default build), STEP_TIMEOUT (seconds per command, default 0 = none),
+# SANITIZER_ARGS (extra compute-sanitizer arguments, e.g. "--leak-check full").
+set -uo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root" || exit 2
+build_dir=${BUILD_DIR:-build}
+bin=$build_dir/bin
+out=${OUT:-./device-check-out}
+step_timeout=${STEP_TIMEOUT:-0}
+do_build=0 do_sanitize=0 do_bench=0 do_tests=1
+for arg in "$@"; do
+  case $arg in
+    --build) do_build=1 ;;
+    --sanitize) do_sanitize=1 ;;
+    --bench) do_bench=1 ;;
+    --no-tests) do_tests=0 ;;
+    -h|--help) sed -n '2,20p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    *) echo "device-check: unknown argument '$arg' (see --help)" >&2; exit 2 ;;
+  esac
+done
+mkdir -p "$out" || { echo "device-check: cannot create $out" >&2; exit 2; }
+
+# The only files written under $OUT (8 at most come back from a lent machine).
+env_log=$out/environment.txt
+build_log=$out/build.log
+tests_log=$out/tests.log
+san_log=$out/sanitizer.log
+bench_log=$out/bench.log
+summary=$out/summary.txt
+: >"$summary"
+
+failed=0
+device="(no GPU found)"
+# A summary line per step, written as soon as the step ends (survives a kill later on).
+record() {  # record STEP PASS|FAIL DETAIL
+  [[ $2 == PASS ]] || failed=1
+  printf '%-34s %-4s %s\n' "$1" "$2" "$3" | tee -a "$summary" >/dev/null
+}
+# Runs a command with the optional per-step timeout; output appended to a log.
+run_logged() {  # run_logged LOG CMD...
+  local log=$1; shift
+  printf '\n===== %s\n' "$*" >>"$log"
+  if [[ $step_timeout -gt 0 ]]; then
+    timeout --kill-after=10 "$step_timeout" "$@" >>"$log" 2>&1
+  else
+    "$@" >>"$log" 2>&1
+  fi
+}
+# gtest's own summary lines of the last run in a log (from the given line on).
+gtest_counts() {  # gtest_counts LOG FIRST_LINE -> "ran passed skipped failed"
+  tail -n +"$2" "$1" | awk '
+    /^\[==========\] [0-9]+ tests? from .* ran/ { ran = $2 }
+    /^\[  PASSED  \] [0-9]+ test/ { passed = $4 }
+    /^\[  SKIPPED \] [0-9]+ test/ { skipped = $4 }
+    /^\[  FAILED  \] [0-9]+ test/ { failed = $4 }
+    END { printf "%d %d %d %d\n", ran, passed, skipped, failed }'
+}
+# Runs one gtest binary (optionally under a prefix command) and records a summary line.
+# A skipped test is a failure here: on the GPU machine every test must run.
+gtest_step() {  # gtest_step NAME LOG PREFIX_CMD... -- BINARY ARGS...
+  local name=$1 log=$2; shift 2
+  local cmd=() arg
+  for arg in "$@"; do [[ $arg == -- ]] || cmd+=("$arg"); done
+  local binary
+  for arg in "${cmd[@]}"; do [[ $arg == "$bin"/* ]] && binary=$arg; done
+  if [[ ! -x ${binary:-} ]]; then
+    record "$name" FAIL "${binary:-binary} missing"
+    return
+  fi
+  local first rc
+  first=$(( $(wc -l <"$log" 2>/dev/null || echo 0) + 1 ))
+  run_logged "$log" "${cmd[@]}"; rc=$?
+  local ran passed skipped fails
+  read -r ran passed skipped fails < <(gtest_counts "$log" "$first")
+  local detail="$passed/$ran passed, $skipped skipped, $fails failed (exit $rc)"
+  if [[ $rc -eq 0 && $fails -eq 0 && $skipped -eq 0 && $ran -eq $passed ]]; then
+    record "$name" PASS "$detail"
+  else
+    [[ $rc -eq 124 || $rc -eq 137 ]] && detail+=" TIMEOUT after ${step_timeout}s"
+    local skipped_names
+    skipped_names=$(tail -n +"$first" "$log" | sed -n 's/^\[  SKIPPED \] \([^ ]*\.[^ ]*\).*/\1/p' |
+                    sort -u | head -n 3 | tr '\n' ' ')
+    [[ -n $skipped_names ]] && detail+="; skipped: $skipped_names"
+    record "$name" FAIL "$detail"
+  fi
+}
+
+# --- 1. environment --------------------------------------------------------------------------
+{
+  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)   host: $(hostname)   cwd: $root"
+  echo "revision: $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  echo; echo "===== nvidia-smi"
+} >"$env_log"
+if command -v nvidia-smi >/dev/null && nvidia-smi >>"$env_log" 2>&1; then
+  device=$(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null |
+           head -n 1)
+  gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+  record "gpu" PASS "$gpus GPU(s): $device"
+else
+  record "gpu" FAIL "nvidia-smi missing or failed: no usable GPU"
+fi
+
+# compute-sanitizer: on PATH, beside nvcc, or under the usual CUDA prefixes.
+sanitizer=""
+for c in "$(command -v compute-sanitizer 2>/dev/null)" \
+         "${CUDA_HOME:-/nonexistent}/bin/compute-sanitizer" \
+         "$(dirname "$(command -v nvcc 2>/dev/null || echo /nonexistent/x)")/compute-sanitizer" \
+         /usr/local/cuda/bin/compute-sanitizer /usr/local/cuda-*/bin/compute-sanitizer \
+         /usr/local/cuda/compute-sanitizer/compute-sanitizer /opt/nvidia/*/compute-sanitizer; do
+  if [[ -n $c && -x $c ]]; then sanitizer=$c; break; fi
+done
+{
+  echo; echo "===== tools"
+  echo "nvcc: $(command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null || echo none)"
+  echo "compute-sanitizer: ${sanitizer:-none}"
+  [[ -n $sanitizer ]] && "$sanitizer" --version 2>&1 | tail -n 2
+  echo "cmake: $(cmake --version 2>/dev/null | head -n 1)   g++: $(g++ -dumpfullversion 2>/dev/null)"
+  echo "cores: $(nproc)"
+} >>"$env_log" 2>&1
+
+# --- 2. build (optional) ---------------------------------------------------------------------
+if [[ $do_build -eq 1 ]]; then
+  : >"$build_log"
+  if run_logged "$build_log" cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+       -DJOINERY_CUDA=ON &&
+     run_logged "$build_log" cmake --build "$build_dir" -j "$(nproc)"; then
+    record "build" PASS "$build_dir (see build.log)"
+  else
+    record "build" FAIL "see build.log: $(grep -m1 -i 'error' "$build_log" | cut -c1-80)"
+  fi
+fi
+
+# --- 3. the binaries find their libraries ----------------------------------------------------
+binaries=(joinery joinery_unit_tests joinery_conformance_tests joinery_gpu_tests)
+missing_bins=() missing_libs=()
+echo >>"$env_log"; echo "===== ldd" >>"$env_log"
+for b in "${binaries[@]}"; do
+  if [[ ! -x $bin/$b ]]; then missing_bins+=("$b"); continue; fi
+  echo "--- $bin/$b" >>"$env_log"
+  ldd "$bin/$b" >>"$env_log" 2>&1
+  while read -r lib; do missing_libs+=("$b:$lib"); done < <(ldd "$bin/$b" 2>&1 |
+    awk '/not found/ { print $1 }')
+done
+if ((${#missing_bins[@]} == 0 && ${#missing_libs[@]} == 0)); then
+  record "binaries + libraries" PASS "${#binaries[@]} binaries in $bin, all libraries found"
+else
+  record "binaries + libraries" FAIL \
+    "missing: ${missing_bins[*]:-} ${missing_libs[*]:+libs not found: ${missing_libs[*]}}"
+fi
+
+# --- 4. tests --------------------------------------------------------------------------------
+if [[ $do_tests -eq 1 ]]; then
+  : >"$tests_log"
+  gtest_step "tests: joinery_gpu_tests" "$tests_log" -- "$bin/joinery_gpu_tests"
+  gtest_step "tests: joinery_unit_tests" "$tests_log" -- "$bin/joinery_unit_tests"
+  gtest_step "tests: joinery_conformance_tests" "$tests_log" -- "$bin/joinery_conformance_tests"
+fi
+
+# --- 5. compute-sanitizer (optional) ---------------------------------------------------------
+if [[ $do_sanitize -eq 1 ]]; then
+  : >"$san_log"
+  if [[ -z $sanitizer ]]; then
+    record "sanitizer" FAIL "compute-sanitizer not found (PATH, /usr/local/cuda*/bin)"
+  else
+    # shellcheck disable=SC2206
+    extra=(${SANITIZER_ARGS:-})
+    for tool in memcheck racecheck; do
+      gtest_step "$tool: joinery_gpu_tests" "$san_log" \
+        "$sanitizer" --tool "$tool" --error-exitcode 99 "${extra[@]}" -- "$bin/joinery_gpu_tests"
+    done
+    gtest_step "memcheck: conformance *gpu*" "$san_log" \
+      "$sanitizer" --tool memcheck --error-exitcode 99 "${extra[@]}" -- \
+      "$bin/joinery_conformance_tests" '--gtest_filter=*gpu*'
+    hazards=$(grep -cE '^========= (Invalid|Race|Error|.*hazard)' "$san_log")
+    echo "sanitizer: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$san_log" | sort | uniq -c |
+         tr -s ' ' | tr '\n' ';')" >>"$summary"
+    [[ $hazards -gt 0 ]] && record "sanitizer reports" FAIL "$hazards error lines in sanitizer.log"
+  fi
+fi
+
+# --- 6. benchmark smoke (optional) -----------------------------------------------------------
+bench_step() {  # bench_step NAME JSONL ARGS...
+  local name=$1 jsonl=$2; shift 2
+  rm -f "$jsonl"
+  if [[ ! -x $bin/joinery ]]; then record "$name" FAIL "$bin/joinery missing"; return; fi
+  run_logged "$bench_log" "$bin/joinery" bench "$@" --out "$jsonl"
+  local rc=$? lines=0
+  [[ -f $jsonl ]] && lines=$(grep -c . "$jsonl")
+  if [[ $rc -eq 0 && $lines -gt 0 ]]; then
+    record "$name" PASS "$lines result line(s) in $(basename "$jsonl")"
+  else
+    record "$name" FAIL "exit $rc, $lines result line(s); see bench.log"
+  fi
+}
+if [[ $do_bench -eq 1 ]]; then
+  : >"$bench_log"
+  bench_step "bench: smoke" "$out/bench-smoke.jsonl" smoke
+  bench_step "bench: join 2^24 x 2^25" "$out/bench-join.jsonl" join \
+    --build-rows 16777216 --probe-rows 33554432
+  # The last line of each run's output usually holds the throughput: keep it on screen.
+  grep -iE 'throughput|tuples/s|rows/s|GB/s' "$bench_log" | tail -n 4 | cut -c1-100 |
+    sed 's/^/  /' >>"$summary"
+fi
+
+# --- summary ---------------------------------------------------------------------------------
+{
+  echo "joinery device check on: $device"
+  echo "------------------------------------------------------------------------------------"
+  cat "$summary"
+  echo "------------------------------------------------------------------------------------"
+  if [[ $failed -eq 0 ]]; then echo "RESULT: PASS"; else echo "RESULT: FAIL"; fi
+  echo "logs: $out/ ($(cd "$out" && ls | tr '\n' ' '))"
+} >"$summary.tmp"
+mv "$summary.tmp" "$summary"
+cat "$summary"
+exit "$failed"

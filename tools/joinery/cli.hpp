@@ -1,0 +1,28 @@
+#pragma once
+// Shared pieces of the joinery command-line tool.
+#include <joinery/table.hpp>
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace joinery::cli {
+
+void add_gen(CLI::App& app);
+void add_join(CLI::App& app);
+void add_groupby(CLI::App& app);
+void add_bench(CLI::App& app);
+
+/// Splits "a,b,c" (empty string: no items).
+std::vector<std::string> split(std::string const& s, char sep = ',');
+/// Parses a size that may be written as 2^k.
+std::int64_t parse_size(std::string const& s, char const* what);
+/// Writes a host table as CSV (header + rows) to a stream; nulls are empty fields.
+void print_csv(std::ostream& os, std::vector<std::string> const& names, table_view const& t);
+/// Wrapping uint64 sum of every integer value in the table (floating columns are skipped).
+std::uint64_t table_checksum(table_view const& t);
+
+}  // namespace joinery::cli

@@ -1,0 +1,362 @@
+// joinery bench: named experiments, warm-up, median of N runs, JSON lines out.
+#include "cli.hpp"
+#include "timing.hpp"
+
+#include <joinery/gen.hpp>
+#include <joinery/groupby.hpp>
+#include <joinery/join.hpp>
+
+#include <nlohmann/json.hpp>
+#include <omp.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <sstream>
+
+#ifndef JOINERY_GIT_REVISION_AT_BUILD
+#define JOINERY_GIT_REVISION_AT_BUILD "unknown"
+#endif
+
+namespace joinery::cli {
+
+namespace {
+
+struct bench_args {
+  std::string experiment;
+  int runs = 5;
+  int warmup = 1;
+  std::string out;
+  std::string backend = "auto";
+  std::string algorithm = "automatic";
+  std::string build_rows = "2^24";
+  std::string probe_rows = "2^25";
+  std::string key_type = "int32";
+  double zipf = 0;
+  double match_ratio = 1;
+  int payloads = 1;
+  std::string output_form = "aggregate";
+  std::string rows = "2^24";
+  std::string groups = "2^10";
+  std::uint64_t seed = 42;
+};
+
+std::string run_command(char const* cmd) {
+  std::string out;
+  if (FILE* p = popen(cmd, "r")) {
+    char buf[256];
+    while (fgets(buf, sizeof(buf), p) != nullptr) { out += buf; }
+    pclose(p);
+  }
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) { out.pop_back(); }
+  return out;
+}
+
+std::string git_revision() {
+  if (char const* env = std::getenv("JOINERY_GIT_REVISION")) { return env; }
+  auto r = run_command("git rev-parse --short HEAD 2>/dev/null");
+  return r.empty() ? JOINERY_GIT_REVISION_AT_BUILD : r;
+}
+
+std::string cpu_model() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      auto const p = line.find(':');
+      return p == std::string::npos ? line : line.substr(p + 2);
+    }
+  }
+  return "unknown CPU";
+}
+
+std::string today() {
+  auto const t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  std::ostringstream os;
+  os << std::put_time(&tm, "%Y-%m-%d");
+  return os.str();
+}
+
+backend resolve_backend(std::string const& name, bool has_gpu_algorithms) {
+  auto be = backend_from_string(name);
+  if (be == backend::automatic) {
+    be = (device_count() > 0 && has_gpu_algorithms) ? backend::gpu : backend::cpu;
+  }
+  return be;
+}
+
+table place(table_view const& t, backend be) {
+  std::vector<column> cols;
+  auto* mr = be == backend::gpu ? device_resource() : host_resource();
+  for (auto const& c : t) { cols.push_back(column::copy_of(c, mr)); }
+  return table(std::move(cols));
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  auto const n = v.size();
+  return n == 0 ? 0 : (n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]));
+}
+
+/// One measured configuration: warm-up, `runs` timed calls, medians of the total and phases.
+class recorder {
+ public:
+  recorder(bench_args const& a, std::string experiment)
+      : args_(a), experiment_(std::move(experiment)), revision_(git_revision()), date_(today()) {
+    if (!a.out.empty()) {
+      auto const parent = std::filesystem::path(a.out).parent_path();
+      if (!parent.empty()) { std::filesystem::create_directories(parent); }
+      file_.open(a.out, std::ios::app);
+      if (!file_) { throw input_error("cannot open benchmark output " + a.out); }
+    }
+  }
+
+  /// `call` runs the operation once and returns its stats-derived JSON (phases, checksum, ...).
+  nlohmann::json measure(nlohmann::json params, backend be, std::int64_t tuples,
+                         std::function<nlohmann::json()> const& call) {
+    JOINERY_EXPECTS(args_.runs >= 1, "--runs must be at least 1");
+    stream_ref const stream = default_stream();
+    nlohmann::json last;
+    for (int i = 0; i < args_.warmup; ++i) {
+      progress(params, "warm-up", i + 1, args_.warmup);
+      last = call();
+    }
+    std::vector<double> times;
+    std::map<std::string, std::vector<double>> phases;
+    for (int i = 0; i < args_.runs; ++i) {
+      progress(params, "run", i + 1, args_.runs);
+      times.push_back(time_call(be == backend::gpu, stream, [&] { last = call(); }));
+      for (auto const& [name, s] : last["phases"].items()) { phases[name].push_back(s.get<double>()); }
+    }
+    if (isatty(STDERR_FILENO)) { std::cerr << "\r\033[K"; }
+    nlohmann::json j = params;
+    j["experiment"] = experiment_;
+    j["revision"] = revision_;
+    j["date"] = date_;
+    j["backend"] = std::string(to_string(be));
+    j["device"] = be == backend::gpu ? get_device_info(0).name : cpu_model();
+    j["host_cpu"] = cpu_model();
+    j["threads"] = omp_get_max_threads();
+    j["warmup"] = args_.warmup;
+    j["runs"] = args_.runs;
+    j["seconds"] = times;
+    auto const med = median(times);
+    j["median_s"] = med;
+    j["min_s"] = *std::min_element(times.begin(), times.end());
+    j["max_s"] = *std::max_element(times.begin(), times.end());
+    j["tuples"] = tuples;
+    j["throughput_gtuples_s"] = med > 0 ? static_cast<double>(tuples) / med / 1e9 : 0.0;
+    nlohmann::json ph = nlohmann::json::object();
+    for (auto const& [name, v] : phases) { ph[name] = median(v); }
+    j["phase_median_s"] = ph;
+    for (auto const& [k, v] : last.items()) {
+      if (k != "phases") { j[k] = v; }
+    }
+    if (file_) { file_ << j.dump() << "\n" << std::flush; }
+    std::cout << experiment_ << " " << j["backend"].get<std::string>() << " "
+              << j.value("algorithm", std::string("?")) << " " << params.dump() << ": median "
+              << std::setprecision(4) << med * 1e3 << " ms, " << j["throughput_gtuples_s"].get<double>()
+              << " G tuples/s (" << args_.runs << " runs, " << j["threads"].get<int>()
+              << " host threads)\n";
+    return j;
+  }
+
+ private:
+  void progress(nlohmann::json const& params, char const* what, int i, int n) {
+    if (!isatty(STDERR_FILENO)) { return; }
+    std::cerr << "\r\033[K[bench " << experiment_ << "] " << params.dump() << " " << what << " "
+              << i << "/" << n << std::flush;
+  }
+
+  bench_args const& args_;
+  std::string experiment_;
+  std::string revision_;
+  std::string date_;
+  std::ofstream file_;
+};
+
+nlohmann::json phases_json(std::vector<phase_time> const& phases) {
+  nlohmann::json p = nlohmann::json::object();
+  for (auto const& ph : phases) { p[ph.name] = ph.seconds; }
+  return p;
+}
+
+struct join_point {
+  std::int64_t build_rows, probe_rows;
+  type_id key;
+  double zipf, match_ratio;
+  int payloads;
+  output_form form;
+};
+
+nlohmann::json run_join_point(recorder& rec, join_point const& p, backend be,
+                              join_algorithm algo, std::uint64_t seed) {
+  gen::relation_spec r;
+  r.rows = p.build_rows;
+  r.kind = gen::key_kind::primary;
+  r.key_type = p.key;
+  r.match_ratio = p.match_ratio;
+  r.payload_types.assign(static_cast<std::size_t>(p.payloads), p.key);
+  r.seed = seed;
+  gen::relation_spec s = r;
+  s.kind = gen::key_kind::foreign;
+  s.rows = p.probe_rows;
+  s.domain = std::max<std::int64_t>(p.build_rows, 1);
+  s.match_ratio = 1;
+  s.zipf = p.zipf;
+  s.seed = seed + 1;
+  auto const build = place(gen::generate(r).view(), be);
+  auto const probe = place(gen::generate(s).view(), be);
+  join_options o;
+  o.algorithm = algo;
+  o.backend = be;
+  o.output = p.form;
+  for (int i = 1; i <= p.payloads; ++i) {
+    o.build_payloads.push_back(i);
+    o.probe_payloads.push_back(i);
+  }
+  nlohmann::json params{{"build_rows", p.build_rows}, {"probe_rows", p.probe_rows},
+                        {"key_type", std::string(to_string(p.key))}, {"zipf", p.zipf},
+                        {"match_ratio", p.match_ratio}, {"payloads", p.payloads},
+                        {"output", std::string(to_string(p.form))},
+                        {"algorithm", std::string(to_string(algo))}};
+  return rec.measure(params, be, p.build_rows + p.probe_rows, [&] {
+    auto const res = join(build.view(), 0, probe.view(), 0, o);
+    return nlohmann::json{{"phases", phases_json(res.stats.phases)},
+                          {"algorithm", std::string(to_string(res.stats.algorithm))},
+                          {"rows_out", res.aggregate.count},
+                          {"checksum", res.aggregate.checksum},
+                          {"bytes_moved", res.stats.bytes_moved}};
+  });
+}
+
+nlohmann::json run_groupby_point(recorder& rec, std::int64_t rows, std::int64_t groups,
+                                 double zipf, backend be, groupby_algorithm algo,
+                                 std::uint64_t seed) {
+  gen::relation_spec s;
+  s.rows = rows;
+  s.kind = gen::key_kind::foreign;
+  s.domain = groups;
+  s.zipf = zipf;
+  s.payload_types = {type_id::int32, type_id::int32};
+  s.seed = seed;
+  auto const input = place(gen::generate(s).view(), be);
+  groupby_options o;
+  o.algorithm = algo;
+  o.backend = be;
+  std::vector<aggregation> aggs{{aggregation_kind::max, 1}, {aggregation_kind::max, 2},
+                                {aggregation_kind::sum, 1}};
+  nlohmann::json params{{"rows", rows}, {"groups", groups}, {"zipf", zipf},
+                        {"aggregates", "max(p0),max(p1),sum(p0)"},
+                        {"algorithm", std::string(to_string(algo))}};
+  return rec.measure(params, be, rows, [&] {
+    auto const res = groupby(input.view(), 0, aggs, o);
+    auto const host = place(res.columns.view(), backend::cpu);
+    return nlohmann::json{{"phases", phases_json(res.stats.phases)},
+                          {"algorithm", std::string(to_string(res.stats.algorithm))},
+                          {"groups_out", res.num_groups()},
+                          {"checksum", table_checksum(host.view())},
+                          {"bytes_moved", res.stats.bytes_moved}};
+  });
+}
+
+output_form parse_form(std::string const& s) {
+  if (s == "aggregate") { return output_form::aggregate; }
+  if (s == "index") { return output_form::index; }
+  if (s == "table") { return output_form::table; }
+  throw input_error("unknown --output-form '" + s + "'; known: aggregate, index, table");
+}
+
+void run_bench(bench_args const& a) {
+  recorder rec(a, a.experiment);
+  if (a.experiment == "join") {
+    auto const be = resolve_backend(a.backend, !join_algorithms_on(backend::gpu).empty());
+    join_point p{parse_size(a.build_rows, "--build-rows"), parse_size(a.probe_rows, "--probe-rows"),
+                 type_from_string(a.key_type), a.zipf, a.match_ratio, a.payloads,
+                 parse_form(a.output_form)};
+    run_join_point(rec, p, be, join_algorithm_from_string(a.algorithm), a.seed);
+  } else if (a.experiment == "groupby") {
+    auto const be = resolve_backend(a.backend, !groupby_algorithms_on(backend::gpu).empty());
+    run_groupby_point(rec, parse_size(a.rows, "--rows"), parse_size(a.groups, "--groups"), a.zipf,
+                      be, groupby_algorithm_from_string(a.algorithm), a.seed);
+  } else if (a.experiment == "smoke") {
+    // Every algorithm of every usable backend on small inputs; all must agree on the result.
+    std::vector<backend> backends{backend::cpu};
+    if (device_count() > 0) { backends.push_back(backend::gpu); }
+    std::optional<std::pair<std::uint64_t, std::uint64_t>> join_ref, nl_ref;
+    std::optional<std::uint64_t> gb_ref;
+    auto check = [](auto& ref, auto value, std::string const& what) {
+      if (!ref) {
+        ref = value;
+      } else if (*ref != value) {
+        throw std::runtime_error("bench smoke: " + what + " disagrees with the first algorithm");
+      }
+    };
+    for (auto be : backends) {
+      for (auto algo : join_algorithms_on(be)) {
+        bool const quadratic = algo == join_algorithm::nested_loop ||
+                               algo == join_algorithm::indexed_nested_loop;
+        // Quadratic algorithms get a smaller input, compared among themselves and to a hash join
+        // on the same input below.
+        join_point p{quadratic ? (1 << 12) : (1 << 18), quadratic ? (1 << 14) : (1 << 20),
+                     type_id::int32, 0.0, 1.0, 1, output_form::aggregate};
+        auto const j = run_join_point(rec, p, be, algo, a.seed);
+        auto const v = std::make_pair(j["rows_out"].get<std::uint64_t>(),
+                                      j["checksum"].get<std::uint64_t>());
+        check(quadratic ? nl_ref : join_ref, v,
+              std::string(to_string(be)) + " " + std::string(to_string(algo)));
+      }
+      for (auto algo : groupby_algorithms_on(be)) {
+        auto const j = run_groupby_point(rec, 1 << 20, 1 << 10, 0.0, be, algo, a.seed);
+        check(gb_ref, j["checksum"].get<std::uint64_t>(),
+              std::string(to_string(be)) + " group-by " + std::string(to_string(algo)));
+      }
+    }
+    // The small input once more on the hash join: the nested loops must agree with it.
+    if (nl_ref) {
+      join_point p{1 << 12, 1 << 14, type_id::int32, 0.0, 1.0, 1, output_form::aggregate};
+      auto const j = run_join_point(rec, p, backend::cpu, join_algorithm::no_partition_hash, a.seed);
+      check(nl_ref, std::make_pair(j["rows_out"].get<std::uint64_t>(), j["checksum"].get<std::uint64_t>()),
+            "cpu no_partition_hash on the nested-loop input");
+    }
+    std::cout << "bench smoke: all algorithms agree\n";
+  } else {
+    throw input_error("unknown experiment '" + a.experiment + "'; known: join, groupby, smoke");
+  }
+}
+
+}  // namespace
+
+void add_bench(CLI::App& app) {
+  auto args = std::make_shared<bench_args>();
+  auto* c = app.add_subcommand("bench", "run a named experiment (join, groupby, smoke)");
+  c->add_option("experiment", args->experiment, "join, groupby or smoke")->required();
+  c->add_option("--runs", args->runs, "timed runs (the median is reported)");
+  c->add_option("--warmup", args->warmup, "untimed warm-up runs");
+  c->add_option("--out", args->out, "append JSON lines to this file");
+  c->add_option("--backend", args->backend, "auto, cpu or gpu");
+  c->add_option("--algorithm", args->algorithm, "algorithm name (automatic by default)");
+  c->add_option("--build-rows", args->build_rows, "join: |R| (primary keys)");
+  c->add_option("--probe-rows", args->probe_rows, "join: |S| (foreign keys)");
+  c->add_option("--key-type", args->key_type, "join: int32, int64, uint32 or uint64");
+  c->add_option("--zipf", args->zipf, "Zipf exponent of the foreign keys / group keys");
+  c->add_option("--match-ratio", args->match_ratio, "join: fraction of build keys that match");
+  c->add_option("--payloads", args->payloads, "join: payload columns per side");
+  c->add_option("--output-form", args->output_form, "join: aggregate, index or table");
+  c->add_option("--rows", args->rows, "groupby: input rows");
+  c->add_option("--groups", args->groups, "groupby: number of groups");
+  c->add_option("--seed", args->seed, "random seed");
+  c->callback([args] { run_bench(*args); });
+}
+
+}  // namespace joinery::cli

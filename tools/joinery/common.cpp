@@ -1,0 +1,95 @@
+#include "cli.hpp"
+
+#include <joinery/error.hpp>
+
+#include <charconv>
+#include <ostream>
+
+namespace joinery::cli {
+
+std::vector<std::string> split(std::string const& s, char sep) {
+  std::vector<std::string> out;
+  if (s.empty()) { return out; }
+  std::size_t start = 0;
+  while (true) {
+    auto const p = s.find(sep, start);
+    out.push_back(s.substr(start, p == std::string::npos ? std::string::npos : p - start));
+    if (p == std::string::npos) { break; }
+    start = p + 1;
+  }
+  return out;
+}
+
+std::int64_t parse_size(std::string const& s, char const* what) {
+  auto const fail = [&] {
+    throw input_error(std::string("bad ") + what + " '" + s + "': expected a count such as 1000 or 2^20");
+  };
+  std::int64_t v = 0;
+  if (auto const caret = s.find('^'); caret != std::string::npos) {
+    std::int64_t base = 0, exp = 0;
+    auto const* b = s.data();
+    if (std::from_chars(b, b + caret, base).ptr != b + caret ||
+        std::from_chars(b + caret + 1, b + s.size(), exp).ptr != b + s.size() || exp < 0 || exp > 62 ||
+        base < 0) {
+      fail();
+    }
+    v = 1;
+    for (std::int64_t i = 0; i < exp; ++i) {
+      if (base != 0 && v > INT64_MAX / base) { fail(); }
+      v *= base;
+    }
+    return v;
+  }
+  if (std::from_chars(s.data(), s.data() + s.size(), v).ptr != s.data() + s.size() || v < 0 ||
+      s.empty()) {
+    fail();
+  }
+  return v;
+}
+
+void print_csv(std::ostream& os, std::vector<std::string> const& names, table_view const& t) {
+  for (std::size_t i = 0; i < names.size(); ++i) { os << (i ? "," : "") << names[i]; }
+  os << "\n";
+  std::string line;
+  char buf[32];
+  for (size_type r = 0; r < t.num_rows(); ++r) {
+    line.clear();
+    for (size_type c = 0; c < t.num_columns(); ++c) {
+      if (c) { line += ','; }
+      auto const& col = t.column(c);
+      if (!col.is_valid(r)) { continue; }
+      dispatch_type(col.type(), [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        auto const v = static_cast<T const*>(col.data())[r];
+        auto const res = std::to_chars(buf, buf + sizeof(buf), v);
+        line.append(buf, res.ptr);
+      });
+    }
+    line += '\n';
+    os << line;
+  }
+}
+
+std::uint64_t table_checksum(table_view const& t) {
+  std::uint64_t sum = 0;
+  for (auto const& col : t) {
+    if (is_floating(col.type())) { continue; }
+    dispatch_type(col.type(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      if constexpr (!std::is_floating_point_v<T>) {
+        auto const* v = static_cast<T const*>(col.data());
+        for (size_type r = 0; r < col.size(); ++r) {
+          if (!col.is_valid(r)) { continue; }
+          if constexpr (std::is_signed_v<T>) {
+            sum += static_cast<std::uint64_t>(static_cast<std::int64_t>(v[r]));
+          } else {
+            sum += static_cast<std::uint64_t>(v[r]);
+          }
+        }
+      }
+    });
+  }
+  return sum;
+}
+
+}  // namespace joinery::cli

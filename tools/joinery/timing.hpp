@@ -1,0 +1,13 @@
+#pragma once
+// Timing for benchmarks: CUDA events on the GPU backend, a steady clock on the CPU backend.
+#include <joinery/memory.hpp>
+
+#include <functional>
+
+namespace joinery::cli {
+
+/// Seconds taken by `f`. With `gpu` the interval is measured by CUDA events recorded on `stream`
+/// around the call (f must order its work on that stream).
+double time_call(bool gpu, stream_ref stream, std::function<void()> const& f);
+
+}  // namespace joinery::cli
