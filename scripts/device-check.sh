@@ -51,7 +51,7 @@ device="(no GPU found)"
 # A summary line per step, written as soon as the step ends (survives a kill later on).
 record() {  # record STEP PASS|FAIL DETAIL
   [[ $2 == PASS ]] || failed=1
-  printf '%-34s %-4s %s\n' "$1" "$2" "$3" | tee -a "$summary" >/dev/null
+  printf '%-34s %-4s %s\n' "$1" "$2" "$3" >>"$summary"
 }
 # Runs a command with the optional per-step timeout; output appended to a log.
 run_logged() {  # run_logged LOG CMD...
@@ -72,13 +72,13 @@ gtest_counts() {  # gtest_counts LOG FIRST_LINE -> "ran passed skipped failed"
     /^\[  FAILED  \] [0-9]+ test/ { failed = $4 }
     END { printf "%d %d %d %d\n", ran, passed, skipped, failed }'
 }
-# Runs one gtest binary (optionally under a prefix command) and records a summary line.
-# A skipped test is a failure here: on the GPU machine every test must run.
-gtest_step() {  # gtest_step NAME LOG PREFIX_CMD... -- BINARY ARGS...
+# Runs one gtest binary (optionally under compute-sanitizer) and records a summary line.
+# A skipped test is a failure here: on the GPU machine every test must run. So is a binary that
+# ran no test, unless allow_empty=1 (a filter that may match nothing yet).
+allow_empty=0
+gtest_step() {  # gtest_step NAME LOG CMD... (the binary is the argument under $bin/)
   local name=$1 log=$2; shift 2
-  local cmd=() arg
-  for arg in "$@"; do [[ $arg == -- ]] || cmd+=("$arg"); done
-  local binary
+  local cmd=("$@") arg binary=""
   for arg in "${cmd[@]}"; do [[ $arg == "$bin"/* ]] && binary=$arg; done
   if [[ ! -x ${binary:-} ]]; then
     record "$name" FAIL "${binary:-binary} missing"
@@ -90,7 +90,9 @@ gtest_step() {  # gtest_step NAME LOG PREFIX_CMD... -- BINARY ARGS...
   local ran passed skipped fails
   read -r ran passed skipped fails < <(gtest_counts "$log" "$first")
   local detail="$passed/$ran passed, $skipped skipped, $fails failed (exit $rc)"
-  if [[ $rc -eq 0 && $fails -eq 0 && $skipped -eq 0 && $ran -eq $passed ]]; then
+  [[ $ran -eq 0 && $allow_empty -eq 0 ]] && detail+="; no test ran"
+  if [[ $rc -eq 0 && $fails -eq 0 && $skipped -eq 0 && $ran -eq $passed &&
+        ($ran -gt 0 || $allow_empty -eq 1) ]]; then
     record "$name" PASS "$detail"
   else
     [[ $rc -eq 124 || $rc -eq 137 ]] && detail+=" TIMEOUT after ${step_timeout}s"
@@ -168,9 +170,9 @@ fi
 # --- 4. tests --------------------------------------------------------------------------------
 if [[ $do_tests -eq 1 ]]; then
   : >"$tests_log"
-  gtest_step "tests: joinery_gpu_tests" "$tests_log" -- "$bin/joinery_gpu_tests"
-  gtest_step "tests: joinery_unit_tests" "$tests_log" -- "$bin/joinery_unit_tests"
-  gtest_step "tests: joinery_conformance_tests" "$tests_log" -- "$bin/joinery_conformance_tests"
+  gtest_step "tests: joinery_gpu_tests" "$tests_log" "$bin/joinery_gpu_tests"
+  gtest_step "tests: joinery_unit_tests" "$tests_log" "$bin/joinery_unit_tests"
+  gtest_step "tests: joinery_conformance_tests" "$tests_log" "$bin/joinery_conformance_tests"
 fi
 
 # --- 5. compute-sanitizer (optional) ---------------------------------------------------------
@@ -183,15 +185,16 @@ if [[ $do_sanitize -eq 1 ]]; then
     extra=(${SANITIZER_ARGS:-})
     for tool in memcheck racecheck; do
       gtest_step "$tool: joinery_gpu_tests" "$san_log" \
-        "$sanitizer" --tool "$tool" --error-exitcode 99 "${extra[@]}" -- "$bin/joinery_gpu_tests"
+        "$sanitizer" --tool "$tool" --error-exitcode 99 "${extra[@]}" "$bin/joinery_gpu_tests"
     done
+    # No GPU join/group-by algorithm may exist yet: an empty selection is fine here.
+    allow_empty=1
     gtest_step "memcheck: conformance *gpu*" "$san_log" \
-      "$sanitizer" --tool memcheck --error-exitcode 99 "${extra[@]}" -- \
+      "$sanitizer" --tool memcheck --error-exitcode 99 "${extra[@]}" \
       "$bin/joinery_conformance_tests" '--gtest_filter=*gpu*'
-    hazards=$(grep -cE '^========= (Invalid|Race|Error|.*hazard)' "$san_log")
-    echo "sanitizer: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$san_log" | sort | uniq -c |
-         tr -s ' ' | tr '\n' ';')" >>"$summary"
-    [[ $hazards -gt 0 ]] && record "sanitizer reports" FAIL "$hazards error lines in sanitizer.log"
+    allow_empty=0
+    # The sanitizer's own verdicts (an error also makes the step above fail via its exit code).
+    grep -hoE '(ERROR|RACECHECK) SUMMARY: .*' "$san_log" | sed 's/^/  sanitizer: /' >>"$summary"
   fi
 fi
 
@@ -220,13 +223,14 @@ if [[ $do_bench -eq 1 ]]; then
 fi
 
 # --- summary ---------------------------------------------------------------------------------
+listing=$(cd "$out" && ls | tr '\n' ' ')
 {
   echo "joinery device check on: $device"
   echo "------------------------------------------------------------------------------------"
   cat "$summary"
   echo "------------------------------------------------------------------------------------"
   if [[ $failed -eq 0 ]]; then echo "RESULT: PASS"; else echo "RESULT: FAIL"; fi
-  echo "logs: $out/ ($(cd "$out" && ls | tr '\n' ' '))"
+  echo "logs: $out/ ($listing)"
 } >"$summary.tmp"
 mv "$summary.tmp" "$summary"
 cat "$summary"

@@ -1,5 +1,7 @@
 #include "cpu/cpu_groupby.hpp"
 
+#include "core/hash.hpp"
+
 #include <omp.h>
 
 #include <algorithm>
@@ -11,14 +13,7 @@ namespace joinery::detail::cpu {
 
 namespace {
 
-inline std::uint64_t mix(std::uint64_t k) noexcept {
-  k ^= k >> 33;
-  k *= 0xff51afd7ed558ccdULL;
-  k ^= k >> 33;
-  k *= 0xc4ceb9fe1a85ec53ULL;
-  k ^= k >> 33;
-  return k;
-}
+using joinery::detail::mix64;
 
 /// group_of[i] = dense id of row i's key; first_row[g] = first row of group g.
 template <class Key>
@@ -30,7 +25,7 @@ void assign_groups(Key const* keys, size_type n, std::vector<std::int64_t>& grou
   std::vector<std::int64_t> slot_group(capacity, -1);
   group_of.resize(static_cast<std::size_t>(n));
   for (size_type i = 0; i < n; ++i) {
-    auto s = mix(static_cast<std::uint64_t>(keys[i])) & mask;
+    auto s = mix64(static_cast<std::uint64_t>(keys[i])) & mask;
     while (slot_group[s] >= 0 && slot_key[s] != keys[i]) { s = (s + 1) & mask; }
     if (slot_group[s] < 0) {
       slot_key[s] = keys[i];

@@ -1,5 +1,7 @@
 #include "cpu/cpu_join.hpp"
 
+#include "core/hash.hpp"
+
 #include <omp.h>
 
 #include <bit>
@@ -9,15 +11,7 @@ namespace joinery::detail::cpu {
 
 namespace {
 
-/// 64-bit finaliser (murmur3 fmix64): good avalanche so sequential keys spread over the table.
-inline std::uint64_t mix(std::uint64_t k) noexcept {
-  k ^= k >> 33;
-  k *= 0xff51afd7ed558ccdULL;
-  k ^= k >> 33;
-  k *= 0xc4ceb9fe1a85ec53ULL;
-  k ^= k >> 33;
-  return k;
-}
+using joinery::detail::mix64;
 
 template <class Key>
 struct key_table {
@@ -30,7 +24,7 @@ struct key_table {
   std::uint64_t mask = 0;
 
   [[nodiscard]] std::int64_t find(Key k) const noexcept {
-    for (auto s = mix(static_cast<std::uint64_t>(k)) & mask;; s = (s + 1) & mask) {
+    for (auto s = mix64(static_cast<std::uint64_t>(k)) & mask;; s = (s + 1) & mask) {
       if (count[s] == 0) { return -1; }
       if (keys[s] == k) { return static_cast<std::int64_t>(s); }
     }
@@ -47,7 +41,7 @@ key_table<Key> build_table(Key const* keys, std::int64_t n) {
   t.count.assign(capacity, 0);
   std::vector<std::int64_t> slot_of(static_cast<std::size_t>(n));
   for (std::int64_t i = 0; i < n; ++i) {
-    auto s = mix(static_cast<std::uint64_t>(keys[i])) & t.mask;
+    auto s = mix64(static_cast<std::uint64_t>(keys[i])) & t.mask;
     while (t.count[s] != 0 && t.keys[s] != keys[i]) { s = (s + 1) & t.mask; }
     t.keys[s] = keys[i];
     ++t.count[s];

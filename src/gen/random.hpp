@@ -2,21 +2,15 @@
 // Counter-based randomness for the workload generators. Every value is a pure function of
 // (seed, stream, row), so a table does not depend on the thread count or the schedule, and any
 // row can be produced without producing the others.
+#include "core/hash.hpp"
+
 #include <bit>
 #include <cmath>
 #include <cstdint>
 
 namespace joinery::gen::detail {
 
-/// A bijective 64-bit avalanche mixer (the splitmix64 finalizer constants).
-constexpr std::uint64_t mix64(std::uint64_t x) noexcept {
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ULL;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebULL;
-  x ^= x >> 31;
-  return x;
-}
+using joinery::detail::mix64;
 
 inline constexpr std::uint64_t golden_gamma = 0x9e3779b97f4a7c15ULL;
 
