@@ -1,51 +1,122 @@
 #pragma once
-// Internal: the CPU backend's join algorithms (OpenMP). Inputs are host-accessible key columns.
+// Internal: the CPU backend's join algorithms (OpenMP). Each algorithm is a template over the key
+// type and a sink, defined in its own .cpp and instantiated there for the closed lists below.
 #include "join/match_list.hpp"
+
+#include <omp.h>
+
+#include <chrono>
+#include <cstdint>
+#include <vector>
 
 namespace joinery::detail::cpu {
 
-/// One shared table of the distinct build keys, each owning a contiguous run of build row ids,
-/// so many-to-many and heavy-hitter keys cost one probe per probe row.
-match_list no_partition_hash_join(column_view const& build_key, column_view const& probe_key,
-                                  join_kind kind);
+/// Collects row-id pairs (the index and table output forms).
+struct list_sink {
+  match_list m;
+  void add(std::int64_t b, std::int64_t p) {
+    m.build.push_back(b);
+    m.probe.push_back(p);
+  }
+  void add_probe(std::int64_t p) { m.probe.push_back(p); }
+};
 
-/// Blocked nested loops; the only CPU family for the band predicate.
-match_list nested_loop_join(column_view const& build_key, column_view const& probe_key,
-                            join_kind kind, predicate pred);
+/// Counts and checksums matches without writing them (the aggregate form). `build_sum[b]` and
+/// `probe_sum[p]` are what row b / p adds to the checksum of an output row it appears in.
+struct checksum_sink {
+  std::uint64_t const* build_sum = nullptr;
+  std::uint64_t const* probe_sum = nullptr;
+  std::uint64_t count = 0;
+  std::uint64_t sum = 0;
+  void add(std::int64_t b, std::int64_t p) {
+    ++count;
+    sum += probe_sum[p] + (b >= 0 ? build_sum[b] : 0);
+  }
+  void add_probe(std::int64_t p) {
+    ++count;
+    sum += probe_sum[p];
+  }
+};
 
-/// Per-probe-row emission shared by the algorithms: given the probe row's matching build rows
-/// (as a callable that visits them), appends what `kind` asks for.
-template <class Visit>
-void emit_matches(join_kind kind, std::int64_t probe_row, std::int64_t match_count,
-                  Visit&& visit_build_rows, match_list& out) {
+/// What a CPU join algorithm reads. Algorithms write to sinks[omp_get_thread_num()]; the vector
+/// holds omp_get_max_threads() sinks. Row ids are positions in the build/probe arrays.
+template <class Key>
+struct join_input {
+  Key const* build = nullptr;
+  size_type build_rows = 0;
+  Key const* probe = nullptr;
+  size_type probe_rows = 0;
+  join_kind kind = join_kind::inner;
+  predicate pred{};
+  std::vector<phase_time>* phases = nullptr;  ///< algorithms append their phase times
+};
+
+/// Emits what `kind` asks for, given one probe row's matching build rows: `visit(f)` calls f(b)
+/// for each of its `match_count` matches.
+template <class Sink, class Visit>
+inline void emit_matches(join_kind kind, std::int64_t probe_row, std::int64_t match_count,
+                         Visit&& visit, Sink& out) {
   switch (kind) {
     case join_kind::inner:
-      visit_build_rows([&](std::int64_t b) {
-        out.build.push_back(b);
-        out.probe.push_back(probe_row);
-      });
+      visit([&](std::int64_t b) { out.add(b, probe_row); });
       break;
     case join_kind::left_outer:
       if (match_count == 0) {
-        out.build.push_back(-1);
-        out.probe.push_back(probe_row);
+        out.add(-1, probe_row);
       } else {
-        visit_build_rows([&](std::int64_t b) {
-          out.build.push_back(b);
-          out.probe.push_back(probe_row);
-        });
+        visit([&](std::int64_t b) { out.add(b, probe_row); });
       }
       break;
     case join_kind::left_semi:
-      if (match_count > 0) { out.probe.push_back(probe_row); }
+      if (match_count > 0) { out.add_probe(probe_row); }
       break;
     case join_kind::left_anti:
-      if (match_count == 0) { out.probe.push_back(probe_row); }
+      if (match_count == 0) { out.add_probe(probe_row); }
       break;
   }
 }
 
-/// Concatenates per-thread lists in thread order (deterministic for a static schedule).
-match_list concatenate(std::vector<match_list>&& parts);
+/// Measures a phase and appends it to `phases` (when not null).
+class phase_timer {
+ public:
+  phase_timer(std::vector<phase_time>* phases, char const* name)
+      : phases_(phases), name_(name), t0_(std::chrono::steady_clock::now()) {}
+  ~phase_timer() {
+    if (phases_ != nullptr) {
+      phases_->push_back(
+        {name_, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count()});
+    }
+  }
+  phase_timer(phase_timer const&) = delete;
+  phase_timer& operator=(phase_timer const&) = delete;
+
+ private:
+  std::vector<phase_time>* phases_;
+  char const* name_;
+  std::chrono::steady_clock::time_point t0_;
+};
+
+// The algorithms (one .cpp each).
+template <class Key, class Sink>
+void nested_loop_join(join_input<Key> const& in, std::vector<Sink>& sinks);
+template <class Key, class Sink>
+void no_partition_hash_join(join_input<Key> const& in, std::vector<Sink>& sinks);
+
+/// Explicit instantiation of one algorithm over the key types and both sinks.
+#define JOINERY_CPU_JOIN_INSTANTIATE_KEY(name, key)                                       \
+  template void name(join_input<key> const&, std::vector<list_sink>&);                    \
+  template void name(join_input<key> const&, std::vector<checksum_sink>&);
+#define JOINERY_CPU_JOIN_INSTANTIATE(name)                      \
+  JOINERY_CPU_JOIN_INSTANTIATE_KEY(name, std::int32_t)          \
+  JOINERY_CPU_JOIN_INSTANTIATE_KEY(name, std::int64_t)          \
+  JOINERY_CPU_JOIN_INSTANTIATE_KEY(name, std::uint32_t)         \
+  JOINERY_CPU_JOIN_INSTANTIATE_KEY(name, std::uint64_t)
+
+/// Runs `algo` on host-accessible tables and shapes the result (host memory).
+join_result run_join(join_algorithm algo, table_view const& build, size_type build_key,
+                     table_view const& probe, size_type probe_key, join_options const& options);
+
+/// Algorithms this backend implements.
+std::vector<join_algorithm> algorithms();
 
 }  // namespace joinery::detail::cpu

@@ -1,11 +1,12 @@
+// No-partitioning hash join: one shared open-addressing table (linear probing, load <= 50%) of the
+// distinct build keys, each owning a contiguous run of build rows, built in parallel with atomics.
+// Heavy hitters and many-to-many keys cost one probe per probe row, however many rows share a key.
+#include "core/hash.hpp"
 #include "cpu/cpu_join.hpp"
 
-#include "core/hash.hpp"
-
-#include <omp.h>
-
+#include <atomic>
 #include <bit>
-#include <cstring>
+#include <memory>
 
 namespace joinery::detail::cpu {
 
@@ -13,105 +14,121 @@ namespace {
 
 using joinery::detail::mix64;
 
-template <class Key>
-struct key_table {
-  // Slot s is empty when count[s] == 0; after build, rows[offset[s] .. offset[s]+count[s]) holds
-  // the build rows with key keys[s].
-  std::vector<Key> keys;
-  std::vector<std::int64_t> count;
-  std::vector<std::int64_t> offset;
-  std::vector<std::int64_t> rows;
-  std::uint64_t mask = 0;
+enum : std::uint32_t { slot_empty = 0, slot_writing = 1, slot_ready = 2 };
 
-  [[nodiscard]] std::int64_t find(Key k) const noexcept {
-    for (auto s = mix64(static_cast<std::uint64_t>(k)) & mask;; s = (s + 1) & mask) {
-      if (count[s] == 0) { return -1; }
-      if (keys[s] == k) { return static_cast<std::int64_t>(s); }
+template <class Key>
+class key_table {
+ public:
+  explicit key_table(size_type n)
+      : capacity_(std::bit_ceil(static_cast<std::uint64_t>(std::max<size_type>(2 * n, 16)))),
+        mask_(capacity_ - 1),
+        keys_(new Key[capacity_]),
+        state_(new std::uint32_t[capacity_]),
+        count_(new std::int64_t[capacity_]),
+        offset_(new std::int64_t[capacity_ + 1]) {
+    auto const cap = static_cast<std::int64_t>(capacity_);
+#pragma omp parallel for schedule(static)
+    for (std::int64_t s = 0; s < cap; ++s) {
+      state_[s] = slot_empty;
+      count_[s] = 0;
     }
   }
+
+  /// Slot of `k`, inserting it if absent; thread-safe.
+  std::uint64_t insert(Key k) {
+    for (auto s = mix64(static_cast<std::uint64_t>(k)) & mask_;; s = (s + 1) & mask_) {
+      std::atomic_ref<std::uint32_t> state(state_[s]);
+      auto st = state.load(std::memory_order_acquire);
+      if (st == slot_empty) {
+        std::uint32_t expected = slot_empty;
+        if (state.compare_exchange_strong(expected, slot_writing, std::memory_order_acq_rel)) {
+          keys_[s] = k;
+          state.store(slot_ready, std::memory_order_release);
+          return s;
+        }
+        st = expected;
+      }
+      while (st == slot_writing) { st = state.load(std::memory_order_acquire); }
+      if (keys_[s] == k) { return s; }
+    }
+  }
+
+  /// Slot of `k`, or -1; only after the build.
+  [[nodiscard]] std::int64_t find(Key k) const noexcept {
+    for (auto s = mix64(static_cast<std::uint64_t>(k)) & mask_;; s = (s + 1) & mask_) {
+      if (state_[s] == slot_empty) { return -1; }
+      if (keys_[s] == k) { return static_cast<std::int64_t>(s); }
+    }
+  }
+
+  void build(Key const* keys, size_type n) {
+    std::unique_ptr<std::uint64_t[]> slot_of(new std::uint64_t[static_cast<std::size_t>(n)]);
+#pragma omp parallel for schedule(static)
+    for (size_type i = 0; i < n; ++i) {
+      auto const s = insert(keys[i]);
+      slot_of[i] = s;
+      std::atomic_ref<std::int64_t>(count_[s]).fetch_add(1, std::memory_order_relaxed);
+    }
+    // Exclusive prefix sum of the counts: a serial pass, cheap next to the inserts.
+    std::int64_t running = 0;
+    for (std::uint64_t s = 0; s < capacity_; ++s) {
+      offset_[s] = running;
+      running += count_[s];
+    }
+    offset_[capacity_] = running;
+    rows_.reset(new std::int64_t[static_cast<std::size_t>(std::max<size_type>(n, 1))]);
+    std::unique_ptr<std::int64_t[]> cursor(new std::int64_t[capacity_]);
+    std::copy(offset_.get(), offset_.get() + capacity_, cursor.get());
+#pragma omp parallel for schedule(static)
+    for (size_type i = 0; i < n; ++i) {
+      auto const at = std::atomic_ref<std::int64_t>(cursor[slot_of[i]]).fetch_add(1, std::memory_order_relaxed);
+      rows_[at] = i;
+    }
+  }
+
+  [[nodiscard]] std::int64_t count(std::int64_t s) const noexcept { return count_[s]; }
+  [[nodiscard]] std::int64_t const* rows(std::int64_t s) const noexcept {
+    return rows_.get() + offset_[s];
+  }
+
+ private:
+  std::uint64_t capacity_;
+  std::uint64_t mask_;
+  std::unique_ptr<Key[]> keys_;
+  std::unique_ptr<std::uint32_t[]> state_;
+  std::unique_ptr<std::int64_t[]> count_;
+  std::unique_ptr<std::int64_t[]> offset_;
+  std::unique_ptr<std::int64_t[]> rows_;
 };
 
-template <class Key>
-key_table<Key> build_table(Key const* keys, std::int64_t n) {
-  key_table<Key> t;
-  // Load factor <= 50% keeps linear-probing runs short.
-  auto const capacity = std::bit_ceil(static_cast<std::uint64_t>(std::max<std::int64_t>(2 * n, 16)));
-  t.mask = capacity - 1;
-  t.keys.assign(capacity, Key{});
-  t.count.assign(capacity, 0);
-  std::vector<std::int64_t> slot_of(static_cast<std::size_t>(n));
-  for (std::int64_t i = 0; i < n; ++i) {
-    auto s = mix64(static_cast<std::uint64_t>(keys[i])) & t.mask;
-    while (t.count[s] != 0 && t.keys[s] != keys[i]) { s = (s + 1) & t.mask; }
-    t.keys[s] = keys[i];
-    ++t.count[s];
-    slot_of[static_cast<std::size_t>(i)] = static_cast<std::int64_t>(s);
-  }
-  t.offset.assign(capacity, 0);
-  std::int64_t running = 0;
-  for (std::uint64_t s = 0; s < capacity; ++s) {
-    t.offset[s] = running;
-    running += t.count[s];
-  }
-  t.rows.resize(static_cast<std::size_t>(n));
-  std::vector<std::int64_t> fill(t.offset);
-  for (std::int64_t i = 0; i < n; ++i) {
-    t.rows[static_cast<std::size_t>(fill[static_cast<std::size_t>(slot_of[i])]++)] = i;
-  }
-  return t;
-}
+}  // namespace
 
-template <class Key>
-match_list probe_table(key_table<Key> const& t, Key const* keys, std::int64_t n, join_kind kind) {
-  std::vector<match_list> parts(static_cast<std::size_t>(omp_get_max_threads()));
+template <class Key, class Sink>
+void no_partition_hash_join(join_input<Key> const& in, std::vector<Sink>& sinks) {
+  key_table<Key> t(in.build_rows);
+  {
+    phase_timer timer(in.phases, "build");
+    t.build(in.build, in.build_rows);
+  }
+  phase_timer timer(in.phases, "probe");
 #pragma omp parallel
   {
-    auto& out = parts[static_cast<std::size_t>(omp_get_thread_num())];
+    auto& out = sinks[static_cast<std::size_t>(omp_get_thread_num())];
 #pragma omp for schedule(static)
-    for (std::int64_t i = 0; i < n; ++i) {
-      auto const s = t.find(keys[i]);
-      std::int64_t const c = s < 0 ? 0 : t.count[static_cast<std::size_t>(s)];
+    for (size_type i = 0; i < in.probe_rows; ++i) {
+      auto const s = t.find(in.probe[i]);
+      std::int64_t const c = s < 0 ? 0 : t.count(s);
       emit_matches(
-        kind, i, c,
+        in.kind, i, c,
         [&](auto&& f) {
-          auto const o = t.offset[static_cast<std::size_t>(s)];
-          for (std::int64_t j = 0; j < c; ++j) { f(t.rows[static_cast<std::size_t>(o + j)]); }
+          auto const* r = t.rows(s);
+          for (std::int64_t j = 0; j < c; ++j) { f(r[j]); }
         },
         out);
     }
   }
-  return concatenate(std::move(parts));
 }
 
-}  // namespace
-
-match_list concatenate(std::vector<match_list>&& parts) {
-  if (parts.size() == 1) { return std::move(parts.front()); }
-  match_list out;
-  std::size_t nb = 0, np = 0;
-  for (auto const& p : parts) {
-    nb += p.build.size();
-    np += p.probe.size();
-  }
-  out.build.resize(nb);
-  out.probe.resize(np);
-  std::size_t ob = 0, op = 0;
-  for (auto const& p : parts) {
-    if (!p.build.empty()) { std::memcpy(out.build.data() + ob, p.build.data(), p.build.size() * 8); }
-    if (!p.probe.empty()) { std::memcpy(out.probe.data() + op, p.probe.data(), p.probe.size() * 8); }
-    ob += p.build.size();
-    op += p.probe.size();
-  }
-  return out;
-}
-
-match_list no_partition_hash_join(column_view const& build_key, column_view const& probe_key,
-                                  join_kind kind) {
-  return dispatch_key_type(build_key.type(), [&](auto tag) {
-    using key = typename decltype(tag)::type;
-    auto const t = build_table(build_key.data_as<key>(), build_key.size());
-    return probe_table(t, probe_key.data_as<key>(), probe_key.size(), kind);
-  });
-}
+JOINERY_CPU_JOIN_INSTANTIATE(no_partition_hash_join)
 
 }  // namespace joinery::detail::cpu

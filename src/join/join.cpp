@@ -89,7 +89,7 @@ column move_to(column&& c, memory_resource* mr, stream_ref stream) {
 
 std::vector<join_algorithm> join_algorithms_on(backend b) {
   switch (b) {
-    case backend::cpu: return {join_algorithm::nested_loop, join_algorithm::no_partition_hash};
+    case backend::cpu: return detail::cpu::algorithms();
     case backend::gpu: return {};  // the GPU join algorithms arrive with the GPU joins issue
     case backend::automatic: break;
   }
@@ -152,28 +152,12 @@ join_result join(table_view const& build, size_type build_key, table_view const&
                  list_names(join_algorithms_on(be)));
   }
 
-  join_result result;
   // Only the CPU backend exists so far (checked above).
   auto const hb = to_host(build);
   auto const hp = to_host(probe);
-  auto const t_run = clock_type::now();
-  detail::match_list matches;
-  switch (algo) {
-    case join_algorithm::nested_loop:
-      matches = detail::cpu::nested_loop_join(hb.view.column(build_key), hp.view.column(probe_key),
-                                              options.kind, options.pred);
-      break;
-    case join_algorithm::no_partition_hash:
-      matches = detail::cpu::no_partition_hash_join(hb.view.column(build_key),
-                                                    hp.view.column(probe_key), options.kind);
-      break;
-    default: JOINERY_FAIL("unreachable: unsupported algorithm");
-  }
-  auto const join_seconds = seconds_since(t_run);
-  auto const t_out = clock_type::now();
-  auto const match_bytes = (matches.build.size() + matches.probe.size()) * sizeof(std::int64_t);
-  result = detail::assemble_host_result(std::move(matches), hb.view, hp.view, probe_key,
-                                        options);
+  auto result = detail::cpu::run_join(algo, hb.view, build_key, hp.view, probe_key, options);
+  auto const match_bytes = static_cast<std::uint64_t>(result.aggregate.count) *
+                           (options.output == output_form::aggregate ? 0 : 2 * sizeof(std::int64_t));
   if (mr != nullptr && mr->space() != memory_space::host) {
     result.build_rows = move_to(std::move(result.build_rows), mr, stream);
     result.probe_rows = move_to(std::move(result.probe_rows), mr, stream);
@@ -183,7 +167,6 @@ join_result join(table_view const& build, size_type build_key, table_view const&
   }
   result.stats.algorithm = algo;
   result.stats.backend = be;
-  result.stats.phases = {{"join", join_seconds}, {"output", seconds_since(t_out)}};
   auto const key_bytes = size_of(bk_type);
   result.stats.bytes_moved = static_cast<std::uint64_t>(build.num_rows() + probe.num_rows()) *
                                key_bytes + match_bytes;

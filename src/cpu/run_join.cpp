@@ -1,0 +1,117 @@
+// CPU backend dispatch: picks the algorithm instance, runs it into the right sinks, shapes output.
+#include "cpu/cpu_join.hpp"
+
+#include <cstring>
+
+namespace joinery::detail::cpu {
+
+namespace {
+
+/// Per row: the wrapping sum of the given columns' values (what the row adds to a checksum).
+std::vector<std::uint64_t> row_sums(table_view const& t, std::vector<size_type> const& cols,
+                                    size_type rows) {
+  std::vector<std::uint64_t> s(static_cast<std::size_t>(rows), 0);
+  for (auto c : cols) {
+    auto const col = t.column(c);
+    dispatch_type(col.type(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      if constexpr (!std::is_floating_point_v<T>) {
+        auto const* v = static_cast<T const*>(col.data());
+#pragma omp parallel for schedule(static)
+        for (size_type i = 0; i < rows; ++i) { s[static_cast<std::size_t>(i)] += checksum_value(v[i]); }
+      }
+    });
+  }
+  return s;
+}
+
+match_list concatenate(std::vector<list_sink>& parts) {
+  if (parts.size() == 1) { return std::move(parts.front().m); }
+  match_list out;
+  std::size_t nb = 0, np = 0;
+  for (auto const& p : parts) {
+    nb += p.m.build.size();
+    np += p.m.probe.size();
+  }
+  out.build.resize(nb);
+  out.probe.resize(np);
+  std::size_t ob = 0, op = 0;
+  for (auto& p : parts) {
+    if (!p.m.build.empty()) {
+      std::memcpy(out.build.data() + ob, p.m.build.data(), p.m.build.size() * sizeof(std::int64_t));
+    }
+    if (!p.m.probe.empty()) {
+      std::memcpy(out.probe.data() + op, p.m.probe.data(), p.m.probe.size() * sizeof(std::int64_t));
+    }
+    ob += p.m.build.size();
+    op += p.m.probe.size();
+    p.m = {};
+  }
+  return out;
+}
+
+template <class Key, class Sink>
+void dispatch(join_algorithm algo, join_input<Key> const& in, std::vector<Sink>& sinks) {
+  switch (algo) {
+    case join_algorithm::nested_loop: nested_loop_join(in, sinks); return;
+    case join_algorithm::no_partition_hash: no_partition_hash_join(in, sinks); return;
+    default: break;
+  }
+  JOINERY_FAIL("join algorithm '" + std::string(to_string(algo)) +
+               "' is not implemented on the cpu backend");
+}
+
+}  // namespace
+
+std::vector<join_algorithm> algorithms() {
+  return {join_algorithm::nested_loop, join_algorithm::no_partition_hash};
+}
+
+join_result run_join(join_algorithm algo, table_view const& build, size_type build_key,
+                     table_view const& probe, size_type probe_key, join_options const& options) {
+  join_result result;
+  std::vector<phase_time> phases;
+  auto const nthreads = static_cast<std::size_t>(omp_get_max_threads());
+  dispatch_key_type(build.column(build_key).type(), [&](auto tag) {
+    using Key = typename decltype(tag)::type;
+    join_input<Key> in;
+    in.build = build.column(build_key).template data_as<Key>();
+    in.build_rows = build.num_rows();
+    in.probe = probe.column(probe_key).template data_as<Key>();
+    in.probe_rows = probe.num_rows();
+    in.kind = options.kind;
+    in.pred = options.pred;
+    in.phases = &phases;
+    if (options.output == output_form::aggregate) {
+      // Nothing is materialized: each match adds its rows' precomputed value sums.
+      bool const probe_only =
+        options.kind == join_kind::left_semi || options.kind == join_kind::left_anti;
+      std::vector<size_type> probe_cols{probe_key};
+      probe_cols.insert(probe_cols.end(), options.probe_payloads.begin(),
+                        options.probe_payloads.end());
+      auto const bs = row_sums(build, probe_only ? std::vector<size_type>{} : options.build_payloads,
+                               build.num_rows());
+      auto const ps = row_sums(probe, probe_cols, probe.num_rows());
+      std::vector<checksum_sink> sinks(nthreads);
+      for (auto& s : sinks) {
+        s.build_sum = bs.data();
+        s.probe_sum = ps.data();
+      }
+      dispatch(algo, in, sinks);
+      result.form = output_form::aggregate;
+      for (auto const& s : sinks) {
+        result.aggregate.count += s.count;
+        result.aggregate.checksum += s.sum;
+      }
+    } else {
+      std::vector<list_sink> sinks(nthreads);
+      dispatch(algo, in, sinks);
+      phase_timer t(&phases, "materialize");
+      result = assemble_host_result(concatenate(sinks), build, probe, probe_key, options);
+    }
+  });
+  result.stats.phases = std::move(phases);
+  return result;
+}
+
+}  // namespace joinery::detail::cpu
