@@ -16,48 +16,56 @@ using joinery::detail::mix64;
 
 enum : std::uint32_t { slot_empty = 0, slot_writing = 1, slot_ready = 2 };
 
+/// One cache-friendly slot: a probe reads key, state and the run of rows from one line. A key
+/// with a single row keeps that row in `begin` itself, so a PK-FK probe touches one line only.
+template <class Key>
+struct slot {
+  Key key;
+  std::uint32_t state;
+  std::int64_t count;
+  std::int64_t begin;  // offset into the row array, or the row itself when count == 1
+};
+
 template <class Key>
 class key_table {
  public:
   explicit key_table(size_type n)
       : capacity_(std::bit_ceil(static_cast<std::uint64_t>(std::max<size_type>(2 * n, 16)))),
         mask_(capacity_ - 1),
-        keys_(new Key[capacity_]),
-        state_(new std::uint32_t[capacity_]),
-        count_(new std::int64_t[capacity_]),
-        offset_(new std::int64_t[capacity_ + 1]) {
+        slots_(new slot<Key>[capacity_]) {
     auto const cap = static_cast<std::int64_t>(capacity_);
 #pragma omp parallel for schedule(static)
     for (std::int64_t s = 0; s < cap; ++s) {
-      state_[s] = slot_empty;
-      count_[s] = 0;
+      slots_[s].state = slot_empty;
+      slots_[s].count = 0;
     }
   }
 
   /// Slot of `k`, inserting it if absent; thread-safe.
   std::uint64_t insert(Key k) {
     for (auto s = mix64(static_cast<std::uint64_t>(k)) & mask_;; s = (s + 1) & mask_) {
-      std::atomic_ref<std::uint32_t> state(state_[s]);
+      std::atomic_ref<std::uint32_t> state(slots_[s].state);
       auto st = state.load(std::memory_order_acquire);
       if (st == slot_empty) {
         std::uint32_t expected = slot_empty;
         if (state.compare_exchange_strong(expected, slot_writing, std::memory_order_acq_rel)) {
-          keys_[s] = k;
+          slots_[s].key = k;
           state.store(slot_ready, std::memory_order_release);
           return s;
         }
         st = expected;
       }
       while (st == slot_writing) { st = state.load(std::memory_order_acquire); }
-      if (keys_[s] == k) { return s; }
+      if (slots_[s].key == k) { return s; }
     }
   }
 
-  /// Slot of `k`, or -1; only after the build.
-  [[nodiscard]] std::int64_t find(Key k) const noexcept {
+  /// The slot of `k`, or nullptr; only after the build.
+  [[nodiscard]] slot<Key> const* find(Key k) const noexcept {
     for (auto s = mix64(static_cast<std::uint64_t>(k)) & mask_;; s = (s + 1) & mask_) {
-      if (state_[s] == slot_empty) { return -1; }
-      if (keys_[s] == k) { return static_cast<std::int64_t>(s); }
+      auto const& sl = slots_[s];
+      if (sl.state == slot_empty) { return nullptr; }
+      if (sl.key == k) { return &sl; }
     }
   }
 
@@ -67,37 +75,39 @@ class key_table {
     for (size_type i = 0; i < n; ++i) {
       auto const s = insert(keys[i]);
       slot_of[i] = s;
-      std::atomic_ref<std::int64_t>(count_[s]).fetch_add(1, std::memory_order_relaxed);
+      std::atomic_ref<std::int64_t>(slots_[s].count).fetch_add(1, std::memory_order_relaxed);
     }
-    // Exclusive prefix sum of the counts: a serial pass, cheap next to the inserts.
+    // Exclusive prefix sum of the counts (serial: one streaming pass, cheap next to the inserts).
     std::int64_t running = 0;
     for (std::uint64_t s = 0; s < capacity_; ++s) {
-      offset_[s] = running;
-      running += count_[s];
+      slots_[s].begin = running;
+      running += slots_[s].count;
     }
-    offset_[capacity_] = running;
     rows_.reset(new std::int64_t[static_cast<std::size_t>(std::max<size_type>(n, 1))]);
-    std::unique_ptr<std::int64_t[]> cursor(new std::int64_t[capacity_]);
-    std::copy(offset_.get(), offset_.get() + capacity_, cursor.get());
+    // `begin` serves as the fill cursor, then is wound back by the count.
 #pragma omp parallel for schedule(static)
     for (size_type i = 0; i < n; ++i) {
-      auto const at = std::atomic_ref<std::int64_t>(cursor[slot_of[i]]).fetch_add(1, std::memory_order_relaxed);
+      auto const at = std::atomic_ref<std::int64_t>(slots_[slot_of[i]].begin)
+                        .fetch_add(1, std::memory_order_relaxed);
       rows_[at] = i;
+    }
+    auto const cap = static_cast<std::int64_t>(capacity_);
+#pragma omp parallel for schedule(static)
+    for (std::int64_t s = 0; s < cap; ++s) {
+      auto& sl = slots_[s];
+      sl.begin -= sl.count;
+      if (sl.count == 1) { sl.begin = rows_[sl.begin]; }
     }
   }
 
-  [[nodiscard]] std::int64_t count(std::int64_t s) const noexcept { return count_[s]; }
-  [[nodiscard]] std::int64_t const* rows(std::int64_t s) const noexcept {
-    return rows_.get() + offset_[s];
+  [[nodiscard]] std::int64_t const* rows(slot<Key> const& sl) const noexcept {
+    return rows_.get() + sl.begin;
   }
 
  private:
   std::uint64_t capacity_;
   std::uint64_t mask_;
-  std::unique_ptr<Key[]> keys_;
-  std::unique_ptr<std::uint32_t[]> state_;
-  std::unique_ptr<std::int64_t[]> count_;
-  std::unique_ptr<std::int64_t[]> offset_;
+  std::unique_ptr<slot<Key>[]> slots_;
   std::unique_ptr<std::int64_t[]> rows_;
 };
 
@@ -116,12 +126,16 @@ void no_partition_hash_join(join_input<Key> const& in, std::vector<Sink>& sinks)
     auto& out = sinks[static_cast<std::size_t>(omp_get_thread_num())];
 #pragma omp for schedule(static)
     for (size_type i = 0; i < in.probe_rows; ++i) {
-      auto const s = t.find(in.probe[i]);
-      std::int64_t const c = s < 0 ? 0 : t.count(s);
+      auto const* sl = t.find(in.probe[i]);
+      std::int64_t const c = sl == nullptr ? 0 : sl->count;
       emit_matches(
         in.kind, i, c,
         [&](auto&& f) {
-          auto const* r = t.rows(s);
+          if (c == 1) {
+            f(sl->begin);
+            return;
+          }
+          auto const* r = t.rows(*sl);
           for (std::int64_t j = 0; j < c; ++j) { f(r[j]); }
         },
         out);
