@@ -101,6 +101,12 @@ template <class Key, class Sink>
 void nested_loop_join(join_input<Key> const& in, std::vector<Sink>& sinks);
 template <class Key, class Sink>
 void no_partition_hash_join(join_input<Key> const& in, std::vector<Sink>& sinks);
+template <class Key, class Sink>
+void radix_hash_join(join_input<Key> const& in, std::vector<Sink>& sinks);
+template <class Key, class Sink>
+void sort_merge_join(join_input<Key> const& in, std::vector<Sink>& sinks);
+template <class Key, class Sink>
+void indexed_nested_loop_join(join_input<Key> const& in, std::vector<Sink>& sinks);
 
 /// Explicit instantiation of one algorithm over the key types and both sinks.
 #define JOINERY_CPU_JOIN_INSTANTIATE_KEY(name, key)                                       \
