@@ -46,6 +46,7 @@ struct bench_args {
   std::string output_form = "aggregate";
   std::string rows = "2^24";
   std::string groups = "2^10";
+  std::string max_rows = "2^24";
   std::uint64_t seed = 42;
 };
 
@@ -289,6 +290,26 @@ void run_bench(bench_args const& a) {
     auto const be = resolve_backend(a.backend, !groupby_algorithms_on(backend::gpu).empty());
     run_groupby_point(rec, parse_size(a.rows, "--rows"), parse_size(a.groups, "--groups"), a.zipf,
                       be, groupby_algorithm_from_string(a.algorithm), a.seed);
+  } else if (a.experiment == "cpu-join-scaling") {
+    // |R| = |S| from 2^20 up to --max-rows, 4- and 8-byte keys, every CPU join but nested loops.
+    auto const max_rows = parse_size(a.max_rows, "--max-rows");
+    for (auto key : {type_id::int32, type_id::int64}) {
+      for (std::int64_t n = std::int64_t{1} << 20; n <= max_rows; n *= 4) {
+        for (auto algo : join_algorithms_on(backend::cpu)) {
+          if (algo == join_algorithm::nested_loop) { continue; }
+          join_point p{n, n, key, 0.0, 1.0, 1, output_form::aggregate};
+          run_join_point(rec, p, backend::cpu, algo, a.seed);
+        }
+      }
+    }
+  } else if (a.experiment == "cpu-groupby") {
+    // g from 2^0 to 2^24 (capped by the rows), every CPU group-by.
+    auto const rows = parse_size(a.rows, "--rows");
+    for (std::int64_t g = 1; g <= std::min<std::int64_t>(rows, std::int64_t{1} << 24); g *= 16) {
+      for (auto algo : groupby_algorithms_on(backend::cpu)) {
+        run_groupby_point(rec, rows, g, 0.0, backend::cpu, algo, a.seed);
+      }
+    }
   } else if (a.experiment == "smoke") {
     // Every algorithm of every usable backend on small inputs; all must agree on the result.
     std::vector<backend> backends{backend::cpu};
@@ -331,7 +352,8 @@ void run_bench(bench_args const& a) {
     }
     std::cout << "bench smoke: all algorithms agree\n";
   } else {
-    throw input_error("unknown experiment '" + a.experiment + "'; known: join, groupby, smoke");
+    throw input_error("unknown experiment '" + a.experiment +
+                      "'; known: join, groupby, cpu-join-scaling, cpu-groupby, smoke");
   }
 }
 
@@ -339,8 +361,8 @@ void run_bench(bench_args const& a) {
 
 void add_bench(CLI::App& app) {
   auto args = std::make_shared<bench_args>();
-  auto* c = app.add_subcommand("bench", "run a named experiment (join, groupby, smoke)");
-  c->add_option("experiment", args->experiment, "join, groupby or smoke")->required();
+  auto* c = app.add_subcommand("bench", "run a named experiment");
+  c->add_option("experiment", args->experiment, "join, groupby, cpu-join-scaling, cpu-groupby or smoke")->required();
   c->add_option("--runs", args->runs, "timed runs (the median is reported)");
   c->add_option("--warmup", args->warmup, "untimed warm-up runs");
   c->add_option("--out", args->out, "append JSON lines to this file");
@@ -355,6 +377,7 @@ void add_bench(CLI::App& app) {
   c->add_option("--output-form", args->output_form, "join: aggregate, index or table");
   c->add_option("--rows", args->rows, "groupby: input rows");
   c->add_option("--groups", args->groups, "groupby: number of groups");
+  c->add_option("--max-rows", args->max_rows, "cpu-join-scaling: largest |R| = |S| (2^20 ..)");
   c->add_option("--seed", args->seed, "random seed");
   c->callback([args] { run_bench(*args); });
 }

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The CPU backend's experiments with DuckDB beside them, on the same data and threads.
+#   bash bench/run_cpu_experiments.sh [--max-rows 2^26] [--groupby-rows 2^24] [--runs 5]
+# Writes bench/results/<host>/<date>-cpu-*.jsonl. DuckDB runs from a virtual environment made
+# here; when it cannot be installed, the peer is skipped with a message and joinery still runs.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+joinery=${JOINERY:-$root/build/bin/joinery}
+max_rows=2^24 gb_rows=2^24 runs=5
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --max-rows) max_rows=$2; shift 2 ;;
+    --groupby-rows) gb_rows=$2; shift 2 ;;
+    --runs) runs=$2; shift 2 ;;
+    *) echo "unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+pow() { python3 -c "print(eval('$1'.replace('^','**')))"; }
+host=$(hostname -s)
+dir=${RESULTS_DIR:-$root/bench/results/$host}
+mkdir -p "$dir"
+day=$(date -u +%F)
+"$joinery" bench cpu-join-scaling --max-rows "$max_rows" --runs "$runs" --out "$dir/$day-cpu-join-scaling.jsonl"
+"$joinery" bench cpu-groupby --rows "$gb_rows" --runs "$runs" --out "$dir/$day-cpu-groupby.jsonl"
+
+venv=${VENV:-$root/build/venv-bench}
+if [[ ! -x $venv/bin/python ]] || ! "$venv/bin/python" -c 'import duckdb, numpy, pyarrow' 2>/dev/null; then
+  python3 -m venv "$venv" && "$venv/bin/pip" install -q duckdb numpy pyarrow \
+    || { echo "DuckDB peer skipped: could not install duckdb/numpy/pyarrow"; exit 0; }
+fi
+peer() { "$venv/bin/python" "$root/bench/peers/duckdb_peer.py" "$@" --joinery "$joinery" --runs "$runs"; }
+n=$((1 << 20)); max=$(pow "$max_rows")
+for key in int32 int64; do
+  for ((r = n; r <= max; r *= 4)); do peer join --rows $r --key-type $key --out "$dir/$day-duckdb-join.jsonl"; done
+done
+rows=$(pow "$gb_rows")
+for ((g = 1; g <= rows && g <= 16777216; g *= 16)); do
+  peer groupby --rows "$rows" --groups $g --out "$dir/$day-duckdb-groupby.jsonl"
+done
