@@ -54,7 +54,9 @@ fi
 [[ $mode == deps ]] && exit 0
 
 # --- configure and build ---------------------------------------------------------------------
-if [[ -x /usr/local/cuda/bin/nvcc ]] || command -v nvcc >/dev/null; then
+if [[ " ${cmake_args[*]} " == *" -DJOINERY_CUDA=OFF "* ]]; then
+  echo "setup.sh: JOINERY_CUDA=OFF: building the CPU backend only"
+elif [[ -x /usr/local/cuda/bin/nvcc ]] || command -v nvcc >/dev/null; then
   echo "setup.sh: CUDA toolkit found: building the GPU backend too"
 else
   echo "setup.sh: no CUDA toolkit: building the CPU backend only"

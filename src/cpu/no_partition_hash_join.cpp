@@ -131,8 +131,8 @@ void no_partition_hash_join(join_input<Key> const& in, std::vector<Sink>& sinks)
       emit_matches(
         in.kind, i, c,
         [&](auto&& f) {
-          if (c == 1) {
-            f(sl->begin);
+          if (c <= 1) {
+            if (c == 1) { f(sl->begin); }
             return;
           }
           auto const* r = t.rows(*sl);
