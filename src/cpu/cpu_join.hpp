@@ -76,6 +76,19 @@ inline void emit_matches(join_kind kind, std::int64_t probe_row, std::int64_t ma
   }
 }
 
+/// Every probe row as unmatched (the build side is empty): anti and outer joins emit them all.
+template <class Key, class Sink>
+void emit_all_unmatched(join_input<Key> const& in, std::vector<Sink>& sinks) {
+#pragma omp parallel
+  {
+    auto& out = sinks[static_cast<std::size_t>(omp_get_thread_num())];
+#pragma omp for schedule(static)
+    for (size_type i = 0; i < in.probe_rows; ++i) {
+      emit_matches(in.kind, i, 0, [](auto&&) {}, out);
+    }
+  }
+}
+
 /// Measures a phase and appends it to `phases` (when not null).
 class phase_timer {
  public:

@@ -2,25 +2,39 @@
 #include "cpu/cpu_join.hpp"
 
 #include <cstring>
+#include <memory>
 
 namespace joinery::detail::cpu {
 
 namespace {
 
 /// Per row: the wrapping sum of the given columns' values (what the row adds to a checksum).
-std::vector<std::uint64_t> row_sums(table_view const& t, std::vector<size_type> const& cols,
-                                    size_type rows) {
-  std::vector<std::uint64_t> s(static_cast<std::size_t>(rows), 0);
+/// Written by the threads that later read it (first touch), never zero-filled by one thread.
+std::unique_ptr<std::uint64_t[]> row_sums(table_view const& t, std::vector<size_type> const& cols,
+                                          size_type rows) {
+  std::unique_ptr<std::uint64_t[]> s(new std::uint64_t[static_cast<std::size_t>(std::max<size_type>(rows, 1))]);
+  if (cols.empty()) {
+#pragma omp parallel for schedule(static)
+    for (size_type i = 0; i < rows; ++i) { s[i] = 0; }
+    return s;
+  }
+  bool first = true;
   for (auto c : cols) {
     auto const col = t.column(c);
     dispatch_type(col.type(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       if constexpr (!std::is_floating_point_v<T>) {
         auto const* v = static_cast<T const*>(col.data());
+        if (first) {
 #pragma omp parallel for schedule(static)
-        for (size_type i = 0; i < rows; ++i) { s[static_cast<std::size_t>(i)] += checksum_value(v[i]); }
+          for (size_type i = 0; i < rows; ++i) { s[i] = checksum_value(v[i]); }
+        } else {
+#pragma omp parallel for schedule(static)
+          for (size_type i = 0; i < rows; ++i) { s[i] += checksum_value(v[i]); }
+        }
       }
     });
+    first = false;
   }
   return s;
 }
@@ -68,7 +82,9 @@ void dispatch(join_algorithm algo, join_input<Key> const& in, std::vector<Sink>&
 
 std::vector<join_algorithm> algorithms() {
   // An algorithm is listed once it is implemented: the conformance suite and `automatic` follow.
-  return {join_algorithm::nested_loop, join_algorithm::no_partition_hash};
+  return {join_algorithm::nested_loop, join_algorithm::no_partition_hash,
+          join_algorithm::sort_merge, join_algorithm::indexed_nested_loop,
+          join_algorithm::radix_hash};
 }
 
 join_result run_join(join_algorithm algo, table_view const& build, size_type build_key,
@@ -98,8 +114,8 @@ join_result run_join(join_algorithm algo, table_view const& build, size_type bui
       auto const ps = row_sums(probe, probe_cols, probe.num_rows());
       std::vector<checksum_sink> sinks(nthreads);
       for (auto& s : sinks) {
-        s.build_sum = bs.data();
-        s.probe_sum = ps.data();
+        s.build_sum = bs.get();
+        s.probe_sum = ps.get();
       }
       dispatch(algo, in, sinks);
       result.form = output_form::aggregate;

@@ -53,7 +53,7 @@ type_id aggregation_result_type(aggregation_kind k, type_id input) {
 
 std::vector<groupby_algorithm> groupby_algorithms_on(backend b) {
   switch (b) {
-    case backend::cpu: return {groupby_algorithm::hash};
+    case backend::cpu: return {groupby_algorithm::hash, groupby_algorithm::sort};
     case backend::gpu: return {};  // the GPU group-bys arrive with the GPU group-by issue
     case backend::automatic: break;
   }
@@ -124,8 +124,19 @@ groupby_result groupby(table_view const& input, size_type key_column,
   table_view const host_input(std::move(views));
   auto const t_run = clock_type::now();
   groupby_result r;
-  r.columns = detail::cpu::hash_groupby(host_input, key_column, aggregations);
-  if (options.sort_by_key) { r.columns = sort_groups(std::move(r.columns)); }
+  std::vector<phase_time> phases;
+  if (algo == groupby_algorithm::sort) {
+    // Groups come out of the sort in key order already.
+    r.columns = detail::cpu::sort_groupby(host_input, key_column, aggregations, {}, &phases);
+  } else {
+    r.columns = detail::cpu::hash_groupby(host_input, key_column, aggregations, {}, &phases);
+    if (options.sort_by_key) {
+      auto const t_sort = clock_type::now();
+      r.columns = sort_groups(std::move(r.columns));
+      phases.push_back(
+        {"sort groups", std::chrono::duration<double>(clock_type::now() - t_sort).count()});
+    }
+  }
   auto const run_s = std::chrono::duration<double>(clock_type::now() - t_run).count();
   if (mr != nullptr && mr->space() != memory_space::host) {
     std::vector<column> cols;
@@ -134,7 +145,7 @@ groupby_result groupby(table_view const& input, size_type key_column,
   }
   r.stats.algorithm = algo;
   r.stats.backend = be;
-  r.stats.phases = {{"aggregate", run_s}};
+  r.stats.phases = phases.empty() ? std::vector<phase_time>{{"aggregate", run_s}} : std::move(phases);
   std::uint64_t bytes = 0;
   for (auto const& c : input) { bytes += static_cast<std::uint64_t>(c.size()) * size_of(c.type()); }
   r.stats.bytes_moved = bytes;

@@ -144,7 +144,18 @@ join_result join(table_view const& build, size_type build_key, table_view const&
 
   join_algorithm algo = options.algorithm;
   if (algo == join_algorithm::automatic) {
-    algo = band ? join_algorithm::nested_loop : join_algorithm::no_partition_hash;
+    // The planner (cost models) comes later; until then the fastest family this backend has.
+    auto const available = join_algorithms_on(be);
+    auto const has = [&](join_algorithm a) {
+      return std::find(available.begin(), available.end(), a) != available.end();
+    };
+    if (band) {
+      algo = has(join_algorithm::indexed_nested_loop) ? join_algorithm::indexed_nested_loop
+                                                      : join_algorithm::nested_loop;
+    } else {
+      algo = has(join_algorithm::radix_hash) ? join_algorithm::radix_hash
+                                             : join_algorithm::no_partition_hash;
+    }
   }
   if (!join_supported(be, algo, options.kind, options.pred.kind)) {
     JOINERY_FAIL("join algorithm '" + std::string(to_string(algo)) + "' is not available on the " +

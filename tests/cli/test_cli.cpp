@@ -114,7 +114,7 @@ TEST_F(Cli, JoinSummaryAndOutputsMatchOracleOnCsvAndNpy) {
     EXPECT_EQ(j["rows"].get<std::uint64_t>(), agg.count);
     EXPECT_EQ(j["checksum"].get<std::uint64_t>(), agg.checksum);
     EXPECT_EQ(j["backend"], "cpu");
-    EXPECT_EQ(j["algorithm"], "no_partition_hash");
+    EXPECT_EQ(j["algorithm"], "radix_hash");
     EXPECT_TRUE(j["seconds"].is_number());
 
     for (auto const* out : {"out.csv", "out_npy"}) {

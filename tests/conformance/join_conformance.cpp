@@ -32,9 +32,7 @@ std::string case_name(algo_case const& c) {
   return std::string(to_string(c.be)) + "_" + std::string(to_string(c.algo));
 }
 
-bool quadratic(join_algorithm a) {
-  return a == join_algorithm::nested_loop || a == join_algorithm::indexed_nested_loop;
-}
+bool quadratic(join_algorithm a) { return a == join_algorithm::nested_loop; }
 
 memory_space input_space(backend be) {
   return be == backend::gpu ? memory_space::device : memory_space::host;

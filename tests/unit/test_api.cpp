@@ -54,7 +54,7 @@ TEST(Api, SmallInnerJoinIndex) {
   small_tables t;
   auto const r = join(t.build, 0, t.probe, 0);
   EXPECT_EQ(r.stats.backend, backend::cpu);
-  EXPECT_EQ(r.stats.algorithm, join_algorithm::no_partition_hash);
+  EXPECT_EQ(r.stats.algorithm, join_algorithm::radix_hash);
   EXPECT_EQ(r.form, output_form::index);
   // probe 0 (3) -> build 2, 3; probe 1 (1) -> build 0; probe 3 (3) -> build 2, 3
   rows const expected{{0ULL, 1ULL}, {2ULL, 0ULL}, {2ULL, 3ULL}, {3ULL, 0ULL}, {3ULL, 3ULL}};
@@ -139,7 +139,7 @@ TEST(Api, BandJoinSmall) {
   join_options o;
   o.pred = predicate::band(5);
   auto const r = join(b, 0, p, 0, o);
-  EXPECT_EQ(r.stats.algorithm, join_algorithm::nested_loop);
+  EXPECT_EQ(r.stats.algorithm, join_algorithm::indexed_nested_loop);
   // 0<=5<=5, 10<=10<=15, 20<=25<=25
   rows const expected{{0ULL, 0ULL}, {1ULL, 1ULL}, {2ULL, 2ULL}};
   EXPECT_EQ(diff_rows(expected, index_rows(r, join_kind::inner)), "");
