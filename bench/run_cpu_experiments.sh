@@ -23,12 +23,19 @@ day=$(date -u +%F)
 "$joinery" bench cpu-join-scaling --max-rows "$max_rows" --runs "$runs" --out "$dir/$day-cpu-join-scaling.jsonl"
 "$joinery" bench cpu-groupby --rows "$gb_rows" --runs "$runs" --out "$dir/$day-cpu-groupby.jsonl"
 
-venv=${VENV:-$root/build/venv-bench}
-if [[ ! -x $venv/bin/python ]] || ! "$venv/bin/python" -c 'import duckdb, numpy, pyarrow' 2>/dev/null; then
-  python3 -m venv "$venv" && "$venv/bin/pip" install -q duckdb numpy pyarrow \
-    || { echo "DuckDB peer skipped: could not install duckdb/numpy/pyarrow"; exit 0; }
+# PEER_PYTHON: a python that already has duckdb, numpy and pyarrow (e.g. on a machine without
+# network, with duckdb installed from a carried wheel); otherwise a virtual environment is made.
+python=${PEER_PYTHON:-}
+if [[ -z $python ]]; then
+  venv=${VENV:-$root/build/venv-bench}
+  if [[ ! -x $venv/bin/python ]] || ! "$venv/bin/python" -c 'import duckdb, numpy, pyarrow' 2>/dev/null; then
+    python3 -m venv "$venv" && "$venv/bin/pip" install -q duckdb numpy pyarrow \
+      || { echo "DuckDB peer skipped: could not install duckdb/numpy/pyarrow"; exit 0; }
+  fi
+  python=$venv/bin/python
 fi
-peer() { "$venv/bin/python" "$root/bench/peers/duckdb_peer.py" "$@" --joinery "$joinery" --runs "$runs"; }
+"$python" -c 'import duckdb, numpy, pyarrow' || { echo "DuckDB peer skipped: $python lacks duckdb/numpy/pyarrow"; exit 0; }
+peer() { "$python" "$root/bench/peers/duckdb_peer.py" "$@" --joinery "$joinery" --runs "$runs"; }
 n=$((1 << 20)); max=$(pow "$max_rows")
 for key in int32 int64; do
   for ((r = n; r <= max; r *= 4)); do peer join --rows $r --key-type $key --out "$dir/$day-duckdb-join.jsonl"; done
