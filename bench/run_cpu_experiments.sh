@@ -20,6 +20,7 @@ host=$(hostname -s)
 dir=${RESULTS_DIR:-$root/bench/results/$host}
 mkdir -p "$dir"
 day=$(date -u +%F)
+"$joinery" bench cpu-bandwidth --rows 2^27 --runs "$runs" --out "$dir/$day-cpu-bandwidth.jsonl"
 "$joinery" bench cpu-join-scaling --max-rows "$max_rows" --runs "$runs" --out "$dir/$day-cpu-join-scaling.jsonl"
 "$joinery" bench cpu-groupby --rows "$gb_rows" --runs "$runs" --out "$dir/$day-cpu-groupby.jsonl"
 

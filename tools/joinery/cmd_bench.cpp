@@ -302,6 +302,24 @@ void run_bench(bench_args const& a) {
         }
       }
     }
+  } else if (a.experiment == "cpu-bandwidth") {
+    // The host's roofline: a parallel copy of --rows 8-byte values (bytes read + written).
+    auto const n = parse_size(a.rows, "--rows");
+    std::unique_ptr<std::uint64_t[]> src(new std::uint64_t[static_cast<std::size_t>(n)]);
+    std::unique_ptr<std::uint64_t[]> dst(new std::uint64_t[static_cast<std::size_t>(n)]);
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < n; ++i) {
+      src[i] = static_cast<std::uint64_t>(i) * 0x9e3779b97f4a7c15ULL;
+      dst[i] = 0;
+    }
+    nlohmann::json params{{"rows", n}, {"bytes_moved", 16 * n}, {"algorithm", "parallel_copy"}};
+    auto const j = rec.measure(params, backend::cpu, n, [&] {
+#pragma omp parallel for schedule(static)
+      for (std::int64_t i = 0; i < n; ++i) { dst[i] = src[i]; }
+      return nlohmann::json{{"phases", nlohmann::json::object()}, {"checksum", dst[n / 2]}};
+    });
+    std::cout << "host copy bandwidth: " << 16.0 * static_cast<double>(n) / j["median_s"].get<double>() / 1e9
+              << " GB/s (read + write)\n";
   } else if (a.experiment == "cpu-groupby") {
     // g from 2^0 to 2^24 (capped by the rows), every CPU group-by.
     auto const rows = parse_size(a.rows, "--rows");
@@ -353,7 +371,7 @@ void run_bench(bench_args const& a) {
     std::cout << "bench smoke: all algorithms agree\n";
   } else {
     throw input_error("unknown experiment '" + a.experiment +
-                      "'; known: join, groupby, cpu-join-scaling, cpu-groupby, smoke");
+                      "'; known: join, groupby, cpu-join-scaling, cpu-groupby, cpu-bandwidth, smoke");
   }
 }
 
