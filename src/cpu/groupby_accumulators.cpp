@@ -94,6 +94,23 @@ acc_ops make_ops() {
       for (std::size_t i = 0; i < n; ++i) { tr::add(a[gids[i]], v[i]); }
     }
   };
+  o.reduce = [](std::byte* p, std::uint32_t gid, void const* values, std::size_t n) {
+    auto& a = reinterpret_cast<acc*>(p)[gid];
+    if constexpr (A == acc_kind::count) {
+      a += static_cast<acc>(n);
+    } else {
+      // Four independent partial folds: they vectorise (integers) or at least pipeline (floats,
+      // whose sums then differ from the row-order sum only by rounding).
+      auto const* v = static_cast<T const*>(values);
+      acc r[4] = {tr::identity(), tr::identity(), tr::identity(), tr::identity()};
+      std::size_t i = 0;
+      for (; i + 4 <= n; i += 4) {
+        for (std::size_t j = 0; j < 4; ++j) { tr::add(r[j], v[i + j]); }
+      }
+      for (; i < n; ++i) { tr::add(r[0], v[i]); }
+      for (std::size_t j = 0; j < 4; ++j) { tr::combine(a, r[j]); }
+    }
+  };
   o.merge = [](std::byte* dp, std::uint32_t const* dg, std::byte const* sp,
                std::uint32_t const* sg, std::size_t n) {
     auto* d = reinterpret_cast<acc*>(dp);
@@ -254,6 +271,18 @@ std::uint32_t group_table<K>::insert_at(std::size_t s, K key) {
   return static_cast<std::uint32_t>(g);
 }
 
+namespace {
+/// Whether keys[0..n) are all equal. Two probes first, so that mixed chunks (the common case
+/// with many groups) cost almost nothing; the full test is a branch-free, vectorised pass.
+template <class K>
+bool uniform(K const* keys, std::size_t n) {
+  if (n == 0 || keys[n - 1] != keys[0] || keys[n / 2] != keys[0]) { return false; }
+  K diff = 0;
+  for (std::size_t i = 0; i < n; ++i) { diff |= keys[i] ^ keys[0]; }
+  return diff == 0;
+}
+}  // namespace
+
 template <class K>
 std::size_t group_table<K>::aggregate(K const* keys, void const* const* values, std::size_t n,
                                std::size_t chunk, std::size_t max_groups) {
@@ -261,16 +290,38 @@ std::size_t group_table<K>::aggregate(K const* keys, void const* const* values, 
   auto const& accs = plan_->accs;
   for (std::size_t begin = 0; begin < n; begin += chunk) {
     auto const len = std::min(chunk, n - begin);
-    for (std::size_t i = 0; i < len; ++i) { gids[i] = find_or_insert(keys[begin + i]); }
-    for (std::size_t a = 0; a < accs.size(); ++a) {
-      auto const* v = values[a] == nullptr
-                        ? nullptr
-                        : static_cast<std::byte const*>(values[a]) + begin * accs[a].ops.value_width;
-      accs[a].ops.update(accs_.data(a), gids.data(), v, len);
+    auto const* k = keys + begin;
+    if (uniform(k, len)) {
+      // One key over the whole chunk (one group, or sorted/clustered input): one lookup, then
+      // each accumulator folds the chunk in registers.
+      auto const gid = find_or_insert(k[0]);
+      for (std::size_t a = 0; a < accs.size(); ++a) {
+        auto const* v = values[a] == nullptr
+                          ? nullptr
+                          : static_cast<std::byte const*>(values[a]) + begin * accs[a].ops.value_width;
+        accs[a].ops.reduce(accs_.data(a), gid, v, len);
+      }
+    } else {
+      for (std::size_t i = 0; i < len; ++i) { gids[i] = find_or_insert(k[i]); }
+      for (std::size_t a = 0; a < accs.size(); ++a) {
+        auto const* v = values[a] == nullptr ? nullptr
+                                             : static_cast<std::byte const*>(values[a]) +
+                                                 begin * accs[a].ops.value_width;
+        accs[a].ops.update(accs_.data(a), gids.data(), v, len);
+      }
     }
     if (size() > max_groups) { return begin + len; }
   }
   return n;
+}
+
+template <class K>
+void group_table<K>::clear() {
+  std::fill(slots_.begin(), slots_.end(), slot{K{}, 0});
+  for (std::size_t a = 0; a < plan_->accs.size(); ++a) {
+    plan_->accs[a].ops.init(accs_.data(a), 0, keys_.size());
+  }
+  keys_.clear();
 }
 
 template <class K>

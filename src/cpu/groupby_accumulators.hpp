@@ -34,6 +34,9 @@ struct acc_ops {
   /// acc[gids[i]] op= values[i] for i < n.
   void (*update)(std::byte* acc, std::uint32_t const* gids, void const* values,
                  std::size_t n) = nullptr;
+  /// acc[gid] op= values[0] op ... op values[n - 1]: rows of one group, folded in registers
+  /// (a[gids[i]] op= v[i] with one gid chains every row through a store and a reload).
+  void (*reduce)(std::byte* acc, std::uint32_t gid, void const* values, std::size_t n) = nullptr;
   /// dst[dst_gids[i]] op= src[src_gids[i]] for i < n.
   void (*merge)(std::byte* dst, std::uint32_t const* dst_gids, std::byte const* src,
                 std::uint32_t const* src_gids, std::size_t n) = nullptr;
@@ -121,6 +124,10 @@ class group_table {
   /// Returns the rows consumed: n, or fewer once the table holds more than `max_groups` groups.
   std::size_t aggregate(K const* keys, void const* const* values, std::size_t n, std::size_t chunk,
                  std::size_t max_groups);
+
+  /// Empties the table but keeps its memory, so that one table serves many partitions without
+  /// faulting in fresh pages for each.
+  void clear();
 
   /// Merges groups `src_gids[0..n)` of `src` into this table.
   void merge_from(group_table const& src, std::uint32_t const* src_gids, std::size_t n,

@@ -45,6 +45,15 @@ std::size_t cache_bytes_of(hash_groupby_policy const& policy) {
   return l2 > 0 ? static_cast<std::size_t>(l2) : std::size_t{1} << 20;
 }
 
+/// Bytes a thread's pre-aggregation table may reach before the run partitions instead.
+std::size_t local_table_bytes(hash_groupby_policy const& policy, std::size_t l2, int threads) {
+  auto const over = static_cast<std::size_t>(policy.l2_overflow * static_cast<double>(l2));
+  if (policy.cache_bytes > 0) { return over; }  // a given cache size stands for the whole machine
+  long const l3 = ::sysconf(_SC_LEVEL3_CACHE_SIZE);
+  if (l3 <= 0) { return l2; }
+  return std::max(l2, std::min(over, static_cast<std::size_t>(l3) / static_cast<std::size_t>(threads)));
+}
+
 int ceil_log2(double x) { return x <= 1 ? 0 : static_cast<int>(std::ceil(std::log2(x))); }
 
 /// Distinct keys implied by seeing `d` distinct in `r` uniform draws: solves d = G(1 - e^(-r/G)).
@@ -80,7 +89,8 @@ class hash_run {
 
   table run(hash_groupby_path* path) {
     auto limit = policy_.max_local_groups < 0
-                   ? std::max<std::size_t>(cache_ / group_bytes_, 1024)
+                   ? std::max<std::size_t>(
+                       local_table_bytes(policy_, cache_, threads_) / group_bytes_, 1024)
                    : static_cast<std::size_t>(policy_.max_local_groups);
     double groups_estimate = static_cast<double>(n_);
     if (limit > 0) {
@@ -119,7 +129,16 @@ class hash_run {
         }
         auto const done = tab.aggregate(keys_ + b, v.data(), len, policy_.chunk_rows, limit);
         seen[t] += done;
-        if (done < len) { overflow.store(true, std::memory_order_relaxed); }
+        // Give up early when the keys seen so far already imply that this thread's table will
+        // outgrow the limit (with a 2x margin for the estimate): filling a table of several
+        // MiB only to find that out would cost a few percent at g = 2^24.
+        auto const r = static_cast<double>(seen[t]);
+        auto const groups = estimate_groups(r, static_cast<double>(tab.size()),
+                                            static_cast<double>(n_));
+        auto const expect = groups * -std::expm1(-static_cast<double>(hi - lo) / groups);
+        if (done < len || expect > 2.0 * static_cast<double>(limit)) {
+          overflow.store(true, std::memory_order_relaxed);
+        }
       }
     }
     clock_.lap("pre-aggregate");
@@ -295,22 +314,49 @@ class hash_run {
       }
     }
     auto const per_part = std::max(groups_estimate / static_cast<double>(parts), 16.0);
+    // A whole partition aggregates in its thread's scratch table, reused from one partition to
+    // the next, and only its groups are kept (dense keys and accumulators): a fresh table per
+    // partition faulted in about 4x the memory of its groups (at g = 2^24, most of this phase).
+    // Pieces of a split partition keep their own tables until they are folded together.
     std::vector<std::optional<table_type>> tabs(tasks.size());
+    std::vector<std::vector<K>> kept_keys(tasks.size());
+    std::vector<acc_set> kept_accs;
+    for (std::size_t k = 0; k < tasks.size(); ++k) { kept_accs.emplace_back(&plan_); }
 #pragma omp parallel num_threads(threads_)
     {
       std::vector<void const*> v(plan_.accs.size());
+      std::optional<table_type> scratch;
 #pragma omp for schedule(dynamic, 1)
       for (std::size_t k = 0; k < tasks.size(); ++k) {
         auto const& tk = tasks[k];
         auto const rows = tk.end - tk.begin;
-        auto& tab = tabs[k].emplace(
-          &plan_, static_cast<std::size_t>(std::min(static_cast<double>(rows), 1.25 * per_part)));
+        auto const expect =
+          static_cast<std::size_t>(std::min(static_cast<double>(rows), 1.25 * per_part));
+        table_type* tab = nullptr;
+        if (split[tk.part]) {
+          tab = &tabs[k].emplace(&plan_, expect);
+        } else {
+          if (scratch) {
+            scratch->clear();
+          } else {
+            scratch.emplace(&plan_, expect);
+          }
+          tab = &*scratch;
+        }
         for (std::size_t a = 0; a < v.size(); ++a) {
           v[a] = buffer_of[a] < 0 ? nullptr
                                   : buffers[static_cast<std::size_t>(buffer_of[a])].get() +
                                       tk.begin * plan_.accs[a].ops.value_width;
         }
-        tab.aggregate(pkeys + tk.begin, v.data(), rows, policy_.chunk_rows, SIZE_MAX);
+        tab->aggregate(pkeys + tk.begin, v.data(), rows, policy_.chunk_rows, SIZE_MAX);
+        if (!split[tk.part]) {
+          auto const g = tab->size();
+          kept_keys[k].assign(tab->keys(), tab->keys() + g);
+          kept_accs[k].allocate(g);
+          for (std::size_t a = 0; a < plan_.accs.size(); ++a) {
+            std::memcpy(kept_accs[k].data(a), tab->accs().data(a), g * plan_.accs[a].ops.width);
+          }
+        }
       }
       // Pieces of a split partition fold into its first piece.
 #pragma omp for schedule(dynamic, 1)
@@ -327,9 +373,19 @@ class hash_run {
       }
     }
     clock_.lap("aggregate");
-    std::vector<table_type const*> out;
-    for (std::size_t p = 0; p < parts; ++p) { out.push_back(&*tabs[first_task[p]]); }
-    return output(out);
+    std::vector<group_run<K>> runs;
+    for (std::size_t p = 0; p < parts; ++p) {
+      auto const k = first_task[p];
+      if (split[p]) {
+        auto const& t = *tabs[k];
+        runs.push_back(run_of(t.accs(), t.keys(), 0, t.size()));
+      } else {
+        runs.push_back(run_of(kept_accs[k], kept_keys[k].data(), 0, kept_keys[k].size()));
+      }
+    }
+    auto out = finalize_groups(plan_, runs);
+    clock_.lap("output");
+    return out;
   }
 
   template <class W>

@@ -1,6 +1,7 @@
 // The CPU group-bys beyond what the conformance suite reaches: both paths of the hash group-by
 // forced, 1 and 4 threads, every key type, floating columns, extreme values, g = |R|, a hot
-// partition split across threads; the sort group-by's key order.
+// partition split across threads, chunks of one key, the derived table-size limit; the sort
+// group-by's key order, groups spanning thread ranges, values carried or gathered.
 #include "support/oracle.hpp"
 #include "support/threads.hpp"
 
@@ -159,6 +160,58 @@ TEST(CpuHashGroupby, HotPartitionIsSplitAcrossThreads) {
   expect_matches_oracle(in, r);
 }
 
+TEST(CpuHashGroupby, ThreadTablesMayOutgrowL2UpToThePolicyFactor) {
+  scoped_threads ts(4);
+  auto const in = make_input(60000, 3000, type_id::int32, 0.0, 8);
+  hash_groupby_policy p;
+  p.serial_rows = 0;
+  p.cache_bytes = 32 << 10;  // ~100 groups of all_aggregates' accumulators, far below 3000
+  hash_groupby_path taken{};
+  for (double factor : {1.0, 64.0}) {
+    p.l2_overflow = factor;
+    auto const r = detail::cpu::hash_groupby(in.view(), 0, all_aggregates(in.view()), p, nullptr,
+                                             &taken);
+    // The derived limit is at least 1024 groups: 3000 overflow it at 1x, not at 64x.
+    EXPECT_EQ(taken, factor == 1.0 ? hash_groupby_path::partition
+                                   : hash_groupby_path::pre_aggregate);
+    expect_matches_oracle(in, r);
+  }
+}
+
+/// `rows` rows in runs of `run` equal keys (0, 1, 2, ...), so that whole chunks hold one key.
+table clustered_input(size_type rows, size_type run, std::uint64_t seed) {
+  std::vector<std::int64_t> k(static_cast<std::size_t>(rows));
+  std::vector<std::int32_t> a(k.size());
+  std::vector<double> d(k.size());
+  std::uint64_t x = seed;
+  for (std::size_t i = 0; i < k.size(); ++i) {
+    k[i] = static_cast<std::int64_t>(i) / run;
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    a[i] = static_cast<std::int32_t>(x >> 33) - (1 << 30);
+    d[i] = static_cast<double>((x >> 40) % 1000) / 7.0;
+  }
+  return table_of(k, a, d);
+}
+
+TEST(CpuHashGroupby, ChunksOfOneKeyFoldInRegistersOnEveryThread) {
+  // g = 1 (every chunk one key), long runs (most chunks one key, some two), and runs shorter
+  // than a chunk (no chunk one key), on both paths, several threads, chunks not dividing rows.
+  for (size_type run : {size_type{50000}, size_type{700}, size_type{3}}) {
+    auto const in = clustered_input(50000, run, 3);
+    for (int threads : {1, 4}) {
+      scoped_threads ts(threads);
+      for (std::int64_t limit : {std::int64_t{0}, std::int64_t{1} << 40}) {
+        hash_groupby_policy p;
+        p.serial_rows = 0;
+        p.chunk_rows = 96;
+        p.max_local_groups = limit;
+        expect_matches_oracle(in, detail::cpu::hash_groupby(in.view(), 0,
+                                                            all_aggregates(in.view()), p));
+      }
+    }
+  }
+}
+
 // ---- extremes: min/max/sum at the limits of every value type ----
 
 TEST(CpuGroupby, ExtremeValuesBothAlgorithmsBothPaths) {
@@ -252,6 +305,31 @@ INSTANTIATE_TEST_SUITE_P(
                      ::testing::Values(1, 4),
                      ::testing::Values(size_type{1}, size_type{1000}, size_type{40000})),
   [](auto const& info) { return sort_case_name(info.param); });
+
+TEST(CpuSortGroupby, GroupsSpanningThreadRangesAreSplitAndMerged) {
+  // One group (all keys equal: no sort pass, the input read in place), two groups each wider
+  // than a thread's range, and runs crossing range boundaries; values carried in the sort
+  // records (one int32 and one double: 3 words; none for count alone). Row ids (values too
+  // wide to carry) are covered by MatchesOracleInKeyOrder.
+  for (size_type run : {size_type{50000}, size_type{25000}, size_type{4999}, size_type{1}}) {
+    auto const in = clustered_input(50000, run, 9);
+    std::vector<aggregation> narrow{{aggregation_kind::count, -1}, {aggregation_kind::sum, 1},
+                                    {aggregation_kind::max, 1}, {aggregation_kind::avg, 2}};
+    for (int threads : {1, 3, 4}) {
+      scoped_threads ts(threads);
+      sort_groupby_policy p;
+      p.serial_rows = 0;
+      p.chunk_rows = 100;
+      std::vector<aggregation> count_only{{aggregation_kind::count, -1}};
+      for (auto const& aggs : {narrow, all_aggregates(in.view()), count_only}) {
+        auto const r = detail::cpu::sort_groupby(in.view(), 0, aggs, p);
+        EXPECT_EQ(diff_groups(oracle_groupby(in.view(), 0, aggs), groupby_rows(r.view())), "")
+          << "run " << run << ", " << threads << " threads, " << aggs.size() << " aggregates";
+        EXPECT_TRUE(keys_sorted<std::int64_t>(r));
+      }
+    }
+  }
+}
 
 TEST(CpuSortGroupby, NegativeKeysSortBelowPositive) {
   std::vector<std::int32_t> k{5, -3, 0, std::numeric_limits<std::int32_t>::min(), -3, 5,
