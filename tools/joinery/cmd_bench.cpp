@@ -1,4 +1,5 @@
 // joinery bench: named experiments, warm-up, median of N runs, JSON lines out.
+#include "bench_primitives.hpp"
 #include "cli.hpp"
 #include "timing.hpp"
 
@@ -369,9 +370,14 @@ void run_bench(bench_args const& a) {
             "cpu no_partition_hash on the nested-loop input");
     }
     std::cout << "bench smoke: all algorithms agree\n";
+  } else if (a.experiment == "primitives") {
+    // GPU primitives against the device-copy roofline (bench_primitives.cpp); --rows default 2^28.
+    run_primitives_bench({a.rows == bench_args{}.rows ? std::int64_t{1} << 28
+                                                      : parse_size(a.rows, "--rows"),
+                          a.runs, a.warmup, a.out, a.seed, git_revision(), today()});
   } else {
     throw input_error("unknown experiment '" + a.experiment +
-                      "'; known: join, groupby, cpu-join-scaling, cpu-groupby, cpu-bandwidth, smoke");
+                      "'; known: join, groupby, cpu-join-scaling, cpu-groupby, cpu-bandwidth, smoke, primitives");
   }
 }
 

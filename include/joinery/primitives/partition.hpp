@@ -1,0 +1,78 @@
+#pragma once
+// GPU radix primitives: exclusive prefix scan, radix histogram, radix partitioning.
+//
+// Host-only header (no CUDA types). Every function works on device columns, orders its work on
+// `stream` and returns without waiting for it: the results are valid in stream order. Results
+// and temporaries come from `mr` (null: joinery::device_resource()), which must be a device
+// resource. Without the GPU backend (built with -DJOINERY_CUDA=OFF) every function throws
+// joinery::logic_error.
+//
+// Radix digits are bits of the key itself: digit(k) = (k >> bit_offset) & (2^bits - 1), taken on
+// the key's two's-complement bit pattern (an int32 key -1 has digit 2^bits - 1 at any offset).
+// Nothing is hashed here: callers that want hash partitioning pass hashed keys.
+#include <joinery/column.hpp>
+#include <joinery/memory.hpp>
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+namespace joinery {
+
+/// Largest number of radix bits of one pass (fanout 2^12): the per-block histogram and the
+/// per-block write cursors must fit in shared memory. Partition by more bits in several passes
+/// (e.g. the high bits first, then each partition, a view of the output, by the low bits).
+inline constexpr int max_radix_bits = 12;
+
+/// Exclusive scan with the total appended: for int64 `counts` of n entries (device, no nulls),
+/// returns an int64 device column `out` of n + 1 entries, out[0] = 0, out[i] = counts[0] + ... +
+/// counts[i-1] (wrapping on overflow); so out[n] is the total and `out` can serve as offsets.
+column prefix_scan(column_view const& counts, stream_ref stream = default_stream(),
+                   memory_resource_ref mr = nullptr);
+
+/// Histogram of the radix digit [bit_offset, bit_offset + bits) of `keys` (a device column of a
+/// key type: int32, int64, uint32, uint64; no nulls), 1 <= bits <= max_radix_bits and
+/// bit_offset + bits <= the key's width in bits. Returns an int64 device column of 2^bits
+/// counts. Per-block shared-memory histograms built with atomics, merged into the global one
+/// (Rui & Tu 2017, Algorithm 1).
+column radix_histogram(column_view const& keys, int bit_offset, int bits,
+                       stream_ref stream = default_stream(), memory_resource_ref mr = nullptr);
+
+enum class partition_algorithm : std::uint8_t {
+  /// Stable contiguous partitioning (Wu et al. 2025, RADIX-PARTITION): a CUB radix sort over the
+  /// digit's bits only, then each payload gathered by the permutation. Within a partition rows
+  /// keep their input order, so payload columns partitioned in separate calls line up. Any
+  /// number of 4- and 8-byte payload columns.
+  stable_cub,
+  /// Rui & Tu 2017 Algorithms 1-2: per-block shared-memory histograms, one global scan, then a
+  /// reorder in which each thread holds VT tuples in registers and claims output slots with
+  /// shared-memory atomics. One read of the keys more, but no sort; NOT stable (the order within
+  /// a partition varies between runs). The key and at most one 4- or 8-byte payload column.
+  shared_atomic,
+};
+std::string_view to_string(partition_algorithm a) noexcept;
+/// Parses "stable_cub" or "shared_atomic"; throws logic_error otherwise.
+partition_algorithm partition_algorithm_from_string(std::string_view name);
+
+/// Output of radix_partition: the columns reordered so that partition p occupies rows
+/// [offsets[p], offsets[p + 1]) of every column, in the order of the digit value.
+struct partitioned_columns {
+  column keys;
+  std::vector<column> payloads;  // in the order they were given
+  column offsets;                // int64, 2^bits + 1 entries, on the device; offsets[2^bits] = rows
+  int bit_offset = 0;
+  int bits = 0;
+  [[nodiscard]] size_type fanout() const noexcept { return size_type{1} << bits; }
+};
+
+/// Partitions `keys` and `payloads` (device columns of equal length, no nulls; payloads of any
+/// 4- or 8-byte type, moved bit for bit) by the radix digit [bit_offset, bit_offset + bits) of
+/// the keys, 1 <= bits <= max_radix_bits, bit_offset + bits <= the key's width in bits.
+partitioned_columns radix_partition(column_view const& keys,
+                                    std::vector<column_view> const& payloads, int bit_offset,
+                                    int bits,
+                                    partition_algorithm algorithm = partition_algorithm::stable_cub,
+                                    stream_ref stream = default_stream(),
+                                    memory_resource_ref mr = nullptr);
+
+}  // namespace joinery

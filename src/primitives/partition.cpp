@@ -1,0 +1,217 @@
+// Public radix primitives: argument checks, NVTX range, then the GPU dispatch layer
+// (partition.cu, partition_stable.cu). Built without CUDA, every entry point refuses.
+#include <joinery/primitives/partition.hpp>
+
+#if defined(JOINERY_HAS_CUDA)
+#include "primitives/partition_dispatch.hpp"
+#endif
+
+#include <cstdint>
+#include <string>
+
+namespace joinery {
+
+std::string_view to_string(partition_algorithm a) noexcept {
+  switch (a) {
+    case partition_algorithm::stable_cub: return "stable_cub";
+    case partition_algorithm::shared_atomic: return "shared_atomic";
+  }
+  return "unknown";
+}
+
+partition_algorithm partition_algorithm_from_string(std::string_view name) {
+  for (auto a : {partition_algorithm::stable_cub, partition_algorithm::shared_atomic}) {
+    if (to_string(a) == name) { return a; }
+  }
+  JOINERY_FAIL("unknown partition algorithm '" + std::string(name) +
+               "'; known: stable_cub, shared_atomic");
+}
+
+namespace {
+
+[[maybe_unused]] void expect_cuda(char const* fn) {
+#if !defined(JOINERY_HAS_CUDA)
+  JOINERY_FAIL(std::string(fn) + " needs the GPU backend, built without CUDA");
+#else
+  (void)fn;
+#endif
+}
+
+void expect_no_nulls(column_view const& c, char const* fn, std::string const& what) {
+  JOINERY_EXPECTS(!c.nullable(),
+                  std::string(fn) + ": the " + what + " column is nullable; nulls are not supported");
+}
+
+void expect_device(column_view const& c, char const* fn, std::string const& what) {
+  JOINERY_EXPECTS(c.space() == memory_space::device,
+                  std::string(fn) + ": the " + what + " column is in " +
+                    std::string(to_string(c.space())) +
+                    " memory but must be in device memory (copy it with column::copy_of(view, "
+                    "device_resource(), stream))");
+}
+
+void expect_key(column_view const& keys, char const* fn) {
+  JOINERY_EXPECTS(is_key_type(keys.type()),
+                  std::string(fn) + ": keys must be int32, int64, uint32 or uint64, got " +
+                    std::string(to_string(keys.type())));
+  expect_no_nulls(keys, fn, "key");
+}
+
+void expect_digit(column_view const& keys, int bit_offset, int bits, char const* fn) {
+  JOINERY_EXPECTS(bits >= 1 && bits <= max_radix_bits,
+                  std::string(fn) + ": bits must lie in [1, " + std::to_string(max_radix_bits) +
+                    "], got " + std::to_string(bits) +
+                    " (partition by more bits in several passes)");
+  int const width = static_cast<int>(8 * size_of(keys.type()));
+  JOINERY_EXPECTS(bit_offset >= 0 && bit_offset <= width - bits,
+                  std::string(fn) + ": the digit bits [" + std::to_string(bit_offset) + ", " +
+                    std::to_string(static_cast<long long>(bit_offset) + bits) +
+                    ") do not lie within the " + std::to_string(width) + " bits of the " +
+                    std::string(to_string(keys.type())) + " keys");
+}
+
+memory_resource* result_resource(memory_resource_ref mr, char const* fn) {
+  if (mr == nullptr) { return device_resource(); }
+  JOINERY_EXPECTS(mr->space() == memory_space::device,
+                  std::string(fn) + ": the memory resource must allocate device memory, not " +
+                    std::string(to_string(mr->space())) + " memory");
+  return mr;
+}
+
+}  // namespace
+
+column prefix_scan(column_view const& counts, stream_ref stream, memory_resource_ref mr) {
+  constexpr char const* fn = "prefix_scan";
+  expect_cuda(fn);
+  JOINERY_EXPECTS(counts.type() == type_id::int64,
+                  std::string(fn) + ": counts must be int64, got " +
+                    std::string(to_string(counts.type())));
+  expect_no_nulls(counts, fn, "counts");
+  expect_device(counts, fn, "counts");
+  auto* res = result_resource(mr, fn);
+  scoped_range range("joinery::prefix_scan");
+  column out(type_id::int64, counts.size() + 1, res, stream);
+#if defined(JOINERY_HAS_CUDA)
+  detail::gpu::prefix_scan(static_cast<std::int64_t const*>(counts.data()), counts.size(),
+                           out.data_as<std::int64_t>(), stream, res);
+#endif
+  return out;
+}
+
+column radix_histogram(column_view const& keys, int bit_offset, int bits, stream_ref stream,
+                       memory_resource_ref mr) {
+  constexpr char const* fn = "radix_histogram";
+  expect_cuda(fn);
+  expect_key(keys, fn);
+  expect_digit(keys, bit_offset, bits, fn);
+  expect_device(keys, fn, "key");
+  auto* res = result_resource(mr, fn);
+  scoped_range range("joinery::radix_histogram");
+  column counts(type_id::int64, size_type{1} << bits, res, stream);
+#if defined(JOINERY_HAS_CUDA)
+  auto* d_counts = counts.data_as<std::int64_t>();
+  if (size_of(keys.type()) == 4) {
+    detail::gpu::radix_histogram(static_cast<std::uint32_t const*>(keys.data()), keys.size(),
+                                 bit_offset, bits, d_counts, stream, res);
+  } else {
+    detail::gpu::radix_histogram(static_cast<std::uint64_t const*>(keys.data()), keys.size(),
+                                 bit_offset, bits, d_counts, stream, res);
+  }
+#endif
+  return counts;
+}
+
+#if defined(JOINERY_HAS_CUDA)
+namespace {
+
+template <class K, class P>
+void run_shared_atomic(column_view const& keys, column_view const* payload,
+                       partitioned_columns& out, int bit_offset, int bits, stream_ref stream,
+                       memory_resource* res) {
+  P const* in = payload ? static_cast<P const*>(payload->data()) : nullptr;
+  P* dst = payload ? static_cast<P*>(out.payloads.front().data()) : nullptr;
+  detail::gpu::shared_atomic_partition<K, P>(
+    static_cast<K const*>(keys.data()), in, keys.size(), bit_offset, bits,
+    static_cast<K*>(out.keys.data()), dst, out.offsets.data_as<std::int64_t>(), stream, res);
+}
+
+template <class K>
+void dispatch_partition(column_view const& keys, std::vector<column_view> const& payloads,
+                        partitioned_columns& out, partition_algorithm algorithm, int bit_offset,
+                        int bits, stream_ref stream, memory_resource* res) {
+  using detail::gpu::no_payload;
+  if (algorithm == partition_algorithm::shared_atomic) {
+    if (payloads.empty()) {
+      run_shared_atomic<K, no_payload>(keys, nullptr, out, bit_offset, bits, stream, res);
+    } else if (size_of(payloads[0].type()) == 4) {
+      run_shared_atomic<K, std::uint32_t>(keys, &payloads[0], out, bit_offset, bits, stream, res);
+    } else {
+      run_shared_atomic<K, std::uint64_t>(keys, &payloads[0], out, bit_offset, bits, stream, res);
+    }
+    return;
+  }
+  std::vector<detail::gpu::payload_io> io;
+  for (std::size_t i = 0; i < payloads.size(); ++i) {
+    io.push_back({payloads[i].data(), out.payloads[i].data(), size_of(payloads[i].type())});
+  }
+  detail::gpu::stable_partition<K>(static_cast<K const*>(keys.data()), keys.size(), bit_offset,
+                                   bits, static_cast<K*>(out.keys.data()), io,
+                                   out.offsets.data_as<std::int64_t>(), stream, res);
+}
+
+}  // namespace
+#endif
+
+partitioned_columns radix_partition(column_view const& keys,
+                                    std::vector<column_view> const& payloads, int bit_offset,
+                                    int bits, partition_algorithm algorithm, stream_ref stream,
+                                    memory_resource_ref mr) {
+  constexpr char const* fn = "radix_partition";
+  expect_cuda(fn);
+  JOINERY_EXPECTS(algorithm == partition_algorithm::stable_cub ||
+                    algorithm == partition_algorithm::shared_atomic,
+                  std::string(fn) + ": unknown partition algorithm");
+  expect_key(keys, fn);
+  for (std::size_t i = 0; i < payloads.size(); ++i) {
+    auto const& p = payloads[i];
+    std::string const what = "payload " + std::to_string(i);
+    JOINERY_EXPECTS(size_of(p.type()) == 4 || size_of(p.type()) == 8,
+                    std::string(fn) + ": the " + what + " column is " +
+                      std::string(to_string(p.type())) + "; payloads must be 4- or 8-byte types");
+    JOINERY_EXPECTS(p.size() == keys.size(),
+                    std::string(fn) + ": the " + what + " column has " + std::to_string(p.size()) +
+                      " rows but the keys have " + std::to_string(keys.size()));
+    expect_no_nulls(p, fn, what);
+  }
+  expect_digit(keys, bit_offset, bits, fn);
+  JOINERY_EXPECTS(algorithm != partition_algorithm::shared_atomic || payloads.size() <= 1,
+                  std::string(fn) + ": shared_atomic moves the key and at most one payload column, "
+                                    "got " + std::to_string(payloads.size()) +
+                    " (stable_cub partitions any number, and its columns line up across calls)");
+  expect_device(keys, fn, "key");
+  for (std::size_t i = 0; i < payloads.size(); ++i) {
+    expect_device(payloads[i], fn, "payload " + std::to_string(i));
+  }
+  auto* res = result_resource(mr, fn);
+  scoped_range range(algorithm == partition_algorithm::stable_cub
+                       ? "joinery::radix_partition(stable_cub)"
+                       : "joinery::radix_partition(shared_atomic)");
+  partitioned_columns out;
+  out.bit_offset = bit_offset;
+  out.bits = bits;
+  out.keys = column(keys.type(), keys.size(), res, stream);
+  for (auto const& p : payloads) { out.payloads.emplace_back(p.type(), p.size(), res, stream); }
+  out.offsets = column(type_id::int64, out.fanout() + 1, res, stream);
+#if defined(JOINERY_HAS_CUDA)
+  if (size_of(keys.type()) == 4) {
+    dispatch_partition<std::uint32_t>(keys, payloads, out, algorithm, bit_offset, bits, stream,
+                                      res);
+  } else {
+    dispatch_partition<std::uint64_t>(keys, payloads, out, algorithm, bit_offset, bits, stream,
+                                      res);
+  }
+#endif
+  return out;
+}
+
+}  // namespace joinery

@@ -1,0 +1,48 @@
+#pragma once
+// Internal: host-callable dispatch layer of the radix primitives (defined in partition.cu and
+// partition_stable.cu, explicitly instantiated there). Arguments are already checked by the
+// public functions (src/primitives/partition.cpp). Keys are passed as the unsigned integer of
+// their width (digits are bits of the key's bit pattern); payloads as the unsigned integer of
+// their width (moved bit for bit). Every pointer is device memory; work is ordered on `stream`,
+// temporaries come from `mr`.
+#include <joinery/memory.hpp>
+#include <joinery/types.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace joinery::detail::gpu {
+
+/// The payload type of a keys-only partitioning.
+struct no_payload {};
+
+/// out[0] = 0, out[i + 1] = in[0] + ... + in[i] (wrapping), n + 1 entries.
+void prefix_scan(std::int64_t const* in, size_type n, std::int64_t* out, stream_ref stream,
+                 memory_resource* mr);
+
+/// counts[d] = rows whose digit is d, 2^bits entries. K: std::uint32_t or std::uint64_t.
+template <class K>
+void radix_histogram(K const* keys, size_type n, int bit_offset, int bits, std::int64_t* counts,
+                     stream_ref stream, memory_resource* mr);
+
+/// Rui & Tu Algorithms 1-2. P: no_payload, std::uint32_t or std::uint64_t. offsets: 2^bits + 1.
+template <class K, class P>
+void shared_atomic_partition(K const* keys, P const* payload, size_type n, int bit_offset,
+                             int bits, K* keys_out, P* payload_out, std::int64_t* offsets,
+                             stream_ref stream, memory_resource* mr);
+
+/// One payload column of a stable partitioning: `width` is 4 or 8 bytes.
+struct payload_io {
+  void const* in = nullptr;
+  void* out = nullptr;
+  std::size_t width = 0;
+};
+
+/// Stable partitioning by a CUB radix sort over the digit's bits. offsets: 2^bits + 1.
+template <class K>
+void stable_partition(K const* keys, size_type n, int bit_offset, int bits, K* keys_out,
+                      std::vector<payload_io> const& payloads, std::int64_t* offsets,
+                      stream_ref stream, memory_resource* mr);
+
+}  // namespace joinery::detail::gpu

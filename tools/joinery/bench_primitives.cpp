@@ -1,0 +1,203 @@
+// joinery bench primitives: CUDA-event timings (median of --runs after --warmup) of the radix
+// primitives at --rows elements, each against the device-to-device copy of the same data.
+#include "bench_primitives.hpp"
+#include "timing.hpp"
+
+#include <joinery/gen.hpp>
+#include <joinery/primitives/checksum.hpp>
+#include <joinery/primitives/partition.hpp>
+
+#include <nlohmann/json.hpp>
+
+#if defined(JOINERY_HAS_CUDA)
+#include "core/cuda_try.hpp"
+
+#include <cuda_runtime_api.h>
+#endif
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <string>
+#include <vector>
+
+namespace joinery::cli {
+
+#if !defined(JOINERY_HAS_CUDA)
+
+void run_primitives_bench(primitives_bench_args const&) {
+  JOINERY_FAIL("bench primitives needs the GPU backend, built without CUDA");
+}
+
+#else
+
+namespace {
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  auto const n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+class primitives_bench {
+ public:
+  explicit primitives_bench(primitives_bench_args const& a) : a_(a) {
+    JOINERY_EXPECTS(a.runs >= 1, "--runs must be at least 1");
+    JOINERY_EXPECTS(a.rows >= 1, "--rows must be at least 1");
+    JOINERY_EXPECTS(device_count() > 0, "bench primitives needs a GPU, and none is present");
+    device_ = get_device_info(0).name;
+    if (!a.out.empty()) {
+      auto const parent = std::filesystem::path(a.out).parent_path();
+      if (!parent.empty()) { std::filesystem::create_directories(parent); }
+      file_.open(a.out, std::ios::app);
+      if (!file_) { throw input_error("cannot open benchmark output " + a.out); }
+    }
+  }
+  primitives_bench(primitives_bench const&) = delete;
+  primitives_bench& operator=(primitives_bench const&) = delete;
+
+  void run() {
+    for (int width : {4, 8}) { run_width(width); }
+  }
+
+ private:
+  /// Seconds of each timed call (CUDA events on the bench's stream).
+  std::vector<double> time(std::function<void()> const& f) {
+    for (int i = 0; i < a_.warmup; ++i) { f(); }
+    std::vector<double> t;
+    for (int i = 0; i < a_.runs; ++i) { t.push_back(time_call(true, stream_.ref(), f)); }
+    return t;
+  }
+
+  /// Times `f`, which moves `bytes` (read + written), and records one JSON line.
+  double measure(nlohmann::json params, double bytes, std::function<void()> const& f) {
+    auto const times = time(f);
+    double const med = median_of(times);
+    double const gbps = bytes / med / 1e9;
+    nlohmann::json j = std::move(params);
+    j["experiment"] = "primitives";
+    j["revision"] = a_.revision;
+    j["date"] = a_.date;
+    j["backend"] = "gpu";
+    j["device"] = device_;
+    j["rows"] = a_.rows;
+    j["warmup"] = a_.warmup;
+    j["runs"] = a_.runs;
+    j["seconds"] = times;
+    j["median_s"] = med;
+    j["min_s"] = *std::min_element(times.begin(), times.end());
+    j["max_s"] = *std::max_element(times.begin(), times.end());
+    j["bytes"] = bytes;
+    j["gbps"] = gbps;
+    if (copy_gbps_ > 0) {
+      j["copy_gbps"] = copy_gbps_;
+      j["fraction_of_copy"] = gbps / copy_gbps_;
+    }
+    if (file_) { file_ << j.dump() << "\n" << std::flush; }
+    char line[256];
+    std::snprintf(line, sizeof(line), "%-16s %-14s %2s bits  %d+%d B  %9.3f ms  %7.1f GB/s  %5.1f%% of copy\n",
+                  j.value("primitive", std::string()).c_str(),
+                  j.value("algorithm", std::string("-")).c_str(),
+                  j.contains("bits") ? std::to_string(j["bits"].get<int>()).c_str() : "-",
+                  j.value("key_bytes", 0), j.value("payload_bytes", 0), med * 1e3, gbps,
+                  copy_gbps_ > 0 ? 100.0 * gbps / copy_gbps_ : 100.0);
+    std::cout << line << std::flush;
+    return gbps;
+  }
+
+  void run_width(int width) {
+    auto const s = stream_.ref();
+    auto const cs = static_cast<cudaStream_t>(s.handle());
+    auto const n = a_.rows;
+    auto const type = width == 4 ? type_id::uint32 : type_id::uint64;
+    // Fresh random keys over the whole key range and random payloads.
+    gen::relation_spec spec;
+    spec.rows = n;
+    spec.kind = gen::key_kind::foreign;
+    spec.key_type = type;
+    spec.domain = width == 4 ? (std::int64_t{1} << 32) - 2 : std::int64_t{1} << 62;
+    spec.payload_types = {type};
+    spec.seed = a_.seed + static_cast<std::uint64_t>(width);
+    column keys, payload;
+    {
+      auto const host = gen::generate(spec);
+      keys = column::copy_of(host.view().column(0), device_resource(), s);
+      payload = column::copy_of(host.view().column(1), device_resource(), s);
+    }
+    auto const w = static_cast<double>(width);
+    auto const nd = static_cast<double>(n);
+    double const tuple_bytes = 2 * w;
+    nlohmann::json base{{"key_bytes", width}, {"payload_bytes", width}};
+
+    // Roofline: copy the tuples (keys and payloads) device to device.
+    {
+      column k2(type, n, device_resource(), s), p2(type, n, device_resource(), s);
+      auto const bytes = static_cast<std::size_t>(n) * static_cast<std::size_t>(width);
+      copy_gbps_ = 0;
+      auto params = base;
+      params["primitive"] = "copy";
+      copy_gbps_ = measure(params, 2 * nd * tuple_bytes, [&] {
+        JOINERY_CUDA_TRY(cudaMemcpyAsync(k2.data(), keys.data(), bytes, cudaMemcpyDeviceToDevice, cs));
+        JOINERY_CUDA_TRY(cudaMemcpyAsync(p2.data(), payload.data(), bytes, cudaMemcpyDeviceToDevice, cs));
+      });
+    }
+    // One partitioning pass (histogram + scan + reorder / sort + bounds), tuples read + written.
+    auto const key_sum = checksum(keys.view(), s);
+    for (auto algo : {partition_algorithm::stable_cub, partition_algorithm::shared_atomic}) {
+      for (int bits = 8; bits <= 11; ++bits) {
+        {  // Not timed: the result is a permutation of the input.
+          auto const r = radix_partition(keys.view(), {payload.view()}, 0, bits, algo, s);
+          JOINERY_EXPECTS(checksum(r.keys.view(), s) == key_sum,
+                          "bench primitives: radix_partition lost keys");
+        }
+        auto params = base;
+        params["primitive"] = "radix_partition";
+        params["algorithm"] = std::string(to_string(algo));
+        params["bits"] = bits;
+        measure(params, 2 * nd * tuple_bytes, [&] {
+          auto const r = radix_partition(keys.view(), {payload.view()}, 0, bits, algo, s);
+        });
+      }
+    }
+    // The histogram reads the keys once.
+    for (int bits : {8, 11}) {
+      auto params = base;
+      params["primitive"] = "radix_histogram";
+      params["payload_bytes"] = 0;
+      params["bits"] = bits;
+      measure(params, nd * w, [&] { auto const h = radix_histogram(keys.view(), 0, bits, s); });
+    }
+    // The scan of int64 counts (the payload's bits), read + written.
+    if (width == 8) {
+      column_view const counts(type_id::int64, payload.data(), n, memory_space::device);
+      auto params = base;
+      params["primitive"] = "prefix_scan";
+      params["key_bytes"] = 8;
+      params["payload_bytes"] = 0;
+      measure(params, 2 * nd * 8, [&] { auto const o = prefix_scan(counts, s); });
+    }
+    s.synchronize();
+  }
+
+  primitives_bench_args const& a_;
+  std::string device_;
+  std::ofstream file_;
+  cuda_stream stream_;
+  double copy_gbps_ = 0;
+};
+
+}  // namespace
+
+void run_primitives_bench(primitives_bench_args const& a) {
+  primitives_bench b(a);
+  std::cout << "bench primitives: " << a.rows << " rows, median of " << a.runs
+            << " runs; GB/s = bytes read + written per second\n";
+  b.run();
+}
+
+#endif
+
+}  // namespace joinery::cli

@@ -1,0 +1,23 @@
+#pragma once
+// joinery bench primitives: the GPU primitives against the measured device-copy bandwidth.
+#include <cstdint>
+#include <string>
+
+namespace joinery::cli {
+
+struct primitives_bench_args {
+  std::int64_t rows = std::int64_t{1} << 28;
+  int runs = 5;
+  int warmup = 1;
+  std::string out;       // append JSON lines here ("" = none)
+  std::uint64_t seed = 42;
+  std::string revision;  // recorded with every line
+  std::string date;
+};
+
+/// For 4- and 8-byte tuples halves (key + payload of that width): the device-to-device copy
+/// (the roofline), one radix-partition pass at 8..11 bits per algorithm, the radix histogram and
+/// the prefix scan; GB/s counts bytes read + written. Needs a GPU.
+void run_primitives_bench(primitives_bench_args const& a);
+
+}  // namespace joinery::cli
