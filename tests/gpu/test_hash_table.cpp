@@ -73,8 +73,9 @@ TEST(Hash, MultiplyShiftTakesTheTopBitsOfTheProduct) {
   }
 }
 
+// Only a CPU-only build has this refusal; a CUDA build runs the real tests instead.
+#if !defined(JOINERY_HAS_CUDA)
 TEST(HashTableWithoutGpu, RefusesClearlyWhenBuiltWithoutCuda) {
-  if (built_with_cuda()) { GTEST_SKIP() << "built with CUDA: the refusal applies to CPU builds"; }
   try {
     hash_table t(type_id::int32, 10);
     FAIL() << "hash_table was constructed without the GPU backend";
@@ -86,6 +87,7 @@ TEST(HashTableWithoutGpu, RefusesClearlyWhenBuiltWithoutCuda) {
   std::vector<std::int64_t> k{1, 2, 3};
   EXPECT_THROW(perfect_hash_array(column_view::of(k)), logic_error);
 }
+#endif
 
 // ---- GPU ---------------------------------------------------------------------------------------
 
