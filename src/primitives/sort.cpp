@@ -1,0 +1,140 @@
+// Public sort primitives: argument checks, NVTX range, then the GPU dispatch layer (sort.cu) and,
+// for several payloads, the project's gather by the sorted row ids. Built without CUDA, every
+// entry point refuses.
+#include <joinery/primitives/gather.hpp>
+#include <joinery/primitives/sort.hpp>
+
+#if defined(JOINERY_HAS_CUDA)
+#include "primitives/sort_dispatch.hpp"
+#endif
+
+#include <cstdint>
+#include <string>
+#include <utility>
+
+namespace joinery {
+
+namespace {
+
+[[maybe_unused]] void expect_cuda(char const* fn) {
+#if !defined(JOINERY_HAS_CUDA)
+  JOINERY_FAIL(std::string(fn) + " needs the GPU backend, built without CUDA");
+#else
+  (void)fn;
+#endif
+}
+
+void expect_no_nulls(column_view const& c, char const* fn, std::string const& what) {
+  JOINERY_EXPECTS(!c.nullable(), std::string(fn) + ": the " + what +
+                                   " column is nullable; nulls are not supported");
+}
+
+void expect_device(column_view const& c, char const* fn, std::string const& what) {
+  JOINERY_EXPECTS(c.space() == memory_space::device,
+                  std::string(fn) + ": the " + what + " column is in " +
+                    std::string(to_string(c.space())) +
+                    " memory but must be in device memory (copy it with column::copy_of(view, "
+                    "device_resource(), stream))");
+}
+
+void expect_keys(column_view const& keys, char const* fn) {
+  JOINERY_EXPECTS(is_key_type(keys.type()),
+                  std::string(fn) + ": keys must be int32, int64, uint32 or uint64, got " +
+                    std::string(to_string(keys.type())));
+  expect_no_nulls(keys, fn, "key");
+}
+
+memory_resource* result_resource(memory_resource_ref mr, char const* fn) {
+  if (mr == nullptr) { return device_resource(); }
+  JOINERY_EXPECTS(mr->space() == memory_space::device,
+                  std::string(fn) + ": the memory resource must allocate device memory, not " +
+                    std::string(to_string(mr->space())) + " memory");
+  return mr;
+}
+
+}  // namespace
+
+column sort_keys(column_view const& keys, stream_ref stream, memory_resource_ref mr) {
+  constexpr char const* fn = "sort_keys";
+  expect_cuda(fn);
+  expect_keys(keys, fn);
+  expect_device(keys, fn, "key");
+  auto* res = result_resource(mr, fn);
+  scoped_range range("joinery::sort_keys");
+  column out(keys.type(), keys.size(), res, stream);
+#if defined(JOINERY_HAS_CUDA)
+  dispatch_key_type(keys.type(), [&](auto tag) {
+    using K = typename decltype(tag)::type;
+    detail::gpu::radix_sort_keys<K>(static_cast<K const*>(keys.data()),
+                                    static_cast<K*>(out.data()), keys.size(), stream, res);
+  });
+#endif
+  return out;
+}
+
+table sort_pairs(column_view const& keys, std::vector<column_view> const& payloads,
+                 stream_ref stream, memory_resource_ref mr) {
+  constexpr char const* fn = "sort_pairs";
+  expect_cuda(fn);
+  expect_keys(keys, fn);
+  for (std::size_t i = 0; i < payloads.size(); ++i) {
+    auto const& p = payloads[i];
+    std::string const what = "payload " + std::to_string(i);
+    auto const w = size_of(p.type());
+    JOINERY_EXPECTS(w == 1 || w == 2 || w == 4 || w == 8,
+                    std::string(fn) + ": the " + what + " column is " +
+                      std::string(to_string(p.type())) + "; payloads must be 1/2/4/8-byte types");
+    JOINERY_EXPECTS(p.size() == keys.size(),
+                    std::string(fn) + ": the " + what + " column has " +
+                      std::to_string(p.size()) + " rows but the keys have " +
+                      std::to_string(keys.size()));
+    expect_no_nulls(p, fn, what);
+  }
+  expect_device(keys, fn, "key");
+  for (std::size_t i = 0; i < payloads.size(); ++i) {
+    expect_device(payloads[i], fn, "payload " + std::to_string(i));
+  }
+  auto* res = result_resource(mr, fn);
+  scoped_range range("joinery::sort_pairs");
+  std::vector<column> out;
+  out.emplace_back(keys.type(), keys.size(), res, stream);
+#if defined(JOINERY_HAS_CUDA)
+  size_type const n = keys.size();
+  bool const direct = payloads.size() == 1 && (size_of(payloads[0].type()) == 4 ||
+                                                size_of(payloads[0].type()) == 8);
+  dispatch_key_type(keys.type(), [&](auto tag) {
+    using K = typename decltype(tag)::type;
+    auto const* k_in = static_cast<K const*>(keys.data());
+    auto* k_out = static_cast<K*>(out.front().data());
+    if (payloads.empty()) {
+      detail::gpu::radix_sort_keys<K>(k_in, k_out, n, stream, res);
+    } else if (direct) {
+      auto const& p = payloads.front();
+      out.emplace_back(p.type(), n, res, stream);
+      if (size_of(p.type()) == 4) {
+        detail::gpu::radix_sort_pairs<K, std::uint32_t>(
+          k_in, k_out, static_cast<std::uint32_t const*>(p.data()),
+          static_cast<std::uint32_t*>(out.back().data()), n, stream, res);
+      } else {
+        detail::gpu::radix_sort_pairs<K, std::uint64_t>(
+          k_in, k_out, static_cast<std::uint64_t const*>(p.data()),
+          static_cast<std::uint64_t*>(out.back().data()), n, stream, res);
+      }
+    } else {
+      // (key, row id) pairs sorted, then every payload gathered by the ids. The ids are a
+      // temporary: on the caller's resource, freed in stream order after the gathers.
+      column ids(type_id::int64, n, res, stream);
+      detail::gpu::radix_sort_row_ids<K>(k_in, k_out, ids.data_as<std::int64_t>(), n, stream,
+                                         res);
+      for (auto const& p : payloads) {
+        out.push_back(gather(p, ids.view(), bounds_check::unchecked, stream, res));
+      }
+    }
+  });
+#else
+  for (auto const& p : payloads) { out.emplace_back(p.type(), p.size(), res, stream); }
+#endif
+  return table(std::move(out));
+}
+
+}  // namespace joinery

@@ -1,0 +1,41 @@
+#pragma once
+// Internal: host-callable dispatch layer of the sort and merge-path primitives (defined in
+// sort.cu and merge_path.cu, explicitly instantiated there over the four key types and the
+// payload widths). Arguments are already checked by the public functions (sort.cpp,
+// merge_path.cpp). Every pointer is device memory; work is ordered on `stream`, temporaries come
+// from `mr`. K: std::int32_t, std::int64_t, std::uint32_t or std::uint64_t (sorted by value).
+#include <joinery/memory.hpp>
+#include <joinery/types.hpp>
+
+#include <cstdint>
+
+namespace joinery::detail::gpu {
+
+/// keys_out = keys_in ascending (CUB DeviceRadixSort::SortKeys).
+template <class K>
+void radix_sort_keys(K const* keys_in, K* keys_out, size_type n, stream_ref stream,
+                     memory_resource* mr);
+
+/// (keys, values) sorted by key, stably (CUB DeviceRadixSort::SortPairs). V: std::uint32_t or
+/// std::uint64_t (4- and 8-byte payloads moved bit for bit).
+template <class K, class V>
+void radix_sort_pairs(K const* keys_in, K* keys_out, V const* values_in, V* values_out,
+                      size_type n, stream_ref stream, memory_resource* mr);
+
+/// keys_out = keys ascending and row_ids_out[i] = the input row of keys_out[i] (stable).
+template <class K>
+void radix_sort_row_ids(K const* keys_in, K* keys_out, std::int64_t* row_ids_out, size_type n,
+                        stream_ref stream, memory_resource* mr);
+
+/// a_splits[i] = merge_path_search(a, na, b, nb, merge_path_diagonal(na + nb, parts, i)) and
+/// b_splits[i] = that diagonal - a_splits[i], for 0 <= i <= parts.
+template <class K>
+void merge_path_partition(K const* a, size_type na, K const* b, size_type nb, size_type parts,
+                          std::int64_t* a_splits, std::int64_t* b_splits, stream_ref stream);
+
+/// out[i] = lower (upper == false) or upper bound of probes[i] in sorted[0, n).
+template <class K>
+void sorted_search(K const* sorted, size_type n, K const* probes, size_type m, bool upper,
+                   std::int64_t* out, stream_ref stream);
+
+}  // namespace joinery::detail::gpu
