@@ -284,6 +284,19 @@ bool uniform(K const* keys, std::size_t n) {
 }  // namespace
 
 template <class K>
+void group_table<K>::reduce_chunk(K key, void const* const* values, std::size_t begin,
+                                  std::size_t len) {
+  auto const gid = find_or_insert(key);
+  auto const& accs = plan_->accs;
+  for (std::size_t a = 0; a < accs.size(); ++a) {
+    auto const* v = values[a] == nullptr
+                      ? nullptr
+                      : static_cast<std::byte const*>(values[a]) + begin * accs[a].ops.value_width;
+    accs[a].ops.reduce(accs_.data(a), gid, v, len);
+  }
+}
+
+template <class K>
 std::size_t group_table<K>::aggregate(K const* keys, void const* const* values, std::size_t n,
                                std::size_t chunk, std::size_t max_groups) {
   std::vector<std::uint32_t> gids(chunk);
@@ -291,16 +304,11 @@ std::size_t group_table<K>::aggregate(K const* keys, void const* const* values, 
   for (std::size_t begin = 0; begin < n; begin += chunk) {
     auto const len = std::min(chunk, n - begin);
     auto const* k = keys + begin;
-    if (uniform(k, len)) {
+    if (uniform(k, len)) [[unlikely]] {
       // One key over the whole chunk (one group, or sorted/clustered input): one lookup, then
-      // each accumulator folds the chunk in registers.
-      auto const gid = find_or_insert(k[0]);
-      for (std::size_t a = 0; a < accs.size(); ++a) {
-        auto const* v = values[a] == nullptr
-                          ? nullptr
-                          : static_cast<std::byte const*>(values[a]) + begin * accs[a].ops.value_width;
-        accs[a].ops.reduce(accs_.data(a), gid, v, len);
-      }
+      // each accumulator folds the chunk in registers. Out of line, so that the per-row loop
+      // below keeps the layout it had without this path.
+      reduce_chunk(k[0], values, begin, len);
     } else {
       for (std::size_t i = 0; i < len; ++i) { gids[i] = find_or_insert(k[i]); }
       for (std::size_t a = 0; a < accs.size(); ++a) {

@@ -135,6 +135,9 @@ class group_table {
 
  private:
   std::uint32_t insert_at(std::size_t s, K key);
+  /// Folds rows [begin, begin + len) of one key into its group (aggregate's single-key chunks).
+  [[gnu::noinline]] void reduce_chunk(K key, void const* const* values, std::size_t begin,
+                                      std::size_t len);
   void rehash(std::size_t slot_count);
 
   agg_plan const* plan_;
