@@ -15,16 +15,18 @@ std::string_view to_string(partition_algorithm a) noexcept {
   switch (a) {
     case partition_algorithm::stable_cub: return "stable_cub";
     case partition_algorithm::shared_atomic: return "shared_atomic";
+    case partition_algorithm::block_scatter: return "block_scatter";
   }
   return "unknown";
 }
 
 partition_algorithm partition_algorithm_from_string(std::string_view name) {
-  for (auto a : {partition_algorithm::stable_cub, partition_algorithm::shared_atomic}) {
+  for (auto a : {partition_algorithm::stable_cub, partition_algorithm::shared_atomic,
+                 partition_algorithm::block_scatter}) {
     if (to_string(a) == name) { return a; }
   }
   JOINERY_FAIL("unknown partition algorithm '" + std::string(name) +
-               "'; known: stable_cub, shared_atomic");
+               "'; known: stable_cub, shared_atomic, block_scatter");
 }
 
 namespace {
@@ -135,6 +137,17 @@ void run_shared_atomic(column_view const& keys, column_view const* payload,
     static_cast<K*>(out.keys.data()), dst, out.offsets.data_as<std::int64_t>(), stream, res);
 }
 
+template <class K, class P>
+void run_block_scatter(column_view const& keys, column_view const* payload,
+                       partitioned_columns& out, int bit_offset, int bits, stream_ref stream,
+                       memory_resource* res) {
+  P const* in = payload ? static_cast<P const*>(payload->data()) : nullptr;
+  P* dst = payload ? static_cast<P*>(out.payloads.front().data()) : nullptr;
+  detail::gpu::block_scatter_partition<K, P>(
+    static_cast<K const*>(keys.data()), in, keys.size(), bit_offset, bits,
+    static_cast<K*>(out.keys.data()), dst, out.offsets.data_as<std::int64_t>(), stream, res);
+}
+
 template <class K>
 void dispatch_partition(column_view const& keys, std::vector<column_view> const& payloads,
                         partitioned_columns& out, partition_algorithm algorithm, int bit_offset,
@@ -147,6 +160,16 @@ void dispatch_partition(column_view const& keys, std::vector<column_view> const&
       run_shared_atomic<K, std::uint32_t>(keys, &payloads[0], out, bit_offset, bits, stream, res);
     } else {
       run_shared_atomic<K, std::uint64_t>(keys, &payloads[0], out, bit_offset, bits, stream, res);
+    }
+    return;
+  }
+  if (algorithm == partition_algorithm::block_scatter) {
+    if (payloads.empty()) {
+      run_block_scatter<K, no_payload>(keys, nullptr, out, bit_offset, bits, stream, res);
+    } else if (size_of(payloads[0].type()) == 4) {
+      run_block_scatter<K, std::uint32_t>(keys, &payloads[0], out, bit_offset, bits, stream, res);
+    } else {
+      run_block_scatter<K, std::uint64_t>(keys, &payloads[0], out, bit_offset, bits, stream, res);
     }
     return;
   }
@@ -169,7 +192,8 @@ partitioned_columns radix_partition(column_view const& keys,
   constexpr char const* fn = "radix_partition";
   expect_cuda(fn);
   JOINERY_EXPECTS(algorithm == partition_algorithm::stable_cub ||
-                    algorithm == partition_algorithm::shared_atomic,
+                    algorithm == partition_algorithm::shared_atomic ||
+                    algorithm == partition_algorithm::block_scatter,
                   std::string(fn) + ": unknown partition algorithm");
   expect_key(keys, fn);
   for (std::size_t i = 0; i < payloads.size(); ++i) {
@@ -184,9 +208,10 @@ partitioned_columns radix_partition(column_view const& keys,
     expect_no_nulls(p, fn, what);
   }
   expect_digit(keys, bit_offset, bits, fn);
-  JOINERY_EXPECTS(algorithm != partition_algorithm::shared_atomic || payloads.size() <= 1,
-                  std::string(fn) + ": shared_atomic moves the key and at most one payload column, "
-                                    "got " + std::to_string(payloads.size()) +
+  JOINERY_EXPECTS(algorithm == partition_algorithm::stable_cub || payloads.size() <= 1,
+                  std::string(fn) + ": " + std::string(to_string(algorithm)) +
+                    " moves the key and at most one payload column, got " +
+                    std::to_string(payloads.size()) +
                     " (stable_cub partitions any number, and its columns line up across calls)");
   expect_device(keys, fn, "key");
   for (std::size_t i = 0; i < payloads.size(); ++i) {
@@ -195,7 +220,9 @@ partitioned_columns radix_partition(column_view const& keys,
   auto* res = result_resource(mr, fn);
   scoped_range range(algorithm == partition_algorithm::stable_cub
                        ? "joinery::radix_partition(stable_cub)"
-                       : "joinery::radix_partition(shared_atomic)");
+                     : algorithm == partition_algorithm::shared_atomic
+                       ? "joinery::radix_partition(shared_atomic)"
+                       : "joinery::radix_partition(block_scatter)");
   partitioned_columns out;
   out.bit_offset = bit_offset;
   out.bits = bits;

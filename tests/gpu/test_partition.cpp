@@ -1,5 +1,5 @@
-// GPU radix primitives: prefix scan, radix histogram, radix partitioning (stable_cub and
-// shared_atomic) against CPU references on random data, at tile and block edges, with skew,
+// GPU radix primitives: prefix scan, radix histogram, radix partitioning (stable_cub,
+// shared_atomic and block_scatter) against CPU references on random data, at tile and block edges, with skew,
 // every digit width and several offsets, two passes, > 2^31 rows where memory allows; and the
 // refusals. GPU tests skip with a message when no GPU is present; the refusals run everywhere.
 #include "core/hash.hpp"
@@ -26,9 +26,17 @@ namespace {
 
 using detail::gpu::radix_histogram_policy;
 using detail::gpu::shared_atomic_partition_policy;
+using detail::gpu::block_scatter_partition_policy;
+using detail::gpu::block_scatter_partition_policy_high;
 
 constexpr partition_algorithm algorithms[] = {partition_algorithm::stable_cub,
-                                              partition_algorithm::shared_atomic};
+                                              partition_algorithm::shared_atomic,
+                                              partition_algorithm::block_scatter};
+
+/// Whether an algorithm keeps the input order within each partition.
+constexpr bool is_stable(partition_algorithm a) {
+  return a == partition_algorithm::stable_cub || a == partition_algorithm::block_scatter;
+}
 constexpr type_id key_types[] = {type_id::int32, type_id::int64, type_id::uint32,
                                  type_id::uint64};
 
@@ -239,7 +247,7 @@ std::string partition_and_check(dataset const& d, int bit_offset, int bits, part
     return "results are not in device memory";
   }
   return check_partition(d.rows(), to_host(r, s), bit_offset, bits,
-                         a == partition_algorithm::stable_cub);
+                         is_stable(a));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -248,8 +256,11 @@ std::string partition_and_check(dataset const& d, int bit_offset, int bits, part
 TEST_F(Partition, SizesAroundTilesAndBlocks) {
   constexpr size_type t = shared_atomic_partition_policy::tile_items;
   constexpr size_type h = radix_histogram_policy::tile_items;
-  std::vector<size_type> const sizes{0, 1, 2, 31, 33, t - 1, t, t + 1, 2 * t + 1, h - 1, h + 1,
-                                     37 * t + 11};
+  constexpr size_type b = block_scatter_partition_policy::tile_items;
+  constexpr size_type bh = block_scatter_partition_policy_high::tile_items;
+  std::vector<size_type> const sizes{0,     1,     2,         31,        33,    t - 1, t,
+                                     t + 1, 2 * t + 1, h - 1, h + 1, 37 * t + 11, b - 1,
+                                     b + 1, 3 * b,     bh + 1, 5 * bh - 1};
   std::vector<std::vector<type_id>> const payload_sets{{}, {type_id::int32}, {type_id::uint64}};
   std::uint64_t seed = 100;
   for (auto a : algorithms) {
@@ -316,7 +327,7 @@ TEST_F(Partition, DigitsAreBitsOfTheSignedKey) {
     EXPECT_EQ(host_offsets.to_vector<std::int64_t>(), offsets) << to_string(a);
     auto const hk = column::copy_of(r.keys.view(), host_resource(), stream_).to_vector<std::int32_t>();
     auto const hp = column::copy_of(r.payloads[0].view(), host_resource(), stream_).to_vector<std::int32_t>();
-    if (a == partition_algorithm::stable_cub) {
+    if (is_stable(a)) {
       EXPECT_EQ(hk, (std::vector<std::int32_t>{0, 1, 0x10000000, std::numeric_limits<std::int32_t>::max(),
                                                std::numeric_limits<std::int32_t>::min(), -1, -2}));
       EXPECT_EQ(hp, (std::vector<std::int32_t>{11, 12, 16, 14, 13, 10, 15}));
@@ -388,7 +399,7 @@ TEST_F(Partition, TwoPassesEqualOnePassOverBothDigits) {
         all.payloads[0].insert(all.payloads[0].end(), h.payloads[0].begin(), h.payloads[0].end());
         for (int q = 1; q <= 64; ++q) { all.offsets.push_back(o1[p] + h.offsets[q]); }
       }
-      bool const stable = a == partition_algorithm::stable_cub;
+      bool const stable = is_stable(a);
       // Digit order of two passes: bits [6, 12) major, bits [0, 6) minor = bits [0, 12).
       EXPECT_EQ(check_partition(d.rows(), all, 0, 12, stable), "") << describe(a, key, n, 0, 12, 1);
       if (stable) {
@@ -464,7 +475,7 @@ TEST_F(Partition, BeyondTwoToThe31Rows) {
   auto const dk = column::copy_of(keys_host.view().column(0), device_resource(), stream_);
   auto const di = column::copy_of(column_view::of(ids), device_resource(), stream_);
   for (auto a : algorithms) {
-    bool const stable = a == partition_algorithm::stable_cub;
+    bool const stable = is_stable(a);
     std::vector<std::int64_t> offsets;
     std::vector<std::uint32_t> kout;
     std::vector<std::uint64_t> iout;
@@ -480,7 +491,7 @@ TEST_F(Partition, BeyondTwoToThe31Rows) {
       ASSERT_EQ(offsets[p + 1] - offsets[p], count[p]) << to_string(a) << " partition " << p;
     }
     // Every output row is an input row (its id), in its digit's partition, each row once; with
-    // stable_cub, ids increase within a partition.
+    // a stable algorithm, ids increase within a partition.
     std::vector<std::uint8_t> seen(static_cast<std::size_t>(n), 0);
     size_type errors = 0;
     std::string first_error;
@@ -633,6 +644,9 @@ TEST(PartitionRefusals, ClearMessages) {
   expect_refusal([&] { (void)partition_algorithm_from_string("linear"); },
                  "unknown partition algorithm 'linear'");
   EXPECT_EQ(partition_algorithm_from_string("shared_atomic"), sa);
+  EXPECT_EQ(partition_algorithm_from_string("block_scatter"), partition_algorithm::block_scatter);
+  expect_refusal([&] { (void)radix_partition(keys, {pay, pay}, 0, 4, partition_algorithm::block_scatter); },
+                 "block_scatter moves the key and at most one payload column");
   EXPECT_EQ(partition_algorithm_from_string(to_string(sc)), sc);
   // Memory spaces: host columns where device memory is needed.
   expect_refusal([&] { (void)radix_partition(keys, {pay}, 0, 4, sa); },

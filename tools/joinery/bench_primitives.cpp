@@ -146,7 +146,8 @@ class primitives_bench {
     }
     // One partitioning pass (histogram + scan + reorder / sort + bounds), tuples read + written.
     auto const key_sum = checksum(keys.view(), s);
-    for (auto algo : {partition_algorithm::stable_cub, partition_algorithm::shared_atomic}) {
+    for (auto algo : {partition_algorithm::stable_cub, partition_algorithm::shared_atomic,
+                      partition_algorithm::block_scatter}) {
       for (int bits = 8; bits <= 11; ++bits) {
         {  // Not timed: the result is a permutation of the input.
           auto const r = radix_partition(keys.view(), {payload.view()}, 0, bits, algo, s);

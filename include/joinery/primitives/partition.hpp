@@ -49,9 +49,14 @@ enum class partition_algorithm : std::uint8_t {
   /// shared-memory atomics. One read of the keys more, but no sort; NOT stable (the order within
   /// a partition varies between runs). The key and at most one 4- or 8-byte payload column.
   shared_atomic,
+  /// Maltenberger et al. 2022, 3.1.2: the per-block histograms and scan of shared_atomic, then a
+  /// reorder that ranks each tile by digit in shared memory (warp match + per-warp counters) and
+  /// copies it out in runs of one digit, so that global writes are coalesced. STABLE, like
+  /// stable_cub. The key and at most one 4- or 8-byte payload column.
+  block_scatter,
 };
 std::string_view to_string(partition_algorithm a) noexcept;
-/// Parses "stable_cub" or "shared_atomic"; throws logic_error otherwise.
+/// Parses "stable_cub", "shared_atomic" or "block_scatter"; throws logic_error otherwise.
 partition_algorithm partition_algorithm_from_string(std::string_view name);
 
 /// Output of radix_partition: the columns reordered so that partition p occupies rows

@@ -43,4 +43,22 @@ struct stable_partition_policy {
   static constexpr int max_radix_bits = joinery::max_radix_bits;
 };
 
+/// Maltenberger et al. 3.1.2, block-local pre-scatter: each tile of Threads x VT tuples is ranked
+/// by digit (warp match + per-warp counters, stable), written to shared memory in digit order,
+/// then copied out so that tuples of one digit go to consecutive addresses. Shared memory per
+/// block: max(tile x tuple bytes, 2^bits x warps x 2 B) + 2^bits x 10 B (64-bit write base,
+/// 16-bit end of the previous tile's run). Two policies: up to 8 bits, and 9..12 bits.
+template <int Threads, int VT, int MaxBlocksPerSm>
+struct block_scatter_partition_policy_t {
+  static constexpr int threads_per_block = Threads;
+  static constexpr int items_per_thread = VT;
+  static constexpr int tile_items = Threads * VT;
+  static constexpr int warps = Threads / 32;
+  static constexpr int max_radix_bits = joinery::max_radix_bits;
+  static constexpr size_type max_items_per_block = size_type{1} << 30;
+  static constexpr int max_blocks_per_sm = MaxBlocksPerSm;
+};
+using block_scatter_partition_policy = block_scatter_partition_policy_t<256, 16, 4>;
+using block_scatter_partition_policy_high = block_scatter_partition_policy_t<256, 16, 4>;
+
 }  // namespace joinery::detail::gpu
