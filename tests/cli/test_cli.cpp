@@ -139,6 +139,28 @@ TEST_F(Cli, JoinSummaryAndOutputsMatchOracleOnCsvAndNpy) {
   }
 }
 
+TEST_F(Cli, EveryCpuAlgorithmByNameMatchesOracle) {
+  ASSERT_EQ(run("gen --kind foreign --rows 700 --domain 300 --payloads 1 -o " + path("r.csv")).status, 0);
+  ASSERT_EQ(run("gen --kind foreign --rows 900 --domain 300 --zipf 1 --payloads 1 --seed 5 -o " +
+                path("s.csv")).status, 0);
+  auto const r = io::read_table(path("r.csv"));
+  auto const s = io::read_table(path("s.csv"));
+  join_options o;
+  o.build_payloads = {1};
+  o.probe_payloads = {1};
+  auto const expected = aggregate_of(oracle_join_table(r.view(), 0, s.view(), 0, o));
+  for (auto algo : join_algorithms_on(backend::cpu)) {
+    auto const name = std::string(to_string(algo));
+    auto const out = run("join --build " + path("r.csv") + " --probe " + path("s.csv") +
+                         " --on key --backend cpu --algorithm " + name + " --summary");
+    ASSERT_EQ(out.status, 0) << name << ": " << out.err;
+    auto const j = nlohmann::json::parse(out.out);
+    EXPECT_EQ(j["algorithm"], name);
+    EXPECT_EQ(j["rows"].get<std::uint64_t>(), expected.count) << name;
+    EXPECT_EQ(j["checksum"].get<std::uint64_t>(), expected.checksum) << name;
+  }
+}
+
 TEST_F(Cli, JoinWithDistinctKeyNamesBandAndChosenColumns) {
   write_text("b.csv", "id,w\n1,10\n5,50\n9,90\n");
   write_text("p.csv", "x,k,v\n100,3,-1\n200,5,-2\n300,12,-3\n");
