@@ -8,28 +8,19 @@
 
 #include <climits>
 #include <cstdint>
+#include "primitives/checks.hpp"
+
 #include <string>
 
 namespace joinery {
 
 namespace {
 
-[[maybe_unused]] void expect_cuda(char const* fn) {
-#if !defined(JOINERY_HAS_CUDA)
-  JOINERY_FAIL(std::string(fn) + " needs the GPU backend, built without CUDA");
-#else
-  (void)fn;
-#endif
-}
-
-void expect_key_column(column_view const& c, char const* fn, std::string const& what) {
-  JOINERY_EXPECTS(is_key_type(c.type()),
-                  std::string(fn) + ": the " + what +
-                    " column must be int32, int64, uint32 or uint64, got " +
-                    std::string(to_string(c.type())));
-  JOINERY_EXPECTS(!c.nullable(), std::string(fn) + ": the " + what +
-                                   " column is nullable; nulls are not supported");
-}
+using detail::expect_cuda;
+using detail::expect_device;
+using detail::expect_key_column;
+using detail::expect_no_nulls;
+using detail::result_resource;
 
 void expect_same_type(column_view const& x, column_view const& y, char const* fn,
                       std::string const& xs, std::string const& ys) {
@@ -37,23 +28,6 @@ void expect_same_type(column_view const& x, column_view const& y, char const* fn
                                           std::string(to_string(x.type())) + " but the " + ys +
                                           " column is " + std::string(to_string(y.type())) +
                                           "; both must have the same key type");
-}
-
-void expect_device(column_view const& c, char const* fn, std::string const& what) {
-  JOINERY_EXPECTS(c.space() == memory_space::device,
-                  std::string(fn) + ": the " + what + " column is in " +
-                    std::string(to_string(c.space())) +
-                    " memory but must be in device memory (copy it with column::copy_of(view, "
-                    "device_resource(), stream); merge_path_partition over std::span works on "
-                    "host arrays)");
-}
-
-memory_resource* result_resource(memory_resource_ref mr, char const* fn) {
-  if (mr == nullptr) { return device_resource(); }
-  JOINERY_EXPECTS(mr->space() == memory_space::device,
-                  std::string(fn) + ": the memory resource must allocate device memory, not " +
-                    std::string(to_string(mr->space())) + " memory");
-  return mr;
 }
 
 column search(column_view const& sorted, column_view const& probes, bool upper,

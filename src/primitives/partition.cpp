@@ -7,6 +7,8 @@
 #endif
 
 #include <cstdint>
+#include "primitives/checks.hpp"
+
 #include <string>
 
 namespace joinery {
@@ -31,26 +33,11 @@ partition_algorithm partition_algorithm_from_string(std::string_view name) {
 
 namespace {
 
-[[maybe_unused]] void expect_cuda(char const* fn) {
-#if !defined(JOINERY_HAS_CUDA)
-  JOINERY_FAIL(std::string(fn) + " needs the GPU backend, built without CUDA");
-#else
-  (void)fn;
-#endif
-}
-
-void expect_no_nulls(column_view const& c, char const* fn, std::string const& what) {
-  JOINERY_EXPECTS(!c.nullable(),
-                  std::string(fn) + ": the " + what + " column is nullable; nulls are not supported");
-}
-
-void expect_device(column_view const& c, char const* fn, std::string const& what) {
-  JOINERY_EXPECTS(c.space() == memory_space::device,
-                  std::string(fn) + ": the " + what + " column is in " +
-                    std::string(to_string(c.space())) +
-                    " memory but must be in device memory (copy it with column::copy_of(view, "
-                    "device_resource(), stream))");
-}
+using detail::expect_cuda;
+using detail::expect_device;
+using detail::expect_key_column;
+using detail::expect_no_nulls;
+using detail::result_resource;
 
 void expect_key(column_view const& keys, char const* fn) {
   JOINERY_EXPECTS(is_key_type(keys.type()),
@@ -70,14 +57,6 @@ void expect_digit(column_view const& keys, int bit_offset, int bits, char const*
                     std::to_string(static_cast<long long>(bit_offset) + bits) +
                     ") do not lie within the " + std::to_string(width) + " bits of the " +
                     std::string(to_string(keys.type())) + " keys");
-}
-
-memory_resource* result_resource(memory_resource_ref mr, char const* fn) {
-  if (mr == nullptr) { return device_resource(); }
-  JOINERY_EXPECTS(mr->space() == memory_space::device,
-                  std::string(fn) + ": the memory resource must allocate device memory, not " +
-                    std::string(to_string(mr->space())) + " memory");
-  return mr;
 }
 
 }  // namespace

@@ -9,6 +9,8 @@
 #endif
 
 #include <cstdint>
+#include "primitives/checks.hpp"
+
 #include <string>
 #include <utility>
 
@@ -16,40 +18,17 @@ namespace joinery {
 
 namespace {
 
-[[maybe_unused]] void expect_cuda(char const* fn) {
-#if !defined(JOINERY_HAS_CUDA)
-  JOINERY_FAIL(std::string(fn) + " needs the GPU backend, built without CUDA");
-#else
-  (void)fn;
-#endif
-}
-
-void expect_no_nulls(column_view const& c, char const* fn, std::string const& what) {
-  JOINERY_EXPECTS(!c.nullable(), std::string(fn) + ": the " + what +
-                                   " column is nullable; nulls are not supported");
-}
-
-void expect_device(column_view const& c, char const* fn, std::string const& what) {
-  JOINERY_EXPECTS(c.space() == memory_space::device,
-                  std::string(fn) + ": the " + what + " column is in " +
-                    std::string(to_string(c.space())) +
-                    " memory but must be in device memory (copy it with column::copy_of(view, "
-                    "device_resource(), stream))");
-}
+using detail::expect_cuda;
+using detail::expect_device;
+using detail::expect_key_column;
+using detail::expect_no_nulls;
+using detail::result_resource;
 
 void expect_keys(column_view const& keys, char const* fn) {
   JOINERY_EXPECTS(is_key_type(keys.type()),
                   std::string(fn) + ": keys must be int32, int64, uint32 or uint64, got " +
                     std::string(to_string(keys.type())));
   expect_no_nulls(keys, fn, "key");
-}
-
-memory_resource* result_resource(memory_resource_ref mr, char const* fn) {
-  if (mr == nullptr) { return device_resource(); }
-  JOINERY_EXPECTS(mr->space() == memory_space::device,
-                  std::string(fn) + ": the memory resource must allocate device memory, not " +
-                    std::string(to_string(mr->space())) + " memory");
-  return mr;
 }
 
 }  // namespace
