@@ -38,6 +38,14 @@ inline void expect_key_column(column_view const& c, char const* fn, std::string 
   expect_no_nulls(c, fn, what);
 }
 
+/// The keys of a primitive: one of the four key types, no nulls.
+inline void expect_keys(column_view const& keys, char const* fn) {
+  JOINERY_EXPECTS(is_key_type(keys.type()),
+                  std::string(fn) + ": keys must be int32, int64, uint32 or uint64, got " +
+                    std::string(to_string(keys.type())));
+  expect_no_nulls(keys, fn, "key");
+}
+
 /// The resource results come from: the caller's, which must allocate device memory, or the
 /// default device pool.
 inline memory_resource* result_resource(memory_resource_ref mr, char const* fn) {

@@ -19,7 +19,6 @@ namespace {
 using detail::expect_cuda;
 using detail::expect_device;
 using detail::expect_key_column;
-using detail::expect_no_nulls;
 using detail::result_resource;
 
 void expect_same_type(column_view const& x, column_view const& y, char const* fn,

@@ -35,16 +35,9 @@ namespace {
 
 using detail::expect_cuda;
 using detail::expect_device;
-using detail::expect_key_column;
+using detail::expect_keys;
 using detail::expect_no_nulls;
 using detail::result_resource;
-
-void expect_key(column_view const& keys, char const* fn) {
-  JOINERY_EXPECTS(is_key_type(keys.type()),
-                  std::string(fn) + ": keys must be int32, int64, uint32 or uint64, got " +
-                    std::string(to_string(keys.type())));
-  expect_no_nulls(keys, fn, "key");
-}
 
 void expect_digit(column_view const& keys, int bit_offset, int bits, char const* fn) {
   JOINERY_EXPECTS(bits >= 1 && bits <= max_radix_bits,
@@ -83,7 +76,7 @@ column radix_histogram(column_view const& keys, int bit_offset, int bits, stream
                        memory_resource_ref mr) {
   constexpr char const* fn = "radix_histogram";
   expect_cuda(fn);
-  expect_key(keys, fn);
+  expect_keys(keys, fn);
   expect_digit(keys, bit_offset, bits, fn);
   expect_device(keys, fn, "key");
   auto* res = result_resource(mr, fn);
@@ -174,7 +167,7 @@ partitioned_columns radix_partition(column_view const& keys,
                     algorithm == partition_algorithm::shared_atomic ||
                     algorithm == partition_algorithm::block_scatter,
                   std::string(fn) + ": unknown partition algorithm");
-  expect_key(keys, fn);
+  expect_keys(keys, fn);
   for (std::size_t i = 0; i < payloads.size(); ++i) {
     auto const& p = payloads[i];
     std::string const what = "payload " + std::to_string(i);

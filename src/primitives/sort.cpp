@@ -20,16 +20,9 @@ namespace {
 
 using detail::expect_cuda;
 using detail::expect_device;
-using detail::expect_key_column;
+using detail::expect_keys;
 using detail::expect_no_nulls;
 using detail::result_resource;
-
-void expect_keys(column_view const& keys, char const* fn) {
-  JOINERY_EXPECTS(is_key_type(keys.type()),
-                  std::string(fn) + ": keys must be int32, int64, uint32 or uint64, got " +
-                    std::string(to_string(keys.type())));
-  expect_no_nulls(keys, fn, "key");
-}
 
 }  // namespace
 
