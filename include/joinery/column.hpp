@@ -88,7 +88,7 @@ class column {
     JOINERY_EXPECTS(type_to_id_v<T> == type_, "column accessed with the wrong type");
     return static_cast<T*>(data_.data());
   }
-  /// Adds an all-valid mask in the column's space (host-accessible spaces only) and returns it.
+  /// Adds an all-valid mask in the column's space (any space) and returns it.
   std::uint8_t* make_nullable();
   [[nodiscard]] std::uint8_t* null_mask() noexcept {
     return static_cast<std::uint8_t*>(mask_.data());

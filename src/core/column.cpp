@@ -1,6 +1,7 @@
 #include <joinery/column.hpp>
 
 #include <cstring>
+#include <vector>
 
 namespace joinery {
 
@@ -31,10 +32,14 @@ column_view column::view() const noexcept {
 }
 
 std::uint8_t* column::make_nullable() {
-  JOINERY_EXPECTS(host_accessible(space()), "make_nullable needs a host-accessible column");
   if (mask_.data() == nullptr && size_ > 0) {
     mask_ = buffer(null_mask_bytes(size_), data_.resource(), data_.stream());
-    std::memset(mask_.data(), 0xff, mask_.size());
+    if (host_accessible(space())) {
+      std::memset(mask_.data(), 0xff, mask_.size());
+    } else {
+      std::vector<std::uint8_t> const ones(mask_.size(), 0xff);
+      copy_bytes(mask_.data(), space(), ones.data(), memory_space::host, ones.size(), data_.stream());
+    }
     null_count_ = 0;
   }
   return static_cast<std::uint8_t*>(mask_.data());

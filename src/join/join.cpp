@@ -3,6 +3,9 @@
 
 #include "cpu/cpu_join.hpp"
 #include "join/match_list.hpp"
+#ifdef JOINERY_HAS_CUDA
+#include "join/gpu/gpu_join.hpp"
+#endif
 
 #include <algorithm>
 #include <chrono>
@@ -90,7 +93,12 @@ column move_to(column&& c, memory_resource* mr, stream_ref stream) {
 std::vector<join_algorithm> join_algorithms_on(backend b) {
   switch (b) {
     case backend::cpu: return detail::cpu::algorithms();
-    case backend::gpu: return {};  // the GPU join algorithms arrive with the GPU joins issue
+    case backend::gpu:
+#ifdef JOINERY_HAS_CUDA
+      return detail::gpu::join_algorithms();
+#else
+      return {};
+#endif
     case backend::automatic: break;
   }
   auto v = join_algorithms_on(backend::cpu);
@@ -163,7 +171,18 @@ join_result join(table_view const& build, size_type build_key, table_view const&
                  list_names(join_algorithms_on(be)));
   }
 
-  // Only the CPU backend exists so far (checked above).
+  if (be == backend::gpu) {
+#ifdef JOINERY_HAS_CUDA
+    auto result = detail::gpu::run_join(algo, build, build_key, probe, probe_key, options, stream, mr);
+    result.stats.algorithm = algo;
+    result.stats.backend = be;
+    result.stats.bytes_moved =
+      static_cast<std::uint64_t>(build.num_rows() + probe.num_rows()) * size_of(bk_type) +
+      result.aggregate.count * (options.output == output_form::aggregate ? 0 : 2 * sizeof(std::int64_t));
+    result.stats.seconds = seconds_since(t0);
+    return result;
+#endif
+  }
   auto const hb = to_host(build);
   auto const hp = to_host(probe);
   auto result = detail::cpu::run_join(algo, hb.view, build_key, hp.view, probe_key, options);

@@ -1,0 +1,60 @@
+#pragma once
+// Internal, host-only (no CUDA types): the GPU join backend as the public join() sees it, and the
+// request each algorithm receives. Defined in src/join/gpu/*.cu; only built with the CUDA backend.
+#include <joinery/join.hpp>
+
+#include <cstdint>
+#include <vector>
+
+namespace joinery::detail::gpu {
+
+/// The algorithms the GPU backend implements.
+std::vector<join_algorithm> join_algorithms();
+
+/// Runs `algo` on device-resident (or copied) inputs; the result takes the requested form, its
+/// columns from `mr` (nullptr: device memory).
+join_result run_join(join_algorithm algo, table_view const& build, size_type build_key,
+                     table_view const& probe, size_type probe_key, join_options const& options,
+                     stream_ref stream, memory_resource* mr);
+
+/// What an algorithm gets: the two key columns as raw device pointers plus what decides the
+/// output. Keys are handled as unsigned bit patterns of their width (4 or 8 bytes); equality
+/// joins need nothing else, ordered algorithms re-encode signed keys (see key_codec).
+struct join_request {
+  void const* build_keys = nullptr;
+  size_type build_rows = 0;
+  void const* probe_keys = nullptr;
+  size_type probe_rows = 0;
+  type_id key_type = type_id::int32;
+  join_kind kind = join_kind::inner;
+  predicate pred{};
+  /// Count and checksum only: no row ids are written.
+  bool aggregate_only = false;
+  /// Per-row sums of the payloads that enter the checksum (device, uint64), or nullptr when the
+  /// side contributes nothing beyond the probe key.
+  std::uint64_t const* build_sums = nullptr;
+  std::uint64_t const* probe_sums = nullptr;
+  /// Bytes the output may take; 0 means no limit beyond what allocations allow.
+  std::size_t budget = 0;
+  double load_factor = 0.5;
+};
+
+/// What an algorithm returns: device int64 row ids (build_rows empty for semi/anti; -1 for the
+/// build side of an unmatched left-outer row), the count and checksum of the output, and phases.
+struct device_matches {
+  column build_rows;
+  column probe_rows;
+  std::uint64_t count = 0;
+  std::uint64_t checksum = 0;
+  std::vector<phase_time> phases;
+};
+
+device_matches nested_loop_join(join_request const& rq, stream_ref stream, memory_resource* mr);
+device_matches indexed_nested_loop_join(join_request const& rq, stream_ref stream,
+                                        memory_resource* mr);
+device_matches sort_merge_join(join_request const& rq, stream_ref stream, memory_resource* mr);
+device_matches no_partition_hash_join(join_request const& rq, stream_ref stream,
+                                      memory_resource* mr);
+device_matches radix_hash_join(join_request const& rq, stream_ref stream, memory_resource* mr);
+
+}  // namespace joinery::detail::gpu

@@ -1,0 +1,376 @@
+#pragma once
+// Internal: what every GPU join shares. Key encodings, the per-kind output rules, phase timing
+// with CUDA events, and He et al.'s (2008) lock-free three-phase output (count, scan, write) as
+// a driver over a "matcher" that enumerates the build matches of probe items.
+//
+// Matcher concept (all calls block-uniform: every thread of the block makes them, so a matcher
+// may stage data in shared memory and synchronise):
+//   using policy = ...;                          launch shape (threads, items per thread, ...)
+//   std::size_t smem_bytes() const;              dynamic shared memory it needs
+//   __device__ void init_block(unsigned char* smem) const;
+//   template <int N, class F>
+//   __device__ void match_items(unsigned char* smem, size_type first, int valid, F&& f) const;
+//       items [first, first + valid) are this thread's (valid may be 0); calls f(j, build_row)
+//       for every match of item first + j
+//   __device__ size_type probe_row(size_type item) const;       the probe row id of an item
+//   __device__ std::uint64_t probe_value(size_type item) const;  its key as the checksum sees it
+#include "core/cuda_try.hpp"
+#include "join/gpu/gpu_join.hpp"
+#include "primitives/detail/launch.cuh"
+
+#include <cub/block/block_reduce.cuh>
+#include <cub/block/block_scan.cuh>
+#include <cub/device/device_scan.cuh>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace joinery::detail::gpu {
+
+// ---------------------------------------------------------------------------------------------
+// Keys
+// ---------------------------------------------------------------------------------------------
+
+/// How an algorithm holds keys: as unsigned bit patterns (equality needs nothing more), and for
+/// ordered algorithms (band joins, CSS-tree) with the sign bit flipped so that unsigned order is
+/// the signed order and differences are preserved.
+struct key_codec {
+  bool is_signed = false;
+  bool ordered = false;
+};
+
+template <class U>
+__host__ __device__ constexpr U sign_bit() noexcept {
+  return static_cast<U>(U{1} << (8 * sizeof(U) - 1));
+}
+
+/// The original key's checksum value (sign-extended to 64 bits) from its encoded bits.
+template <class U>
+__host__ __device__ __forceinline__ std::uint64_t checksum_of(U u, key_codec c) noexcept {
+  if (c.ordered && c.is_signed) { u ^= sign_bit<U>(); }
+  if constexpr (sizeof(U) == 4) {
+    return c.is_signed ? static_cast<std::uint64_t>(static_cast<std::int64_t>(static_cast<std::int32_t>(u)))
+                       : static_cast<std::uint64_t>(u);
+  } else {
+    return static_cast<std::uint64_t>(u);
+  }
+}
+
+inline key_codec codec_of(type_id t, bool ordered) { return {is_signed(t), ordered}; }
+
+// ---------------------------------------------------------------------------------------------
+// Output rules per join kind
+// ---------------------------------------------------------------------------------------------
+
+/// Output rows a probe item with `matches` build matches produces.
+__host__ __device__ __forceinline__ size_type emitted_rows(join_kind kind, size_type matches) {
+  switch (kind) {
+    case join_kind::inner: return matches;
+    case join_kind::left_outer: return matches > 0 ? matches : 1;
+    case join_kind::left_semi: return matches > 0 ? 1 : 0;
+    case join_kind::left_anti: return matches == 0 ? 1 : 0;
+  }
+  return 0;
+}
+
+/// Checksum of the output rows of one probe item: `pv` is the probe key plus probe payloads,
+/// `build_sum` the sum of the build payloads over its matches.
+__device__ __forceinline__ std::uint64_t emitted_checksum(join_kind kind, size_type matches,
+                                                          std::uint64_t pv,
+                                                          std::uint64_t build_sum) {
+  switch (kind) {
+    case join_kind::inner: return static_cast<std::uint64_t>(matches) * pv + build_sum;
+    case join_kind::left_outer:
+      return matches > 0 ? static_cast<std::uint64_t>(matches) * pv + build_sum : pv;
+    case join_kind::left_semi: return matches > 0 ? pv : 0;
+    case join_kind::left_anti: return matches == 0 ? pv : 0;
+  }
+  return 0;
+}
+
+struct row_sums {
+  std::uint64_t const* build = nullptr;
+  std::uint64_t const* probe = nullptr;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Phase timing: CUDA events on the stream, resolved once at the end (no extra synchronisation).
+// ---------------------------------------------------------------------------------------------
+
+class phase_clock {
+ public:
+  explicit phase_clock(stream_ref stream) : stream_(to_cuda(stream)) { mark("start"); }
+  phase_clock(phase_clock const&) = delete;
+  phase_clock& operator=(phase_clock const&) = delete;
+  ~phase_clock() {
+    for (auto& e : events_) { (void)cudaEventDestroy(e.event); }
+  }
+  /// Ends the current phase (named by the previous mark) and starts `next`.
+  void mark(char const* next) {
+    cudaEvent_t e{};
+    JOINERY_CUDA_TRY(cudaEventCreate(&e));
+    events_.push_back({next, e});
+    JOINERY_CUDA_TRY(cudaEventRecord(e, stream_));
+  }
+  /// Phase durations; waits for the last event.
+  std::vector<phase_time> finish() {
+    mark("end");
+    JOINERY_CUDA_TRY(cudaEventSynchronize(events_.back().event));
+    std::vector<phase_time> out;
+    for (std::size_t i = 1; i + 1 < events_.size(); ++i) {
+      float ms = 0;
+      JOINERY_CUDA_TRY(cudaEventElapsedTime(&ms, events_[i].event, events_[i + 1].event));
+      out.push_back({events_[i].name, ms / 1000.0});
+    }
+    return out;
+  }
+
+ private:
+  struct entry {
+    std::string name;
+    cudaEvent_t event;
+  };
+  cudaStream_t stream_;
+  std::vector<entry> events_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Small host helpers
+// ---------------------------------------------------------------------------------------------
+
+template <class T>
+T* as(buffer& b) noexcept {
+  return static_cast<T*>(b.data());
+}
+
+template <class T>
+T read_scalar(T const* d, stream_ref stream) {
+  T h{};
+  JOINERY_CUDA_TRY(cudaMemcpyAsync(&h, d, sizeof(T), cudaMemcpyDeviceToHost, to_cuda(stream)));
+  JOINERY_CUDA_TRY(cudaStreamSynchronize(to_cuda(stream)));
+  return h;
+}
+
+/// In-place exclusive scan of n + 1 int64 entries (entry n must be 0 on entry; total there after).
+void exclusive_scan_with_total(size_type* data, size_type n, stream_ref stream,
+                               memory_resource* mr);
+
+/// Output columns for `rows` matches (build_rows only when `with_build`), refused with a clear
+/// error when they exceed the budget or the memory left.
+void allocate_matches(device_matches& out, size_type rows, bool with_build, std::size_t budget,
+                      char const* algorithm, stream_ref stream, memory_resource* mr);
+
+// ---------------------------------------------------------------------------------------------
+// Three-phase output driver
+// ---------------------------------------------------------------------------------------------
+
+/// Launch shape of the three-phase kernels for one matcher.
+template <int Threads, int ItemsPerThread, int MaxBlocksPerSm = 8,
+          size_type MaxItemsPerBlock = size_type{1} << 40>
+struct three_phase_policy {
+  static constexpr int threads = Threads;
+  static constexpr int items_per_thread = ItemsPerThread;
+  static constexpr int tile = Threads * ItemsPerThread;
+  static constexpr int max_blocks_per_sm = MaxBlocksPerSm;
+  static constexpr size_type max_items_per_block = MaxItemsPerBlock;
+};
+
+/// Phase 1: per-item match counts (when `counts` is given), per-block output rows, and the
+/// checksum when asked (the aggregate form stops here).
+template <class M>
+__global__ void __launch_bounds__(M::policy::threads)
+    match_count_kernel(M m, size_type n, size_type per_block, join_kind kind, row_sums sums,
+                       bool with_checksum, std::uint32_t* __restrict__ counts,
+                       size_type* __restrict__ block_rows, unsigned long long* checksum) {
+  using policy = typename M::policy;
+  constexpr int ipt = policy::items_per_thread;
+  extern __shared__ __align__(16) unsigned char smem[];
+  using reduce = cub::BlockReduce<unsigned long long, policy::threads>;
+  __shared__ typename reduce::TempStorage reduce_storage;
+
+  m.init_block(smem);
+  size_type const begin = static_cast<size_type>(blockIdx.x) * per_block;
+  size_type const end = begin + per_block < n ? begin + per_block : n;
+  unsigned long long rows = 0;
+  unsigned long long sum = 0;
+  for (size_type tile = begin; tile < end; tile += policy::tile) {
+    size_type const first = tile + static_cast<size_type>(threadIdx.x) * ipt;
+    int const valid = first >= end ? 0 : (end - first < ipt ? static_cast<int>(end - first) : ipt);
+    size_type c[ipt];
+    std::uint64_t bs[ipt];
+#pragma unroll
+    for (int j = 0; j < ipt; ++j) {
+      c[j] = 0;
+      bs[j] = 0;
+    }
+    m.template match_items<ipt>(smem, first, valid, [&](int j, size_type b) {
+      ++c[j];
+      if (with_checksum && sums.build != nullptr) { bs[j] += sums.build[b]; }
+    });
+#pragma unroll
+    for (int j = 0; j < ipt; ++j) {
+      if (j < valid) {
+        size_type const item = first + j;
+        if (counts != nullptr) { counts[item] = static_cast<std::uint32_t>(c[j]); }
+        rows += static_cast<unsigned long long>(emitted_rows(kind, c[j]));
+        if (with_checksum) {
+          std::uint64_t pv = m.probe_value(item);
+          if (sums.probe != nullptr) { pv += sums.probe[m.probe_row(item)]; }
+          sum += emitted_checksum(kind, c[j], pv, bs[j]);
+        }
+      }
+    }
+  }
+  auto const block_total = reduce(reduce_storage).Sum(rows);
+  if (threadIdx.x == 0) { block_rows[blockIdx.x] = static_cast<size_type>(block_total); }
+  if (with_checksum) {
+    __syncthreads();
+    auto const block_sum = reduce(reduce_storage).Sum(sum);
+    if (threadIdx.x == 0) { atomicAdd(checksum, block_sum); }
+  }
+}
+
+/// Phase 3: each thread writes its items' rows at its offset (block offset + block scan of the
+/// stored counts), enumerating the matches again for inner and left outer joins.
+template <class M>
+__global__ void __launch_bounds__(M::policy::threads)
+    match_write_kernel(M m, size_type n, size_type per_block, join_kind kind, row_sums sums,
+                       std::uint32_t const* __restrict__ counts,
+                       size_type const* __restrict__ block_offsets,
+                       size_type* __restrict__ out_build, size_type* __restrict__ out_probe,
+                       unsigned long long* checksum) {
+  using policy = typename M::policy;
+  constexpr int ipt = policy::items_per_thread;
+  extern __shared__ __align__(16) unsigned char smem[];
+  using scan = cub::BlockScan<size_type, policy::threads>;
+  using reduce = cub::BlockReduce<unsigned long long, policy::threads>;
+  __shared__ union {
+    typename scan::TempStorage scan;
+    typename reduce::TempStorage reduce;
+  } storage;
+
+  bool const with_matches = kind == join_kind::inner || kind == join_kind::left_outer;
+  if (with_matches) { m.init_block(smem); }
+  size_type const begin = static_cast<size_type>(blockIdx.x) * per_block;
+  size_type const end = begin + per_block < n ? begin + per_block : n;
+  size_type running = block_offsets[blockIdx.x];
+  unsigned long long sum = 0;
+  for (size_type tile = begin; tile < end; tile += policy::tile) {
+    size_type const first = tile + static_cast<size_type>(threadIdx.x) * ipt;
+    int const valid = first >= end ? 0 : (end - first < ipt ? static_cast<int>(end - first) : ipt);
+    size_type c[ipt];
+    size_type cursor[ipt];
+    std::uint64_t bs[ipt];
+    size_type mine = 0;
+#pragma unroll
+    for (int j = 0; j < ipt; ++j) {
+      c[j] = j < valid ? static_cast<size_type>(counts[first + j]) : 0;
+      bs[j] = 0;
+      cursor[j] = mine;
+      mine += j < valid ? emitted_rows(kind, c[j]) : 0;
+    }
+    size_type offset = 0;
+    size_type tile_total = 0;
+    scan(storage.scan).ExclusiveSum(mine, offset, tile_total);
+    __syncthreads();
+#pragma unroll
+    for (int j = 0; j < ipt; ++j) { cursor[j] += running + offset; }
+    if (with_matches) {
+      m.template match_items<ipt>(smem, first, valid, [&](int j, size_type b) {
+        size_type const pos = cursor[j]++;
+        out_build[pos] = b;
+        out_probe[pos] = m.probe_row(first + j);
+        if (sums.build != nullptr) { bs[j] += sums.build[b]; }
+      });
+    }
+#pragma unroll
+    for (int j = 0; j < ipt; ++j) {
+      if (j < valid) {
+        size_type const item = first + j;
+        size_type const row = m.probe_row(item);
+        bool const lone = (kind == join_kind::left_outer && c[j] == 0) ||
+                          (kind == join_kind::left_semi && c[j] > 0) ||
+                          (kind == join_kind::left_anti && c[j] == 0);
+        if (lone) {
+          if (kind == join_kind::left_outer) { out_build[cursor[j]] = -1; }
+          out_probe[cursor[j]] = row;
+        }
+        std::uint64_t pv = m.probe_value(item);
+        if (sums.probe != nullptr) { pv += sums.probe[row]; }
+        sum += emitted_checksum(kind, c[j], pv, bs[j]);
+      }
+    }
+    running += tile_total;
+  }
+  auto const block_sum = reduce(storage.reduce).Sum(sum);
+  if (threadIdx.x == 0) { atomicAdd(checksum, block_sum); }
+}
+
+/// Runs the three phases over `n` probe items; `rq` gives the kind, sums, budget and form.
+template <class M>
+device_matches run_three_phase(M const& m, size_type n, join_request const& rq, key_codec,
+                               char const* algorithm, phase_clock& clock, stream_ref stream,
+                               memory_resource* mr) {
+  using policy = typename M::policy;
+  device_matches out;
+  bool const with_build = rq.kind == join_kind::inner || rq.kind == join_kind::left_outer;
+  if (n == 0) {
+    if (!rq.aggregate_only) { allocate_matches(out, 0, with_build, rq.budget, algorithm, stream, mr); }
+    return out;
+  }
+  auto const s = to_cuda(stream);
+  auto const smem = m.smem_bytes();
+  auto const kernel_count = match_count_kernel<M>;
+  auto const kernel_write = match_write_kernel<M>;
+  if (smem > 48 * 1024) {
+    JOINERY_CUDA_TRY(cudaFuncSetAttribute(kernel_count, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          static_cast<int>(smem)));
+    JOINERY_CUDA_TRY(cudaFuncSetAttribute(kernel_write, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          static_cast<int>(smem)));
+  }
+  int const per_sm = std::min(policy::max_blocks_per_sm,
+                              resident_blocks_per_sm(kernel_count, policy::threads, smem));
+  auto const grid = plan_range_grid(n, policy::tile, policy::max_items_per_block,
+                                    current_sm_count() * per_sm);
+  buffer counts;
+  if (!rq.aggregate_only) { counts = buffer(sizeof(std::uint32_t) * static_cast<std::size_t>(n), mr, stream); }
+  buffer block_rows(sizeof(size_type) * static_cast<std::size_t>(grid.blocks + 1), mr, stream);
+  buffer checksum(sizeof(unsigned long long), mr, stream);
+  JOINERY_CUDA_TRY(cudaMemsetAsync(block_rows.data(), 0, block_rows.size(), s));
+  JOINERY_CUDA_TRY(cudaMemsetAsync(checksum.data(), 0, checksum.size(), s));
+  row_sums const sums{rq.build_sums, rq.probe_sums};
+
+  clock.mark("count");
+  kernel_count<<<grid.blocks, policy::threads, smem, s>>>(
+      m, n, grid.items_per_block, rq.kind, sums, rq.aggregate_only,
+      rq.aggregate_only ? nullptr : as<std::uint32_t>(counts), as<size_type>(block_rows),
+      as<unsigned long long>(checksum));
+  JOINERY_CHECK_LAUNCH();
+  exclusive_scan_with_total(as<size_type>(block_rows), grid.blocks, stream, mr);
+  auto const total = read_scalar(as<size_type>(block_rows) + grid.blocks, stream);
+  out.count = static_cast<std::uint64_t>(total);
+  if (rq.aggregate_only) {
+    out.checksum = read_scalar(as<unsigned long long>(checksum), stream);
+    return out;
+  }
+  allocate_matches(out, total, with_build, rq.budget, algorithm, stream, mr);
+  JOINERY_CUDA_TRY(cudaMemsetAsync(checksum.data(), 0, checksum.size(), s));
+  clock.mark("write");
+  kernel_write<<<grid.blocks, policy::threads, smem, s>>>(
+      m, n, grid.items_per_block, rq.kind, sums, as<std::uint32_t>(counts),
+      as<size_type>(block_rows), with_build ? out.build_rows.data_as<size_type>() : nullptr,
+      out.probe_rows.data_as<size_type>(), as<unsigned long long>(checksum));
+  JOINERY_CHECK_LAUNCH();
+  out.checksum = read_scalar(as<unsigned long long>(checksum), stream);
+  return out;
+}
+
+/// Dispatches a key type to the unsigned type of its width.
+template <class F>
+decltype(auto) dispatch_key_width(type_id t, F&& f) {
+  if (size_of(t) == 4) { return f(std::uint32_t{}); }
+  return f(std::uint64_t{});
+}
+
+}  // namespace joinery::detail::gpu

@@ -1,0 +1,30 @@
+#pragma once
+// Internal: the sorting steps the GPU joins share (CUB radix sort of keys with 32-bit row ids),
+// explicitly instantiated in join_sort.cu for uint32 and uint64 keys.
+#include <joinery/memory.hpp>
+#include <joinery/types.hpp>
+
+#include <cstdint>
+
+namespace joinery::detail::gpu {
+
+/// Largest input side of the algorithms that carry 32-bit row ids (sort-merge, radix, indexed).
+inline constexpr size_type max_row_id_rows = (size_type{1} << 32) - 1;
+
+/// keys_out / rows_out: the keys sorted by their bits [begin_bit, end_bit) (stable, LSD) with
+/// the row id each key had. Unsigned keys: bit patterns.
+template <class U>
+void sort_with_row_ids(U const* keys_in, U* keys_out, std::uint32_t* rows_out, size_type n,
+                       int begin_bit, int end_bit, stream_ref stream, memory_resource* mr);
+
+/// out[i] = in[i] ^ sign bit: unsigned order becomes the signed order (a map primitive).
+template <class U>
+void flip_sign_bits(U const* in, U* out, size_type n, stream_ref stream);
+
+/// offsets[d] = first row of `sorted` whose low `bits` bits are >= d, for d in [0, 2^bits]
+/// (offsets[2^bits] = n); `sorted` is ordered by those bits.
+template <class U>
+void radix_partition_offsets(U const* sorted, size_type n, int bits, size_type* offsets,
+                             stream_ref stream);
+
+}  // namespace joinery::detail::gpu

@@ -1,0 +1,403 @@
+// Radix hash join (Rui & Tu 2017 section 3.2; the Sioulas / Lutz per-partition design).
+//
+// 1. Partition: both sides radix-partitioned on the low B bits of the key, B chosen so that a
+//    build partition averages half a shared-memory chunk. The partitioning is CUB's onesweep radix
+//    sort restricted to those bits (the fastest stable partitioning measured among our
+//    primitives, see docs/BENCHMARKS.md), carrying 32-bit row ids; two 8-bit passes at 2^27 rows.
+// 2. Work items: each co-partition is cut into items of at most one build chunk's worth of work.
+//    A build partition that fits one chunk (C tuples) gets items of up to P_MAX probe tuples,
+//    the table built once per item; a larger one (skew) is split into chunks, and its probe side
+//    into one-tile items, each looping over every chunk. So oversized partitions spread over many
+//    blocks in the same launch instead of serialising one block.
+// 3. Join: one block per item builds a bucket-chaining hash table of the chunk in shared memory
+//    (heads by atomic exchange, next links, keys) and probes it with its probe tuples, which stay
+//    in registers across chunks.
+// Output is three-phase (count per item, scan, write): the same kernel runs in count mode and in
+// write mode; in write mode each tile counts its matches again in shared memory (cheap), scans,
+// then writes, so no per-probe scratch array is needed.
+#include "join/gpu/join_common.cuh"
+#include "join/gpu/join_sort.hpp"
+#include "primitives/detail/hash.cuh"
+
+#include <algorithm>
+
+namespace joinery::detail::gpu {
+
+namespace {
+
+struct radix_join_policy {
+  static constexpr int threads = 256;
+  static constexpr int items_per_thread = 8;
+  static constexpr int tile = threads * items_per_thread;
+  /// Build tuples per shared-memory chunk, and buckets (a power of two).
+  static constexpr int chunk = 4096;
+  static constexpr int buckets = 4096;
+  /// Probe tuples per work item when the build partition fits one chunk.
+  static constexpr int max_probe_span = 4 * tile;
+  static constexpr int max_radix_bits = 22;
+};
+
+template <class U>
+constexpr std::size_t radix_join_smem() {
+  using P = radix_join_policy;
+  return sizeof(std::uint32_t) * P::buckets + sizeof(std::uint16_t) * P::chunk + sizeof(U) * P::chunk;
+}
+
+template <class U>
+struct radix_join_args {
+  U const* build_keys;  // partitioned
+  std::uint32_t const* build_rows;
+  size_type const* build_offsets;  // fanout + 1
+  U const* probe_keys;
+  std::uint32_t const* probe_rows;
+  size_type const* probe_offsets;
+  size_type const* item_start;  // fanout + 1: first work item of each partition
+  size_type fanout;
+  size_type num_items;
+  join_kind kind;
+  row_sums sums;
+  bool with_checksum;
+  key_codec codec;
+  size_type* item_rows;           // count mode: output rows of each item
+  size_type const* item_offsets;  // write mode: first output row of each item
+  size_type* out_build;
+  size_type* out_probe;
+  unsigned long long* checksum;
+};
+
+/// Chunks of a build partition of nb tuples (an empty partition still has one, empty, chunk).
+__host__ __device__ __forceinline__ size_type chunks_of(size_type nb) {
+  return nb <= radix_join_policy::chunk ? 1 : ceil_div(nb, radix_join_policy::chunk);
+}
+
+template <class U>
+__device__ __forceinline__ std::uint32_t bucket_of(U k) {
+  if constexpr (sizeof(U) == 4) {
+    return fmix32(k) & (radix_join_policy::buckets - 1);
+  } else {
+    return static_cast<std::uint32_t>(fmix64(k)) & (radix_join_policy::buckets - 1);
+  }
+}
+
+/// The shared-memory bucket-chaining table of one build chunk.
+template <class U>
+struct shared_chain_table {
+  static constexpr std::uint16_t end = 0xffff;
+  std::uint32_t* heads;
+  std::uint16_t* next;
+  U* keys;
+
+  __device__ explicit shared_chain_table(unsigned char* smem)
+      : heads(reinterpret_cast<std::uint32_t*>(smem)),
+        next(reinterpret_cast<std::uint16_t*>(smem + sizeof(std::uint32_t) * radix_join_policy::buckets)),
+        keys(reinterpret_cast<U*>(smem + sizeof(std::uint32_t) * radix_join_policy::buckets +
+                                  sizeof(std::uint16_t) * radix_join_policy::chunk)) {}
+
+  /// Block-wide: replaces the table by keys[0, n).
+  __device__ void build(U const* __restrict__ src, int n) {
+    __syncthreads();  // nobody probes the previous chunk any more
+    for (int b = threadIdx.x; b < radix_join_policy::buckets; b += radix_join_policy::threads) {
+      heads[b] = end;
+    }
+    __syncthreads();
+    for (int t = threadIdx.x; t < n; t += radix_join_policy::threads) {
+      U const k = src[t];
+      keys[t] = k;
+      next[t] = static_cast<std::uint16_t>(atomicExch(&heads[bucket_of(k)], static_cast<std::uint32_t>(t)));
+    }
+    __syncthreads();
+  }
+
+  template <class F>
+  __device__ void for_each_match(U k, F&& f) const {
+    for (std::uint32_t t = heads[bucket_of(k)]; t != end; t = next[t]) {
+      if (keys[t] == k) { f(static_cast<int>(t)); }
+    }
+  }
+};
+
+/// Partition of work item w: the last p with item_start[p] <= w.
+__device__ __forceinline__ size_type partition_of(size_type const* item_start, size_type fanout,
+                                                  size_type w) {
+  size_type lo = 0;
+  size_type hi = fanout;  // item_start[fanout] > w
+  while (hi - lo > 1) {
+    size_type const mid = lo + (hi - lo) / 2;
+    if (item_start[mid] <= w) {
+      lo = mid;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
+template <class U, bool Write>
+__global__ void __launch_bounds__(radix_join_policy::threads)
+    radix_join_kernel(radix_join_args<U> a) {
+  using P = radix_join_policy;
+  constexpr int ipt = P::items_per_thread;
+  extern __shared__ __align__(16) unsigned char smem[];
+  using scan = cub::BlockScan<size_type, P::threads>;
+  using reduce = cub::BlockReduce<unsigned long long, P::threads>;
+  __shared__ union {
+    typename scan::TempStorage scan;
+    typename reduce::TempStorage reduce;
+  } storage;
+  shared_chain_table<U> table(smem);
+  bool const with_matches = a.kind == join_kind::inner || a.kind == join_kind::left_outer;
+
+  for (size_type w = blockIdx.x; w < a.num_items; w += gridDim.x) {
+    size_type const p = partition_of(a.item_start, a.fanout, w);
+    size_type const q = w - a.item_start[p];
+    size_type const b0 = a.build_offsets[p];
+    size_type const nb = a.build_offsets[p + 1] - b0;
+    size_type const chunks = chunks_of(nb);
+    size_type const span = chunks == 1 ? P::max_probe_span : P::tile;
+    size_type const p0 = a.probe_offsets[p] + q * span;
+    size_type const p1 = a.probe_offsets[p + 1] < p0 + span ? a.probe_offsets[p + 1] : p0 + span;
+    auto chunk_rows = [&](size_type c) {
+      size_type const left = nb - c * P::chunk;
+      return static_cast<int>(left < P::chunk ? left : P::chunk);
+    };
+    if (chunks == 1) { table.build(a.build_keys + b0, static_cast<int>(nb)); }
+
+    size_type running = Write ? a.item_offsets[w] : 0;
+    unsigned long long rows = 0;
+    unsigned long long sum = 0;
+    for (size_type tile = p0; tile < p1; tile += P::tile) {
+      size_type const first = tile + static_cast<size_type>(threadIdx.x) * ipt;
+      int const valid = first >= p1 ? 0 : (p1 - first < ipt ? static_cast<int>(p1 - first) : ipt);
+      U k[ipt];
+      size_type c[ipt];
+      std::uint64_t bs[ipt];
+#pragma unroll
+      for (int j = 0; j < ipt; ++j) {
+        k[j] = j < valid ? a.probe_keys[first + j] : U{0};
+        c[j] = 0;
+        bs[j] = 0;
+      }
+      // Pass A: count (and sum the build payloads for the checksum).
+      for (size_type ch = 0; ch < chunks; ++ch) {
+        if (chunks > 1) { table.build(a.build_keys + b0 + ch * P::chunk, chunk_rows(ch)); }
+        auto const* rows_of_chunk = a.build_rows + b0 + ch * P::chunk;
+#pragma unroll
+        for (int j = 0; j < ipt; ++j) {
+          if (j < valid) {
+            table.for_each_match(k[j], [&](int t) {
+              ++c[j];
+              if (a.sums.build != nullptr && (Write || a.with_checksum)) {
+                bs[j] += a.sums.build[rows_of_chunk[t]];
+              }
+            });
+          }
+        }
+      }
+      size_type mine = 0;
+      size_type cursor[ipt];
+#pragma unroll
+      for (int j = 0; j < ipt; ++j) {
+        cursor[j] = mine;
+        mine += j < valid ? emitted_rows(a.kind, c[j]) : 0;
+      }
+      if constexpr (Write) {
+        size_type offset = 0;
+        size_type tile_total = 0;
+        scan(storage.scan).ExclusiveSum(mine, offset, tile_total);
+        __syncthreads();
+#pragma unroll
+        for (int j = 0; j < ipt; ++j) { cursor[j] += running + offset; }
+        running += tile_total;
+        // Pass B: write the matches, then the lone rows of outer / semi / anti joins.
+        if (with_matches) {
+          for (size_type ch = 0; ch < chunks; ++ch) {
+            if (chunks > 1) { table.build(a.build_keys + b0 + ch * P::chunk, chunk_rows(ch)); }
+            auto const* rows_of_chunk = a.build_rows + b0 + ch * P::chunk;
+#pragma unroll
+            for (int j = 0; j < ipt; ++j) {
+              if (j < valid) {
+                size_type const prow = a.probe_rows[first + j];
+                table.for_each_match(k[j], [&](int t) {
+                  size_type const pos = cursor[j]++;
+                  a.out_build[pos] = rows_of_chunk[t];
+                  a.out_probe[pos] = prow;
+                });
+              }
+            }
+          }
+        }
+#pragma unroll
+        for (int j = 0; j < ipt; ++j) {
+          if (j < valid) {
+            bool const lone = (a.kind == join_kind::left_outer && c[j] == 0) ||
+                              (a.kind == join_kind::left_semi && c[j] > 0) ||
+                              (a.kind == join_kind::left_anti && c[j] == 0);
+            if (lone) {
+              if (a.kind == join_kind::left_outer) { a.out_build[cursor[j]] = -1; }
+              a.out_probe[cursor[j]] = a.probe_rows[first + j];
+            }
+          }
+        }
+      } else {
+        rows += static_cast<unsigned long long>(mine);
+      }
+      if (Write || a.with_checksum) {
+#pragma unroll
+        for (int j = 0; j < ipt; ++j) {
+          if (j < valid) {
+            std::uint64_t pv = checksum_of(k[j], a.codec);
+            if (a.sums.probe != nullptr) { pv += a.sums.probe[a.probe_rows[first + j]]; }
+            sum += emitted_checksum(a.kind, c[j], pv, bs[j]);
+          }
+        }
+      }
+    }
+    if constexpr (!Write) {
+      auto const total = reduce(storage.reduce).Sum(rows);
+      if (threadIdx.x == 0) { a.item_rows[w] = static_cast<size_type>(total); }
+      __syncthreads();
+    }
+    if (Write || a.with_checksum) {
+      auto const block_sum = reduce(storage.reduce).Sum(sum);
+      if (threadIdx.x == 0 && block_sum != 0) { atomicAdd(a.checksum, block_sum); }
+      __syncthreads();
+    }
+  }
+}
+
+/// Work items of each partition (entry fanout is 0, for the scan).
+__global__ void radix_items_kernel(size_type const* __restrict__ build_offsets,
+                                   size_type const* __restrict__ probe_offsets, size_type fanout,
+                                   bool skip_empty_build, size_type* __restrict__ items) {
+  using P = radix_join_policy;
+  size_type const stride = static_cast<size_type>(gridDim.x) * blockDim.x;
+  for (size_type p = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x; p <= fanout;
+       p += stride) {
+    if (p == fanout) {
+      items[p] = 0;
+      continue;
+    }
+    size_type const nb = build_offsets[p + 1] - build_offsets[p];
+    size_type const np = probe_offsets[p + 1] - probe_offsets[p];
+    if (np == 0 || (nb == 0 && skip_empty_build)) {
+      items[p] = 0;
+      continue;
+    }
+    size_type const span = chunks_of(nb) == 1 ? P::max_probe_span : P::tile;
+    items[p] = ceil_div(np, span);
+  }
+}
+
+/// Radix bits so that an average build partition holds half a chunk.
+int radix_bits_for(size_type build_rows, int key_bits) {
+  int bits = 0;
+  while (bits < radix_join_policy::max_radix_bits && bits < key_bits &&
+         (build_rows >> bits) > radix_join_policy::chunk / 2) {
+    ++bits;
+  }
+  return bits;
+}
+
+template <class U>
+device_matches run(join_request const& rq, stream_ref stream, memory_resource* mr) {
+  using P = radix_join_policy;
+  phase_clock clock(stream);
+  auto const s = to_cuda(stream);
+  auto const nb = rq.build_rows;
+  auto const np = rq.probe_rows;
+  int const bits = radix_bits_for(nb, 8 * static_cast<int>(sizeof(U)));
+  size_type const fanout = size_type{1} << bits;
+
+  auto partition = [&](void const* keys, size_type n, buffer& k, buffer& r, buffer& offsets) {
+    k = buffer(sizeof(U) * static_cast<std::size_t>(std::max<size_type>(n, 1)), mr, stream);
+    r = buffer(sizeof(std::uint32_t) * static_cast<std::size_t>(std::max<size_type>(n, 1)), mr, stream);
+    offsets = buffer(sizeof(size_type) * static_cast<std::size_t>(fanout + 1), mr, stream);
+    sort_with_row_ids(static_cast<U const*>(keys), as<U>(k), as<std::uint32_t>(r), n, 0, bits,
+                      stream, mr);
+    radix_partition_offsets(as<U>(k), n, bits, as<size_type>(offsets), stream);
+  };
+  buffer bk, br, boffs, pk, pr, poffs;
+  clock.mark("partition build");
+  partition(rq.build_keys, nb, bk, br, boffs);
+  clock.mark("partition probe");
+  partition(rq.probe_keys, np, pk, pr, poffs);
+
+  clock.mark("plan");
+  buffer item_start(sizeof(size_type) * static_cast<std::size_t>(fanout + 1), mr, stream);
+  bool const skip_empty_build = rq.kind == join_kind::inner || rq.kind == join_kind::left_semi;
+  radix_items_kernel<<<grid_stride_blocks(fanout + 1, 256, current_sm_count(), 8), 256, 0, s>>>(
+      as<size_type>(boffs), as<size_type>(poffs), fanout, skip_empty_build, as<size_type>(item_start));
+  JOINERY_CHECK_LAUNCH();
+  exclusive_scan_with_total(as<size_type>(item_start), fanout, stream, mr);
+  size_type const items = read_scalar(as<size_type>(item_start) + fanout, stream);
+
+  device_matches out;
+  bool const with_build = rq.kind == join_kind::inner || rq.kind == join_kind::left_outer;
+  if (items == 0) {
+    if (!rq.aggregate_only) { allocate_matches(out, 0, with_build, rq.budget, "radix_hash", stream, mr); }
+    out.phases = clock.finish();
+    return out;
+  }
+  buffer item_rows(sizeof(size_type) * static_cast<std::size_t>(items + 1), mr, stream);
+  buffer checksum(sizeof(unsigned long long), mr, stream);
+  JOINERY_CUDA_TRY(cudaMemsetAsync(item_rows.data(), 0, item_rows.size(), s));
+  JOINERY_CUDA_TRY(cudaMemsetAsync(checksum.data(), 0, checksum.size(), s));
+
+  radix_join_args<U> a{};
+  a.build_keys = as<U>(bk);
+  a.build_rows = as<std::uint32_t>(br);
+  a.build_offsets = as<size_type>(boffs);
+  a.probe_keys = as<U>(pk);
+  a.probe_rows = as<std::uint32_t>(pr);
+  a.probe_offsets = as<size_type>(poffs);
+  a.item_start = as<size_type>(item_start);
+  a.fanout = fanout;
+  a.num_items = items;
+  a.kind = rq.kind;
+  a.sums = {rq.build_sums, rq.probe_sums};
+  a.with_checksum = rq.aggregate_only;
+  a.codec = codec_of(rq.key_type, false);
+  a.item_rows = as<size_type>(item_rows);
+  a.checksum = as<unsigned long long>(checksum);
+
+  constexpr std::size_t smem = radix_join_smem<U>();
+  auto const count_kernel = radix_join_kernel<U, false>;
+  auto const write_kernel = radix_join_kernel<U, true>;
+  JOINERY_CUDA_TRY(cudaFuncSetAttribute(count_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        static_cast<int>(smem)));
+  JOINERY_CUDA_TRY(cudaFuncSetAttribute(write_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        static_cast<int>(smem)));
+  auto const grid = static_cast<unsigned>(std::min<size_type>(items, 1 << 30));
+
+  clock.mark("join count");
+  count_kernel<<<grid, P::threads, smem, s>>>(a);
+  JOINERY_CHECK_LAUNCH();
+  exclusive_scan_with_total(as<size_type>(item_rows), items, stream, mr);
+  size_type const total = read_scalar(as<size_type>(item_rows) + items, stream);
+  out.count = static_cast<std::uint64_t>(total);
+  if (rq.aggregate_only) {
+    out.checksum = read_scalar(as<unsigned long long>(checksum), stream);
+    out.phases = clock.finish();
+    return out;
+  }
+  allocate_matches(out, total, with_build, rq.budget, "radix_hash", stream, mr);
+  JOINERY_CUDA_TRY(cudaMemsetAsync(checksum.data(), 0, checksum.size(), s));
+  a.item_offsets = as<size_type>(item_rows);
+  a.out_build = with_build ? out.build_rows.data_as<size_type>() : nullptr;
+  a.out_probe = out.probe_rows.data_as<size_type>();
+  clock.mark("join write");
+  write_kernel<<<grid, P::threads, smem, s>>>(a);
+  JOINERY_CHECK_LAUNCH();
+  out.checksum = read_scalar(as<unsigned long long>(checksum), stream);
+  out.phases = clock.finish();
+  return out;
+}
+
+}  // namespace
+
+device_matches radix_hash_join(join_request const& rq, stream_ref stream, memory_resource* mr) {
+  return dispatch_key_width(rq.key_type,
+                            [&](auto u) { return run<decltype(u)>(rq, stream, mr); });
+}
+
+}  // namespace joinery::detail::gpu

@@ -1,0 +1,288 @@
+// GPU joins beyond the conformance suite: inputs large enough to exercise the radix join's
+// partitions, build partitions larger than a shared-memory chunk, hot keys and Zipf skew at
+// scale, host-resident inputs, both CSS-tree node searches, the memory-budget refusal, and
+// inputs past 2^31 rows. The CPU backend (itself checked against the oracle) is the reference
+// where the oracle would be too slow.
+#include "support/oracle.hpp"
+
+#include <joinery/gen.hpp>
+#include <joinery/join.hpp>
+#include <joinery/primitives/checksum.hpp>
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace joinery::test {
+namespace {
+
+#if defined(JOINERY_HAS_CUDA)
+
+class GpuJoin : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (device_count() == 0) {
+      GTEST_SKIP() << "no GPU present: run on a lent GPU via scripts/device-check.sh";
+    }
+  }
+};
+
+std::vector<size_type> payload_columns(table const& t) {
+  std::vector<size_type> v;
+  for (size_type c = 1; c < t.num_columns(); ++c) { v.push_back(c); }
+  return v;
+}
+
+/// Every GPU algorithm (except the quadratic one when `quadratic_too` is false), every kind and
+/// output form, against the CPU backend's radix join.
+void expect_gpu_matches_cpu(table const& build, table const& probe, bool quadratic_too) {
+  auto const db = place(build.view(), memory_space::device);
+  auto const dp = place(probe.view(), memory_space::device);
+  for (auto algo : join_algorithms_on(backend::gpu)) {
+    if (algo == join_algorithm::nested_loop && !quadratic_too) { continue; }
+    for (auto kind : {join_kind::inner, join_kind::left_semi, join_kind::left_anti,
+                      join_kind::left_outer}) {
+      SCOPED_TRACE(std::string(to_string(algo)) + " " + std::string(to_string(kind)));
+      join_options o;
+      o.kind = kind;
+      o.build_payloads = payload_columns(build);
+      o.probe_payloads = payload_columns(probe);
+      o.backend = backend::cpu;
+      o.algorithm = join_algorithm::radix_hash;
+      o.output = output_form::index;
+      auto const expected = join(build.view(), 0, probe.view(), 0, o);
+      o.output = output_form::table;
+      auto const expected_table = join(build.view(), 0, probe.view(), 0, o);
+
+      o.backend = backend::gpu;
+      o.algorithm = algo;
+      o.output = output_form::index;
+      auto const ri = join(db.view(), 0, dp.view(), 0, o);
+      EXPECT_EQ(ri.stats.backend, backend::gpu);
+      EXPECT_EQ(ri.aggregate.count, expected.aggregate.count);
+      EXPECT_EQ(ri.aggregate.checksum, expected.aggregate.checksum);
+      EXPECT_EQ(diff_rows(index_rows(expected, kind), index_rows(ri, kind)), "");
+
+      o.output = output_form::table;
+      auto const rt = join(db.view(), 0, dp.view(), 0, o);
+      EXPECT_EQ(diff_rows(table_rows(expected_table.columns.view()), table_rows(rt.columns.view())),
+                "");
+
+      o.output = output_form::aggregate;
+      auto const ra = join(db.view(), 0, dp.view(), 0, o);
+      EXPECT_EQ(ra.aggregate.count, expected.aggregate.count);
+      EXPECT_EQ(ra.aggregate.checksum, expected.aggregate.checksum);
+    }
+  }
+}
+
+TEST_F(GpuJoin, BuildPartitionLargerThanASharedMemoryChunk) {
+  // 12000 build rows: a third key 7, a third key 39 (the same low radix bits, so one partition of
+  // 8000 rows: two shared-memory chunks), the rest unique. Probe rows hit 7, 39, the unique keys
+  // and nothing.
+  std::vector<std::int32_t> bk(12000);
+  std::vector<std::int64_t> bp(12000);
+  for (std::size_t i = 0; i < bk.size(); ++i) {
+    bk[i] = i % 3 == 0 ? 7 : (i % 3 == 1 ? 39 : static_cast<std::int32_t>(1000 + i));
+    bp[i] = static_cast<std::int64_t>(i * 2654435761ULL % 100003) - 50000;
+  }
+  std::vector<std::int32_t> pk(1500);
+  std::vector<std::int16_t> pp(1500);
+  for (std::size_t i = 0; i < pk.size(); ++i) {
+    switch (i % 4) {
+      case 0: pk[i] = 7; break;
+      case 1: pk[i] = 39; break;
+      case 2: pk[i] = static_cast<std::int32_t>(1000 + 5 * i); break;
+      default: pk[i] = -3; break;
+    }
+    pp[i] = static_cast<std::int16_t>(i * 31 - 9000);
+  }
+  std::vector<column> b;
+  b.push_back(column::from_host(bk));
+  b.push_back(column::from_host(bp));
+  std::vector<column> p;
+  p.push_back(column::from_host(pk));
+  p.push_back(column::from_host(pp));
+  expect_gpu_matches_cpu(table(std::move(b)), table(std::move(p)), true);
+}
+
+gen::relation_spec spec(size_type rows, gen::key_kind kind, type_id key, size_type domain,
+                        std::uint64_t seed) {
+  gen::relation_spec s;
+  s.rows = rows;
+  s.kind = kind;
+  s.key_type = key;
+  s.domain = domain;
+  s.payload_types = {type_id::int32};
+  s.seed = seed;
+  return s;
+}
+
+TEST_F(GpuJoin, ManyPartitionsUniformZipfAndHotKey) {
+  auto const build = gen::generate(spec(1 << 18, gen::key_kind::primary, type_id::int32, 0, 1));
+  for (double z : {0.0, 1.5}) {
+    SCOPED_TRACE("zipf " + std::to_string(z));
+    auto ps = spec(1 << 20, gen::key_kind::foreign, type_id::int32, 1 << 18, 2);
+    ps.zipf = z;
+    expect_gpu_matches_cpu(build, gen::generate(ps), false);
+  }
+  SCOPED_TRACE("hot key holding half the probe side");
+  auto ps = spec(1 << 20, gen::key_kind::foreign, type_id::int32, 1 << 18, 3);
+  ps.hot_key_fraction = 0.5;
+  expect_gpu_matches_cpu(build, gen::generate(ps), false);
+}
+
+TEST_F(GpuJoin, ManyToManyWithEightByteKeys) {
+  auto const build = gen::generate(spec(1 << 16, gen::key_kind::foreign, type_id::int64, 1 << 10, 4));
+  auto const probe = gen::generate(spec(1 << 14, gen::key_kind::foreign, type_id::int64, 1 << 10, 5));
+  expect_gpu_matches_cpu(build, probe, false);
+}
+
+TEST_F(GpuJoin, HostResidentInputsOnTheGpuBackend) {
+  auto const build = gen::generate(spec(5000, gen::key_kind::primary, type_id::uint64, 0, 6));
+  auto const probe = gen::generate(spec(9000, gen::key_kind::foreign, type_id::uint64, 5000, 7));
+  join_options o;
+  o.backend = backend::cpu;
+  auto const expected = join(build.view(), 0, probe.view(), 0, o);
+  o.backend = backend::gpu;
+  for (auto algo : join_algorithms_on(backend::gpu)) {
+    o.algorithm = algo;
+    auto const r = join(build.view(), 0, probe.view(), 0, o);
+    EXPECT_EQ(diff_rows(index_rows(expected, join_kind::inner), index_rows(r, join_kind::inner)),
+              "")
+      << to_string(algo);
+  }
+}
+
+TEST_F(GpuJoin, CssTreeSequentialAndBinaryNodeSearch) {
+  auto const build = gen::generate(spec(70000, gen::key_kind::foreign, type_id::int32, 50000, 8));
+  auto const probe = gen::generate(spec(3000, gen::key_kind::foreign, type_id::int32, 60000, 9));
+  auto const db = place(build.view(), memory_space::device);
+  auto const dp = place(probe.view(), memory_space::device);
+  for (char const* search : {"binary", "sequential"}) {
+    ASSERT_EQ(setenv("JOINERY_CSS_SEARCH", search, 1), 0);
+    for (std::uint64_t d : {0ULL, 3ULL}) {
+      SCOPED_TRACE(std::string(search) + " d=" + std::to_string(d));
+      join_options o;
+      o.algorithm = join_algorithm::indexed_nested_loop;
+      o.backend = backend::gpu;
+      o.pred = predicate::band(d);
+      auto const r = join(db.view(), 0, dp.view(), 0, o);
+      EXPECT_EQ(diff_rows(oracle_join_index(build.view(), 0, probe.view(), 0, join_kind::inner,
+                                            o.pred),
+                          index_rows(r, join_kind::inner)),
+                "");
+    }
+  }
+  unsetenv("JOINERY_CSS_SEARCH");
+}
+
+TEST_F(GpuJoin, ResultLargerThanTheBudgetIsRefused) {
+  // 400 x 300 rows of one key: 120000 matches, 1.9 MB of row ids, against a 1 MB budget.
+  std::vector<std::int32_t> bk(400, 5);
+  std::vector<std::int32_t> pk(300, 5);
+  std::vector<column> b;
+  b.push_back(column::from_host(bk, device_resource()));
+  std::vector<column> p;
+  p.push_back(column::from_host(pk, device_resource()));
+  table const build(std::move(b));
+  table const probe(std::move(p));
+  for (auto algo : join_algorithms_on(backend::gpu)) {
+    join_options o;
+    o.algorithm = algo;
+    o.backend = backend::gpu;
+    o.device_memory_budget = 1 << 20;
+    try {
+      (void)join(build.view(), 0, probe.view(), 0, o);
+      ADD_FAILURE() << to_string(algo) << " accepted a result over its budget";
+    } catch (out_of_memory const& e) {
+      EXPECT_NE(std::string(e.what()).find("120000 rows and needs 1920000 bytes"),
+                std::string::npos)
+        << e.what();
+    }
+    o.output = output_form::aggregate;  // writes nothing: fits any budget
+    EXPECT_EQ(join(build.view(), 0, probe.view(), 0, o).aggregate.count, 120000u) << to_string(algo);
+  }
+}
+
+TEST_F(GpuJoin, RadixAndSortMergePastTwoToThe31ProbeRows) {
+  // Build: keys 0 .. nb-1 once each (row i holds key i). Probe row j holds (j mod (nb + 2)) - 1,
+  // so keys -1 and nb miss. Counts and row-id sums have closed forms checked on the host.
+  size_type const nb = (size_type{1} << 20) + 3;
+  size_type const np = (size_type{1} << 31) + (size_type{1} << 16) + 5;
+  std::size_t const device_need = std::size_t{80} << 30;
+  std::size_t const host_need = std::size_t{12} << 30;
+  auto const host_bytes = static_cast<std::size_t>(sysconf(_SC_PHYS_PAGES)) *
+                          static_cast<std::size_t>(sysconf(_SC_PAGE_SIZE));
+  if (get_device_info(0).free_memory < device_need || host_bytes < host_need) {
+    GTEST_SKIP() << "needs 80 GiB free device memory and 12 GiB host memory";
+  }
+  std::vector<std::int32_t> bk(static_cast<std::size_t>(nb));
+  for (size_type i = 0; i < nb; ++i) { bk[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(i); }
+  column probe_keys(type_id::int32, np, device_resource());
+  {
+    std::vector<std::int32_t> pk(static_cast<std::size_t>(np));
+#pragma omp parallel for schedule(static)
+    for (size_type j = 0; j < np; ++j) {
+      pk[static_cast<std::size_t>(j)] = static_cast<std::int32_t>(j % (nb + 2)) - 1;
+    }
+    copy_bytes(probe_keys.data(), memory_space::device, pk.data(), memory_space::host,
+               pk.size() * sizeof(std::int32_t), default_stream());
+  }
+  std::uint64_t matches = 0;
+  std::uint64_t build_row_sum = 0;
+  std::uint64_t probe_row_sum = 0;
+#pragma omp parallel for schedule(static) reduction(+ : matches, build_row_sum, probe_row_sum)
+  for (size_type j = 0; j < np; ++j) {
+    auto const k = (j % (nb + 2)) - 1;
+    if (k >= 0 && k < nb) {
+      ++matches;
+      build_row_sum += static_cast<std::uint64_t>(k);
+      probe_row_sum += static_cast<std::uint64_t>(j);
+    }
+  }
+  std::vector<column> bcols;
+  bcols.push_back(column::from_host(bk, device_resource()));
+  table const build(std::move(bcols));
+  std::vector<column> pcols;
+  pcols.push_back(std::move(probe_keys));
+  table const probe(std::move(pcols));
+  for (auto algo : {join_algorithm::radix_hash, join_algorithm::sort_merge}) {
+    SCOPED_TRACE(std::string(to_string(algo)));
+    join_options o;
+    o.algorithm = algo;
+    o.backend = backend::gpu;
+    {
+      auto const r = join(build.view(), 0, probe.view(), 0, o);
+      ASSERT_EQ(r.aggregate.count, matches);
+      EXPECT_EQ(r.aggregate.checksum, build_row_sum);  // the probe key equals the build row id
+      EXPECT_EQ(checksum(r.build_rows.view()), build_row_sum);
+      EXPECT_EQ(checksum(r.probe_rows.view()), probe_row_sum);
+    }
+    o.kind = join_kind::left_anti;
+    auto const anti = join(build.view(), 0, probe.view(), 0, o);
+    EXPECT_EQ(anti.aggregate.count, static_cast<std::uint64_t>(np) - matches);
+  }
+}
+
+#else
+
+TEST(GpuJoinWithoutCuda, GpuBackendIsRefused) {
+  std::vector<std::int32_t> k{1, 2, 3};
+  std::vector<column> b;
+  b.push_back(column::from_host(k));
+  table const t(std::move(b));
+  join_options o;
+  o.backend = backend::gpu;
+  EXPECT_TRUE(join_algorithms_on(backend::gpu).empty());
+  EXPECT_THROW((void)join(t.view(), 0, t.view(), 0, o), logic_error);
+}
+
+#endif
+
+}  // namespace
+}  // namespace joinery::test
