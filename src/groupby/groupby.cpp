@@ -2,6 +2,9 @@
 #include <joinery/groupby.hpp>
 
 #include "cpu/cpu_groupby.hpp"
+#if defined(JOINERY_HAS_CUDA)
+#include "groupby/gpu/gpu_groupby.hpp"
+#endif
 
 #include <algorithm>
 #include <chrono>
@@ -36,6 +39,58 @@ table sort_groups(table&& t) {
   }
   return table(std::move(cols));
 }
+
+/// Bytes of the input columns (what every algorithm must read at least once).
+std::uint64_t input_bytes(table_view const& input) {
+  std::uint64_t bytes = 0;
+  for (auto const& c : input) { bytes += static_cast<std::uint64_t>(c.size()) * size_of(c.type()); }
+  return bytes;
+}
+
+/// The GPU backend: inputs in host memory are copied to the device first; results come from `mr`
+/// (a device resource; null: the default pool), or are copied into a host `mr` at the end.
+groupby_result run_on_gpu(table_view const& input, size_type key_column,
+                          std::vector<aggregation> const& aggregations,
+                          groupby_options const& options, groupby_algorithm algo,
+                          stream_ref stream, memory_resource_ref mr, clock_type::time_point t0) {
+  groupby_result r;
+#if defined(JOINERY_HAS_CUDA)
+  auto* dev_mr = (mr != nullptr && mr->space() == memory_space::device) ? mr : device_resource();
+  std::vector<column> owned;
+  std::vector<column_view> views;
+  for (auto const& c : input) {
+    if (c.space() == memory_space::device) {
+      views.push_back(c);
+    } else {
+      owned.push_back(column::copy_of(c, dev_mr, stream));
+      views.push_back(owned.back().view());
+    }
+  }
+  table_view const device_input(std::move(views));
+  std::vector<phase_time> phases;
+  if (!owned.empty()) {
+    stream.synchronize();
+    phases.push_back({"copy to device", std::chrono::duration<double>(clock_type::now() - t0).count()});
+  }
+  r.columns = detail::gpu::run_groupby(algo, device_input, key_column, aggregations,
+                                       options.sort_by_key, {}, &phases, stream, dev_mr);
+  if (mr != nullptr && mr != dev_mr) {
+    std::vector<column> cols;
+    for (auto const& c : r.columns.columns()) { cols.push_back(column::copy_of(c.view(), mr, stream)); }
+    r.columns = table(std::move(cols));
+  }
+  stream.synchronize();
+  r.stats.phases = std::move(phases);
+#else
+  (void)input, (void)key_column, (void)aggregations, (void)options, (void)stream, (void)mr;
+  JOINERY_FAIL("the GPU backend was requested but joinery was built without CUDA");
+#endif
+  r.stats.algorithm = algo;
+  r.stats.backend = backend::gpu;
+  r.stats.bytes_moved = input_bytes(input);
+  r.stats.seconds = std::chrono::duration<double>(clock_type::now() - t0).count();
+  return r;
+}
 }  // namespace
 
 type_id aggregation_result_type(aggregation_kind k, type_id input) {
@@ -54,7 +109,12 @@ type_id aggregation_result_type(aggregation_kind k, type_id input) {
 std::vector<groupby_algorithm> groupby_algorithms_on(backend b) {
   switch (b) {
     case backend::cpu: return {groupby_algorithm::hash, groupby_algorithm::sort};
-    case backend::gpu: return {};  // the GPU group-bys arrive with the GPU group-by issue
+    case backend::gpu:
+#if defined(JOINERY_HAS_CUDA)
+      return detail::gpu::groupby_algorithms();
+#else
+      return {};  // built without CUDA
+#endif
     case backend::automatic: break;
   }
   return groupby_algorithms_on(backend::cpu);
@@ -99,6 +159,10 @@ groupby_result groupby(table_view const& input, size_type key_column,
     JOINERY_EXPECTS(device_count() > 0, "the GPU backend was requested but no GPU is present; "
                                         "use the cpu backend");
   }
+  // automatic: `hash` on both backends for now. On the GPU, HGB aggregates in shared memory while
+  // the groups fit and falls back to global atomics beyond; the sort-based algorithms should take
+  // over at high group counts (Wu et al., Figure 21), which needs the planner's estimate of g and
+  // measured thresholds: a later step.
   auto algo = options.algorithm == groupby_algorithm::automatic ? groupby_algorithm::hash
                                                                 : options.algorithm;
   auto const available = groupby_algorithms_on(be);
@@ -110,7 +174,11 @@ groupby_result groupby(table_view const& input, size_type key_column,
                  " backend in this build; available there: " + (names.empty() ? "none" : names));
   }
 
-  // Only the CPU backend exists so far; device-resident inputs are brought to the host.
+  if (be == backend::gpu) {
+    return run_on_gpu(input, key_column, aggregations, options, algo, stream, mr, t0);
+  }
+
+  // The CPU backend: device-resident inputs are brought to the host.
   std::vector<column> owned;
   std::vector<column_view> views;
   for (auto const& c : input) {
@@ -146,9 +214,7 @@ groupby_result groupby(table_view const& input, size_type key_column,
   r.stats.algorithm = algo;
   r.stats.backend = be;
   r.stats.phases = phases.empty() ? std::vector<phase_time>{{"aggregate", run_s}} : std::move(phases);
-  std::uint64_t bytes = 0;
-  for (auto const& c : input) { bytes += static_cast<std::uint64_t>(c.size()) * size_of(c.type()); }
-  r.stats.bytes_moved = bytes;
+  r.stats.bytes_moved = input_bytes(input);
   r.stats.seconds = std::chrono::duration<double>(clock_type::now() - t0).count();
   return r;
 }

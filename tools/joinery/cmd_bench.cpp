@@ -1,4 +1,5 @@
 // joinery bench: named experiments, warm-up, median of N runs, JSON lines out.
+#include "bench_groupby_gpu.hpp"
 #include "bench_primitives.hpp"
 #include "cli.hpp"
 #include "timing.hpp"
@@ -199,13 +200,20 @@ struct join_point {
   double zipf, match_ratio;
   int payloads;
   output_form form;
+  /// Many-to-many: both sides foreign keys over this many distinct keys (0: primary-foreign).
+  std::int64_t mn_keys = 0;
 };
 
-nlohmann::json run_join_point(recorder& rec, join_point const& p, backend be,
-                              join_algorithm algo, std::uint64_t seed) {
+struct join_data {
+  table build;
+  table probe;
+};
+
+join_data make_join_data(join_point const& p, backend be, std::uint64_t seed) {
   gen::relation_spec r;
   r.rows = p.build_rows;
-  r.kind = gen::key_kind::primary;
+  r.kind = p.mn_keys > 0 ? gen::key_kind::foreign : gen::key_kind::primary;
+  r.domain = p.mn_keys;
   r.key_type = p.key;
   r.match_ratio = p.match_ratio;
   r.payload_types.assign(static_cast<std::size_t>(p.payloads), p.key);
@@ -216,9 +224,15 @@ nlohmann::json run_join_point(recorder& rec, join_point const& p, backend be,
   s.domain = std::max<std::int64_t>(p.build_rows, 1);
   s.match_ratio = 1;
   s.zipf = p.zipf;
+  s.domain = p.mn_keys > 0 ? p.mn_keys : s.domain;
   s.seed = seed + 1;
-  auto const build = place(gen::generate(r).view(), be);
-  auto const probe = place(gen::generate(s).view(), be);
+  return {place(gen::generate(r).view(), be), place(gen::generate(s).view(), be)};
+}
+
+nlohmann::json measure_join(recorder& rec, join_point const& p, join_data const& data, backend be,
+                            join_algorithm algo) {
+  auto const& build = data.build;
+  auto const& probe = data.probe;
   join_options o;
   o.algorithm = algo;
   o.backend = be;
@@ -232,6 +246,7 @@ nlohmann::json run_join_point(recorder& rec, join_point const& p, backend be,
                         {"match_ratio", p.match_ratio}, {"payloads", p.payloads},
                         {"output", std::string(to_string(p.form))},
                         {"algorithm", std::string(to_string(algo))}};
+  if (p.mn_keys > 0) { params["mn_keys"] = p.mn_keys; }
   return rec.measure(params, be, p.build_rows + p.probe_rows, [&] {
     auto const res = join(build.view(), 0, probe.view(), 0, o);
     return nlohmann::json{{"phases", phases_json(res.stats.phases)},
@@ -240,6 +255,44 @@ nlohmann::json run_join_point(recorder& rec, join_point const& p, backend be,
                           {"checksum", res.aggregate.checksum},
                           {"bytes_moved", res.stats.bytes_moved}};
   });
+}
+
+nlohmann::json run_join_point(recorder& rec, join_point const& p, backend be,
+                              join_algorithm algo, std::uint64_t seed) {
+  return measure_join(rec, p, make_join_data(p, be, seed), be, algo);
+}
+
+/// The GPU joins of issue 5 (DESIGN.md section 6 workloads): the default |R| = M/2 primary keys
+/// joined with |S| = M uniform foreign keys (M = --max-rows, default 2^28), join index output,
+/// then the sweeps: 8-byte keys, many-to-many, |R| = |S|, Zipf, match ratio, |R|:|S|.
+void run_gpu_joins_bench(recorder& rec, bench_args const& a) {
+  JOINERY_EXPECTS(device_count() > 0, "bench gpu-joins needs a GPU");
+  auto const m = a.max_rows == bench_args{}.max_rows ? std::int64_t{1} << 28
+                                                     : parse_size(a.max_rows, "--max-rows");
+  std::vector<join_algorithm> algos;
+  for (auto algo : join_algorithms_on(backend::gpu)) {
+    if (algo != join_algorithm::nested_loop) { algos.push_back(algo); }  // quadratic
+  }
+  auto sweep = [&](join_point const& p) {
+    auto const data = make_join_data(p, backend::gpu, a.seed);
+    for (auto algo : algos) { measure_join(rec, p, data, backend::gpu, algo); }
+  };
+  auto const i32 = type_id::int32;
+  join_point const def{m / 2, m, i32, 0.0, 1.0, 0, output_form::index};
+  sweep(def);
+  {
+    // The CPU backend on this machine's host, same workload.
+    auto const data = make_join_data(def, backend::cpu, a.seed);
+    measure_join(rec, def, data, backend::cpu, join_algorithm::radix_hash);
+  }
+  sweep({m / 2, m / 2, type_id::int64, 0.0, 1.0, 0, output_form::index});
+  sweep({m / 4, m / 4, i32, 0.0, 1.0, 0, output_form::index, m / 16});
+  for (std::int64_t n = std::int64_t{1} << 20; n <= m; n *= 4) {
+    sweep({n, n, i32, 0.0, 1.0, 0, output_form::index});
+  }
+  for (double z : {0.5, 1.0, 1.5, 2.0}) { sweep({m / 2, m, i32, z, 1.0, 0, output_form::index}); }
+  for (double mr : {0.0, 0.5}) { sweep({m / 2, m, i32, 0.0, mr, 0, output_form::index}); }
+  for (std::int64_t ratio : {1, 4, 16}) { sweep({m / ratio, m, i32, 0.0, 1.0, 0, output_form::index}); }
 }
 
 nlohmann::json run_groupby_point(recorder& rec, std::int64_t rows, std::int64_t groups,
@@ -375,9 +428,25 @@ void run_bench(bench_args const& a) {
     run_primitives_bench({a.rows == bench_args{}.rows ? std::int64_t{1} << 28
                                                       : parse_size(a.rows, "--rows"),
                           a.runs, a.warmup, a.out, a.seed, git_revision(), today()});
+  } else if (a.experiment == "gpu-joins") {
+    run_gpu_joins_bench(rec, a);
+  } else if (a.experiment == "gpu-groupby") {
+    // Every GPU group-by over g = 4^0 .. 2^26 (bench_groupby_gpu.cpp); --rows default 2^28.
+    gpu_groupby_bench_args g;
+    g.rows = a.rows == bench_args{}.rows ? std::int64_t{1} << 28 : parse_size(a.rows, "--rows");
+    g.key_type = a.key_type;
+    g.zipf = a.zipf;
+    g.runs = a.runs;
+    g.warmup = a.warmup;
+    g.out = a.out;
+    g.seed = a.seed;
+    g.revision = git_revision();
+    g.date = today();
+    run_gpu_groupby_bench(g);
   } else {
     throw input_error("unknown experiment '" + a.experiment +
-                      "'; known: join, groupby, cpu-join-scaling, cpu-groupby, cpu-bandwidth, smoke, primitives");
+                      "'; known: join, groupby, cpu-join-scaling, cpu-groupby, cpu-bandwidth, "
+                      "smoke, primitives, gpu-joins, gpu-groupby");
   }
 }
 
@@ -401,7 +470,7 @@ void add_bench(CLI::App& app) {
   c->add_option("--output-form", args->output_form, "join: aggregate, index or table");
   c->add_option("--rows", args->rows, "groupby: input rows");
   c->add_option("--groups", args->groups, "groupby: number of groups");
-  c->add_option("--max-rows", args->max_rows, "cpu-join-scaling: largest |R| = |S| (2^20 ..)");
+  c->add_option("--max-rows", args->max_rows, "cpu-join-scaling: largest |R| = |S| (2^20 ..); gpu-joins: |S| of the default workload (2^28)");
   c->add_option("--seed", args->seed, "random seed");
   c->callback([args] { run_bench(*args); });
 }

@@ -8,10 +8,12 @@
 //   using policy = ...;                          launch shape (threads, items per thread, ...)
 //   std::size_t smem_bytes() const;              dynamic shared memory it needs
 //   __device__ void init_block(unsigned char* smem) const;
-//   template <int N, class F>
-//   __device__ void match_items(unsigned char* smem, size_type first, int valid, F&& f) const;
-//       items [first, first + valid) are this thread's (valid may be 0); calls f(j, build_row)
-//       for every match of item first + j
+//   template <int N, int Stride, class F>
+//   __device__ void match_items(unsigned char* smem, size_type base, size_type end,
+//                               unsigned active, F&& f) const;
+//       this thread's items are base + j * Stride for j < N, those below `end` with bit j of
+//       `active` set wanted (striped: neighbouring threads hold neighbouring items, so loads and
+//       1:1 writes coalesce); calls f(j, build_row) for every match of each wanted item
 //   __device__ size_type probe_row(size_type item) const;       the probe row id of an item
 //   __device__ std::uint64_t probe_value(size_type item) const;  its key as the checksum sees it
 #include "core/cuda_try.hpp"
@@ -72,6 +74,14 @@ __host__ __device__ __forceinline__ size_type emitted_rows(join_kind kind, size_
     case join_kind::left_anti: return matches == 0 ? 1 : 0;
   }
   return 0;
+}
+
+/// Whether a probe item with `matches` matches emits one row of its own (no build match in a
+/// left outer join, the probe row of a semi or anti join).
+__host__ __device__ __forceinline__ bool emits_lone_row(join_kind kind, size_type matches) {
+  return (kind == join_kind::left_outer && matches == 0) ||
+         (kind == join_kind::left_semi && matches > 0) ||
+         (kind == join_kind::left_anti && matches == 0);
 }
 
 /// Checksum of the output rows of one probe item: `pv` is the probe key plus probe payloads,
@@ -182,7 +192,8 @@ template <class M>
 __global__ void __launch_bounds__(M::policy::threads)
     match_count_kernel(M m, size_type n, size_type per_block, join_kind kind, row_sums sums,
                        bool with_checksum, std::uint32_t* __restrict__ counts,
-                       size_type* __restrict__ block_rows, unsigned long long* checksum) {
+                       std::uint32_t* __restrict__ first_rows, size_type* __restrict__ block_rows,
+                       unsigned long long* checksum) {
   using policy = typename M::policy;
   constexpr int ipt = policy::items_per_thread;
   extern __shared__ __align__(16) unsigned char smem[];
@@ -195,24 +206,27 @@ __global__ void __launch_bounds__(M::policy::threads)
   unsigned long long rows = 0;
   unsigned long long sum = 0;
   for (size_type tile = begin; tile < end; tile += policy::tile) {
-    size_type const first = tile + static_cast<size_type>(threadIdx.x) * ipt;
-    int const valid = first >= end ? 0 : (end - first < ipt ? static_cast<int>(end - first) : ipt);
+    size_type const base = tile + threadIdx.x;
     size_type c[ipt];
     std::uint64_t bs[ipt];
+    std::uint32_t first[ipt];
 #pragma unroll
     for (int j = 0; j < ipt; ++j) {
       c[j] = 0;
       bs[j] = 0;
+      first[j] = 0;
     }
-    m.template match_items<ipt>(smem, first, valid, [&](int j, size_type b) {
+    m.template match_items<ipt, policy::threads>(smem, base, end, ~0u, [&](int j, size_type b) {
+      if (c[j] == 0) { first[j] = static_cast<std::uint32_t>(b); }
       ++c[j];
       if (with_checksum && sums.build != nullptr) { bs[j] += sums.build[b]; }
     });
 #pragma unroll
     for (int j = 0; j < ipt; ++j) {
-      if (j < valid) {
-        size_type const item = first + j;
+      size_type const item = base + static_cast<size_type>(j) * policy::threads;
+      if (item < end) {
         if (counts != nullptr) { counts[item] = static_cast<std::uint32_t>(c[j]); }
+        if (first_rows != nullptr) { first_rows[item] = first[j]; }
         rows += static_cast<unsigned long long>(emitted_rows(kind, c[j]));
         if (with_checksum) {
           std::uint64_t pv = m.probe_value(item);
@@ -231,12 +245,13 @@ __global__ void __launch_bounds__(M::policy::threads)
   }
 }
 
-/// Phase 3: each thread writes its items' rows at its offset (block offset + block scan of the
-/// stored counts), enumerating the matches again for inner and left outer joins.
+/// Phase 3: each item's rows go to its offset (block offset + block scans of the stored counts),
+/// the matches enumerated again for inner and left outer joins.
 template <class M>
 __global__ void __launch_bounds__(M::policy::threads)
     match_write_kernel(M m, size_type n, size_type per_block, join_kind kind, row_sums sums,
                        std::uint32_t const* __restrict__ counts,
+                       std::uint32_t const* __restrict__ first_rows,
                        size_type const* __restrict__ block_offsets,
                        size_type* __restrict__ out_build, size_type* __restrict__ out_probe,
                        unsigned long long* checksum) {
@@ -257,42 +272,53 @@ __global__ void __launch_bounds__(M::policy::threads)
   size_type running = block_offsets[blockIdx.x];
   unsigned long long sum = 0;
   for (size_type tile = begin; tile < end; tile += policy::tile) {
-    size_type const first = tile + static_cast<size_type>(threadIdx.x) * ipt;
-    int const valid = first >= end ? 0 : (end - first < ipt ? static_cast<int>(end - first) : ipt);
+    size_type const base = tile + threadIdx.x;
     size_type c[ipt];
     size_type cursor[ipt];
     std::uint64_t bs[ipt];
-    size_type mine = 0;
+    // One block scan per item slot: slot j of every thread takes a contiguous output range, so
+    // 1:1 matches of neighbouring threads land in neighbouring rows.
 #pragma unroll
     for (int j = 0; j < ipt; ++j) {
-      c[j] = j < valid ? static_cast<size_type>(counts[first + j]) : 0;
+      size_type const item = base + static_cast<size_type>(j) * policy::threads;
+      c[j] = item < end ? static_cast<size_type>(counts[item]) : 0;
       bs[j] = 0;
-      cursor[j] = mine;
-      mine += j < valid ? emitted_rows(kind, c[j]) : 0;
+      size_type const mine = item < end ? emitted_rows(kind, c[j]) : 0;
+      size_type offset = 0;
+      size_type slot_total = 0;
+      scan(storage.scan).ExclusiveSum(mine, offset, slot_total);
+      __syncthreads();
+      cursor[j] = running + offset;
+      running += slot_total;
     }
-    size_type offset = 0;
-    size_type tile_total = 0;
-    scan(storage.scan).ExclusiveSum(mine, offset, tile_total);
-    __syncthreads();
-#pragma unroll
-    for (int j = 0; j < ipt; ++j) { cursor[j] += running + offset; }
     if (with_matches) {
-      m.template match_items<ipt>(smem, first, valid, [&](int j, size_type b) {
+      // An item with one match has it stored by the count phase; only the others probe again.
+      unsigned again = 0;
+#pragma unroll
+      for (int j = 0; j < ipt; ++j) {
+        size_type const item = base + static_cast<size_type>(j) * policy::threads;
+        if (item < end && c[j] == 1 && first_rows != nullptr) {
+          size_type const b = first_rows[item];
+          out_build[cursor[j]] = b;
+          out_probe[cursor[j]] = m.probe_row(item);
+          if (sums.build != nullptr) { bs[j] += sums.build[b]; }
+        } else if (c[j] > 0) {
+          again |= 1u << j;
+        }
+      }
+      m.template match_items<ipt, policy::threads>(smem, base, end, again, [&](int j, size_type b) {
         size_type const pos = cursor[j]++;
         out_build[pos] = b;
-        out_probe[pos] = m.probe_row(first + j);
+        out_probe[pos] = m.probe_row(base + static_cast<size_type>(j) * policy::threads);
         if (sums.build != nullptr) { bs[j] += sums.build[b]; }
       });
     }
 #pragma unroll
     for (int j = 0; j < ipt; ++j) {
-      if (j < valid) {
-        size_type const item = first + j;
+      size_type const item = base + static_cast<size_type>(j) * policy::threads;
+      if (item < end) {
         size_type const row = m.probe_row(item);
-        bool const lone = (kind == join_kind::left_outer && c[j] == 0) ||
-                          (kind == join_kind::left_semi && c[j] > 0) ||
-                          (kind == join_kind::left_anti && c[j] == 0);
-        if (lone) {
+        if (emits_lone_row(kind, c[j])) {
           if (kind == join_kind::left_outer) { out_build[cursor[j]] = -1; }
           out_probe[cursor[j]] = row;
         }
@@ -301,7 +327,6 @@ __global__ void __launch_bounds__(M::policy::threads)
         sum += emitted_checksum(kind, c[j], pv, bs[j]);
       }
     }
-    running += tile_total;
   }
   auto const block_sum = reduce(storage.reduce).Sum(sum);
   if (threadIdx.x == 0) { atomicAdd(checksum, block_sum); }
@@ -334,7 +359,10 @@ device_matches run_three_phase(M const& m, size_type n, join_request const& rq, 
   auto const grid = plan_range_grid(n, policy::tile, policy::max_items_per_block,
                                     current_sm_count() * per_sm);
   buffer counts;
+  buffer first_rows;  // the match of 1:1 items, so the write phase need not probe them again
+  bool const keep_first = !rq.aggregate_only && with_build && rq.build_rows <= 0xffffffffLL;
   if (!rq.aggregate_only) { counts = buffer(sizeof(std::uint32_t) * static_cast<std::size_t>(n), mr, stream); }
+  if (keep_first) { first_rows = buffer(sizeof(std::uint32_t) * static_cast<std::size_t>(n), mr, stream); }
   buffer block_rows(sizeof(size_type) * static_cast<std::size_t>(grid.blocks + 1), mr, stream);
   buffer checksum(sizeof(unsigned long long), mr, stream);
   JOINERY_CUDA_TRY(cudaMemsetAsync(block_rows.data(), 0, block_rows.size(), s));
@@ -344,7 +372,8 @@ device_matches run_three_phase(M const& m, size_type n, join_request const& rq, 
   clock.mark("count");
   kernel_count<<<grid.blocks, policy::threads, smem, s>>>(
       m, n, grid.items_per_block, rq.kind, sums, rq.aggregate_only,
-      rq.aggregate_only ? nullptr : as<std::uint32_t>(counts), as<size_type>(block_rows),
+      rq.aggregate_only ? nullptr : as<std::uint32_t>(counts),
+      keep_first ? as<std::uint32_t>(first_rows) : nullptr, as<size_type>(block_rows),
       as<unsigned long long>(checksum));
   JOINERY_CHECK_LAUNCH();
   exclusive_scan_with_total(as<size_type>(block_rows), grid.blocks, stream, mr);
@@ -359,7 +388,7 @@ device_matches run_three_phase(M const& m, size_type n, join_request const& rq, 
   clock.mark("write");
   kernel_write<<<grid.blocks, policy::threads, smem, s>>>(
       m, n, grid.items_per_block, rq.kind, sums, as<std::uint32_t>(counts),
-      as<size_type>(block_rows), with_build ? out.build_rows.data_as<size_type>() : nullptr,
+      keep_first ? as<std::uint32_t>(first_rows) : nullptr, as<size_type>(block_rows), with_build ? out.build_rows.data_as<size_type>() : nullptr,
       out.probe_rows.data_as<size_type>(), as<unsigned long long>(checksum));
   JOINERY_CHECK_LAUNCH();
   out.checksum = read_scalar(as<unsigned long long>(checksum), stream);

@@ -54,13 +54,16 @@ struct nested_loop_matcher {
   std::size_t smem_bytes() const { return sizeof(U) * build_tile; }
   __device__ void init_block(unsigned char*) const {}
 
-  template <int N, class F>
-  __device__ void match_items(unsigned char* smem, size_type first, int valid, F&& f) const {
+  template <int N, int Stride, class F>
+  __device__ void match_items(unsigned char* smem, size_type first, size_type end, unsigned active,
+                              F&& f) const {
     U* tile = reinterpret_cast<U*>(smem);
     band_range<U> r[N];
 #pragma unroll
     for (int j = 0; j < N; ++j) {
-      r[j] = j < valid ? range_of(probe[first + j], width) : band_range<U>{U{1}, U{0}};
+      size_type const item = first + static_cast<size_type>(j) * Stride;
+      bool const wanted = item < end && ((active >> j) & 1u) != 0;
+      r[j] = wanted ? range_of(probe[item], width) : band_range<U>{U{1}, U{0}};  // empty range
     }
     for (size_type base = 0; base < nb; base += build_tile) {
       int const count = nb - base < build_tile ? static_cast<int>(nb - base) : build_tile;
@@ -175,14 +178,19 @@ struct css_matcher {
     return node_search(tree.leaves, start, end, x, binary);
   }
 
-  template <int N, class F>
-  __device__ void match_items(unsigned char* smem, size_type first, int valid, F&& f) const {
+  template <int N, int Stride, class F>
+  __device__ void match_items(unsigned char* smem, size_type base, size_type end, unsigned active,
+                              F&& f) const {
     auto const* cached_upper = reinterpret_cast<U const*>(smem);
-    for (int j = 0; j < valid; ++j) {
-      auto const r = range_of(probe[first + j], width);
-      for (size_type p = lower_bound(cached_upper, r.lo);
-           p < tree.num_leaves && tree.leaves[p] <= r.hi; ++p) {
-        f(j, static_cast<size_type>(build_rows[p]));
+#pragma unroll
+    for (int j = 0; j < N; ++j) {
+      size_type const item = base + static_cast<size_type>(j) * Stride;
+      if (item < end && ((active >> j) & 1u) != 0) {
+        auto const r = range_of(probe[item], width);
+        for (size_type p = lower_bound(cached_upper, r.lo);
+             p < tree.num_leaves && tree.leaves[p] <= r.hi; ++p) {
+          f(j, static_cast<size_type>(build_rows[p]));
+        }
       }
     }
   }

@@ -40,16 +40,18 @@ struct table_matcher {
 
   std::size_t smem_bytes() const { return 0; }
   __device__ void init_block(unsigned char*) const {}
-  template <int N, class F>
-  __device__ void match_items(unsigned char*, size_type first, int valid, F&& f) const {
+  template <int N, int Stride, class F>
+  __device__ void match_items(unsigned char*, size_type base, size_type end, unsigned active,
+                              F&& f) const {
     U k[N];
 #pragma unroll
     for (int j = 0; j < N; ++j) {
-      if (j < valid) { k[j] = probe[first + j]; }
+      size_type const item = base + static_cast<size_type>(j) * Stride;
+      if (item < end) { k[j] = probe[item]; }
     }
 #pragma unroll
     for (int j = 0; j < N; ++j) {
-      if (j < valid) {
+      if (base + static_cast<size_type>(j) * Stride < end && ((active >> j) & 1u) != 0) {
         visit_matches(ref, k[j], [&](size_type row) { f(j, row); });
       }
     }

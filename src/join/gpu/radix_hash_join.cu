@@ -27,13 +27,15 @@ namespace {
 
 struct radix_join_policy {
   static constexpr int threads = 256;
-  static constexpr int items_per_thread = 8;
+  static constexpr int items_per_thread = 4;
+  /// Resident blocks per SM the kernels are compiled for (registers capped to allow them).
+  static constexpr int min_blocks = 4;
   static constexpr int tile = threads * items_per_thread;
   /// Build tuples per shared-memory chunk, and buckets (a power of two).
   static constexpr int chunk = 4096;
   static constexpr int buckets = 4096;
   /// Probe tuples per work item when the build partition fits one chunk.
-  static constexpr int max_probe_span = 4 * tile;
+  static constexpr int max_probe_span = 4 * tile;  // 4096: one item per average partition
   static constexpr int max_radix_bits = 22;
 };
 
@@ -133,7 +135,7 @@ __device__ __forceinline__ size_type partition_of(size_type const* item_start, s
 }
 
 template <class U, bool Write>
-__global__ void __launch_bounds__(radix_join_policy::threads)
+__global__ void __launch_bounds__(radix_join_policy::threads, radix_join_policy::min_blocks)
     radix_join_kernel(radix_join_args<U> a) {
   using P = radix_join_policy;
   constexpr int ipt = P::items_per_thread;
@@ -166,14 +168,16 @@ __global__ void __launch_bounds__(radix_join_policy::threads)
     unsigned long long rows = 0;
     unsigned long long sum = 0;
     for (size_type tile = p0; tile < p1; tile += P::tile) {
-      size_type const first = tile + static_cast<size_type>(threadIdx.x) * ipt;
-      int const valid = first >= p1 ? 0 : (p1 - first < ipt ? static_cast<int>(p1 - first) : ipt);
+      // Striped: slot j of thread t is probe tuple tile + j * threads + t, so loads coalesce and
+      // 1:1 matches of neighbouring threads go to neighbouring output rows.
+      size_type const base = tile + threadIdx.x;
+      auto item_of = [&](int j) { return base + static_cast<size_type>(j) * P::threads; };
       U k[ipt];
       size_type c[ipt];
       std::uint64_t bs[ipt];
 #pragma unroll
       for (int j = 0; j < ipt; ++j) {
-        k[j] = j < valid ? a.probe_keys[first + j] : U{0};
+        k[j] = item_of(j) < p1 ? a.probe_keys[item_of(j)] : U{0};
         c[j] = 0;
         bs[j] = 0;
       }
@@ -183,7 +187,7 @@ __global__ void __launch_bounds__(radix_join_policy::threads)
         auto const* rows_of_chunk = a.build_rows + b0 + ch * P::chunk;
 #pragma unroll
         for (int j = 0; j < ipt; ++j) {
-          if (j < valid) {
+          if (item_of(j) < p1) {
             table.for_each_match(k[j], [&](int t) {
               ++c[j];
               if (a.sums.build != nullptr && (Write || a.with_checksum)) {
@@ -193,21 +197,18 @@ __global__ void __launch_bounds__(radix_join_policy::threads)
           }
         }
       }
-      size_type mine = 0;
-      size_type cursor[ipt];
-#pragma unroll
-      for (int j = 0; j < ipt; ++j) {
-        cursor[j] = mine;
-        mine += j < valid ? emitted_rows(a.kind, c[j]) : 0;
-      }
       if constexpr (Write) {
-        size_type offset = 0;
-        size_type tile_total = 0;
-        scan(storage.scan).ExclusiveSum(mine, offset, tile_total);
-        __syncthreads();
+        size_type cursor[ipt];
 #pragma unroll
-        for (int j = 0; j < ipt; ++j) { cursor[j] += running + offset; }
-        running += tile_total;
+        for (int j = 0; j < ipt; ++j) {
+          size_type const mine = item_of(j) < p1 ? emitted_rows(a.kind, c[j]) : 0;
+          size_type offset = 0;
+          size_type slot_total = 0;
+          scan(storage.scan).ExclusiveSum(mine, offset, slot_total);
+          __syncthreads();
+          cursor[j] = running + offset;
+          running += slot_total;
+        }
         // Pass B: write the matches, then the lone rows of outer / semi / anti joins.
         if (with_matches) {
           for (size_type ch = 0; ch < chunks; ++ch) {
@@ -215,8 +216,8 @@ __global__ void __launch_bounds__(radix_join_policy::threads)
             auto const* rows_of_chunk = a.build_rows + b0 + ch * P::chunk;
 #pragma unroll
             for (int j = 0; j < ipt; ++j) {
-              if (j < valid) {
-                size_type const prow = a.probe_rows[first + j];
+              if (item_of(j) < p1) {
+                size_type const prow = a.probe_rows[item_of(j)];
                 table.for_each_match(k[j], [&](int t) {
                   size_type const pos = cursor[j]++;
                   a.out_build[pos] = rows_of_chunk[t];
@@ -228,25 +229,25 @@ __global__ void __launch_bounds__(radix_join_policy::threads)
         }
 #pragma unroll
         for (int j = 0; j < ipt; ++j) {
-          if (j < valid) {
-            bool const lone = (a.kind == join_kind::left_outer && c[j] == 0) ||
-                              (a.kind == join_kind::left_semi && c[j] > 0) ||
-                              (a.kind == join_kind::left_anti && c[j] == 0);
-            if (lone) {
+          if (item_of(j) < p1) {
+            if (emits_lone_row(a.kind, c[j])) {
               if (a.kind == join_kind::left_outer) { a.out_build[cursor[j]] = -1; }
-              a.out_probe[cursor[j]] = a.probe_rows[first + j];
+              a.out_probe[cursor[j]] = a.probe_rows[item_of(j)];
             }
           }
         }
       } else {
-        rows += static_cast<unsigned long long>(mine);
+#pragma unroll
+        for (int j = 0; j < ipt; ++j) {
+          rows += item_of(j) < p1 ? static_cast<unsigned long long>(emitted_rows(a.kind, c[j])) : 0;
+        }
       }
       if (Write || a.with_checksum) {
 #pragma unroll
         for (int j = 0; j < ipt; ++j) {
-          if (j < valid) {
+          if (item_of(j) < p1) {
             std::uint64_t pv = checksum_of(k[j], a.codec);
-            if (a.sums.probe != nullptr) { pv += a.sums.probe[a.probe_rows[first + j]]; }
+            if (a.sums.probe != nullptr) { pv += a.sums.probe[a.probe_rows[item_of(j)]]; }
             sum += emitted_checksum(a.kind, c[j], pv, bs[j]);
           }
         }

@@ -1,8 +1,8 @@
 // Sort-merge join (Rui & Tu 2017 section 3.3, Wu et al. 2025 3.1.1): both sides sorted with
-// their row ids by CUB radix sort, then a merge join over the sorted probe side. Each thread owns
-// a run of consecutive sorted probe keys: it finds the first key's lower bound in the sorted build
-// side by binary search, then walks forward (the keys ascend, so every later bound lies at or
-// after the previous one) and emits the run of equal build keys of each probe key. A primary-key
+// their row ids by CUB radix sort, then a merge join over the sorted probe side. Neighbouring
+// threads take neighbouring sorted probe keys (their binary searches share a path); each finds its
+// first key's lower bound in the sorted build side, then reuses it for its later, larger keys,
+// and emits the run of equal build keys of each probe key. A primary-key
 // build side needs one bound only: the walk stops at the first larger key. Equality is on the bit
 // pattern, so keys sort as unsigned (the order only has to be the same on both sides).
 #include "join/gpu/join_common.cuh"
@@ -40,14 +40,21 @@ struct merge_matcher {
     return lo;
   }
 
-  template <int N, class F>
-  __device__ void match_items(unsigned char*, size_type first, int valid, F&& f) const {
+  template <int N, int Stride, class F>
+  __device__ void match_items(unsigned char*, size_type base, size_type end, unsigned active,
+                              F&& f) const {
     size_type lb = 0;
-    for (int j = 0; j < valid; ++j) {
-      U const k = probe[first + j];
-      // Gallop from the previous bound: cheap when consecutive probe keys are close.
-      if (lb < nb && build[lb] < k) { lb = lower_bound(k, lb + 1); }
-      for (size_type b = lb; b < nb && build[b] == k; ++b) { f(j, static_cast<size_type>(build_rows[b])); }
+#pragma unroll
+    for (int j = 0; j < N; ++j) {
+      size_type const item = base + static_cast<size_type>(j) * Stride;
+      if (item < end && ((active >> j) & 1u) != 0) {
+        U const k = probe[item];
+        // A thread's items ascend, so each bound lies at or after the previous one.
+        if (lb < nb && build[lb] < k) { lb = lower_bound(k, lb + 1); }
+        for (size_type b = lb; b < nb && build[b] == k; ++b) {
+          f(j, static_cast<size_type>(build_rows[b]));
+        }
+      }
     }
   }
   __device__ size_type probe_row(size_type item) const { return probe_rows[item]; }

@@ -1,0 +1,134 @@
+#pragma once
+// Internal (host side of the GPU group-bys, included by src/groupby/gpu/*.cu): what an algorithm
+// hands to the common finalisation, the tuning policies, phase timing and batching.
+#include "core/cuda_try.hpp"
+#include "groupby/gpu/gpu_groupby.hpp"
+#include "groupby/gpu/plan.hpp"
+#include "primitives/detail/launch.cuh"
+
+#include <joinery/column.hpp>
+#include <joinery/memory.hpp>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace joinery::detail::gpu::gb {
+
+/// Launch shape and sizing of the hash group-bys (global_hash, hash).
+struct hash_groupby_policy {
+  static constexpr int threads_per_block = 256;
+  static constexpr int items_per_thread = 4;  ///< keys per thread per tile, loaded before probing
+  static constexpr int tile_items = threads_per_block * items_per_thread;
+  static constexpr int max_blocks_per_sm = 8;  ///< grid-stride cap of the global-memory kernels
+  /// Slots per key of the table: 2 (load 1/2), as libcudf's static_set.
+  static constexpr size_type slots_per_group = 2;
+  /// HGB's first table: groups it holds before the run restarts with a table for every row.
+  static constexpr size_type initial_groups = size_type{1} << 20;
+  /// HGB: shared memory one block may spend on its accumulators (further capped by the device's
+  /// opt-in limit). 96 KiB lets two blocks share an SM of 227 KiB.
+  static constexpr std::size_t max_shared_bytes = 96 * 1024;
+};
+
+/// Launch shape of the sort group-bys' segmented aggregation: each warp owns a contiguous range
+/// of sorted rows, keeps the group that crosses its 32-row steps in a carry and flushes each
+/// group with one atomic (so g = 1 costs one atomic per warp, not one per 32 rows).
+struct sort_groupby_policy {
+  static constexpr int threads_per_block = 256;
+  static constexpr int warps_per_block = threads_per_block / 32;
+  static constexpr int warps_per_sm = 64;           ///< ranges: about one per resident warp
+  static constexpr size_type min_range_rows = 1024;  ///< shorter ranges cost more than they spread
+  static constexpr int finalize_threads = 256;
+};
+
+/// What an algorithm produced: g groups, their keys, one accumulator array per plan accumulator,
+/// and optionally the entry of each group in those arrays (index[i]; else entry i).
+struct group_parts {
+  size_type groups = 0;
+  column keys;
+  std::vector<buffer> accs;
+  buffer index;  ///< int64, groups entries, or empty
+  bool sorted = false;
+};
+
+/// Phase times: synchronizes the stream at each lap (only when someone listens).
+class phase_clock {
+ public:
+  phase_clock(std::vector<phase_time>* phases, stream_ref stream)
+      : phases_(phases), stream_(stream), t0_(std::chrono::steady_clock::now()) {}
+  void lap(char const* name) {
+    if (phases_ == nullptr) { return; }
+    JOINERY_CUDA_TRY(cudaStreamSynchronize(to_cuda(stream_)));
+    auto const now = std::chrono::steady_clock::now();
+    phases_->push_back({name, std::chrono::duration<double>(now - t0_).count()});
+    t0_ = now;
+  }
+
+ private:
+  std::vector<phase_time>* phases_;
+  stream_ref stream_;
+  std::chrono::steady_clock::time_point t0_;
+};
+
+/// Dense accumulator arrays of `groups` entries each, set to their identities.
+inline std::vector<buffer> make_accumulators(agg_plan const& plan, size_type groups,
+                                             stream_ref stream, memory_resource* mr) {
+  std::vector<buffer> accs;
+  for (auto const& a : plan.accs) {
+    auto const bytes = static_cast<std::size_t>(groups) * static_cast<std::size_t>(a.bytes());
+    accs.emplace_back(bytes, mr, stream);
+    if (bytes > 0) {
+      JOINERY_CUDA_TRY(
+          cudaMemsetAsync(accs.back().data(), acc_identity_byte(a.op), bytes, to_cuda(stream)));
+    }
+  }
+  return accs;
+}
+
+/// Splits the plan's accumulators into launches of at most max_batch_accs; `source(a)` says
+/// where accumulator a reads its values. Shared-memory offsets are laid out for `groups` groups.
+template <class Source>
+std::vector<acc_batch> make_batches(agg_plan const& plan, std::vector<buffer>& accs,
+                                    size_type groups, Source&& source) {
+  std::vector<acc_batch> batches;
+  for (std::size_t a = 0; a < plan.accs.size(); ++a) {
+    if (a % max_batch_accs == 0) { batches.emplace_back(); }
+    auto& b = batches.back();
+    int const j = b.count++;
+    b.op[j] = plan.accs[a].op;
+    b.in[j] = plan.accs[a].in;
+    b.src[j] = plan.accs[a].column >= 0 ? source(static_cast<int>(a)) : acc_source{};
+    b.data[j] = accs[a].data();
+    // 16-byte aligned arrays: every accumulator width divides 16.
+    std::size_t const bytes = (static_cast<std::size_t>(groups) * plan.accs[a].bytes() + 15) & ~std::size_t{15};
+    b.smem_offset[j] = b.smem_bytes;
+    b.smem_bytes = static_cast<std::uint32_t>(
+        std::min<std::size_t>(b.smem_bytes + bytes, std::size_t{0xffffffffU}));
+  }
+  return batches;
+}
+
+/// Shared bytes a batch needs for `groups` groups (0 when it cannot be represented).
+inline std::size_t batch_shared_bytes(agg_plan const& plan, std::size_t first, std::size_t count,
+                                      size_type groups) {
+  std::size_t total = 0;
+  for (std::size_t a = first; a < first + count; ++a) {
+    total += (static_cast<std::size_t>(groups) * plan.accs[a].bytes() + 15) & ~std::size_t{15};
+  }
+  return total;
+}
+
+/// The hash group-bys (hash_groupby.cu): `baseline` picks global_hash, else HGB.
+template <class K>
+group_parts hash_groupby(K const* keys, size_type n, table_view const& input,
+                         agg_plan const& plan, bool baseline, groupby_tuning const& tuning,
+                         phase_clock& clock, stream_ref stream, memory_resource* mr);
+
+/// The sort group-bys (sort_groupby.cu): `transformed` sorts the values along (SGB-TR), else
+/// sorts row ids and gathers (SGB-UR). Groups come out sorted.
+template <class K>
+group_parts sort_groupby(K const* keys, size_type n, table_view const& input,
+                         agg_plan const& plan, bool transformed, phase_clock& clock,
+                         stream_ref stream, memory_resource* mr);
+
+}  // namespace joinery::detail::gpu::gb

@@ -1,0 +1,251 @@
+// The GPU group-by backend's host dispatch: compiles the request into accumulators, runs the
+// algorithm's grouping (hash_groupby.cu, sort_groupby.cu), orders the groups by key when asked
+// (a radix sort of the group keys with their ids), and finalises one output column per
+// requested aggregate from the accumulators.
+#include "groupby/gpu/detail/accumulate.cuh"
+#include "groupby/gpu/detail/common.cuh"
+#include "groupby/gpu/gpu_groupby.hpp"
+#include "primitives/sort_dispatch.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+namespace joinery::detail::gpu {
+
+namespace gb {
+
+namespace {
+
+int find_acc(agg_plan const& p, acc_op op, size_type column) {
+  for (std::size_t a = 0; a < p.accs.size(); ++a) {
+    if (p.accs[a].op == op && p.accs[a].column == column) { return static_cast<int>(a); }
+  }
+  return -1;
+}
+
+int find_or_add(agg_plan& p, acc_op op, value_kind in, size_type column) {
+  auto const a = find_acc(p, op, column);
+  if (a >= 0) { return a; }
+  p.accs.push_back({op, in, column});
+  return static_cast<int>(p.accs.size() - 1);
+}
+
+/// The quotient q + r / c of an exact sum by a count, as a double: q is within the input type's
+/// range (it is an average), so both parts convert with one rounding each.
+__device__ double exact_average(acc_value s, bool is_signed, bool wide, long long count) {
+  if (!wide) {
+    if (is_signed) {
+      auto const v = static_cast<long long>(s.lo);
+      return static_cast<double>(v / count) +
+             static_cast<double>(v % count) / static_cast<double>(count);
+    }
+    return static_cast<double>(s.lo / static_cast<unsigned long long>(count)) +
+           static_cast<double>(s.lo % static_cast<unsigned long long>(count)) /
+             static_cast<double>(count);
+  }
+  auto const u = (static_cast<unsigned __int128>(s.hi) << 64) | s.lo;
+  if (is_signed) {
+    auto const v = static_cast<__int128>(u);
+    auto const q = static_cast<long long>(v / count);
+    auto const r = static_cast<long long>(v % count);
+    return static_cast<double>(q) + static_cast<double>(r) / static_cast<double>(count);
+  }
+  auto const c = static_cast<unsigned __int128>(count);
+  return static_cast<double>(static_cast<unsigned long long>(u / c)) +
+         static_cast<double>(static_cast<unsigned long long>(u % c)) / static_cast<double>(count);
+}
+
+/// out[i] = the aggregate of group i, whose accumulator entry is index2[index1[i]] (either
+/// index may be absent).
+__global__ void finalize_kernel(output_desc d, size_type groups, size_type const* __restrict__ index1,
+                                size_type const* __restrict__ index2, void* __restrict__ out) {
+  size_type const stride = static_cast<size_type>(gridDim.x) * blockDim.x;
+  for (size_type i = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x; i < groups;
+       i += stride) {
+    size_type e = i;
+    if (index1 != nullptr) { e = index1[e]; }
+    if (index2 != nullptr) { e = index2[e]; }
+    auto const v = load_acc(d.op, d.in, d.acc, e);
+    switch (d.kind) {
+      case aggregation_kind::count:
+      case aggregation_kind::sum:
+        // count, wrapping sums (the low word of an exact one) and double sums: 8 bytes as is.
+        static_cast<unsigned long long*>(out)[i] = v.lo;
+        break;
+      case aggregation_kind::min:
+      case aggregation_kind::max: {
+        auto const bits = from_ordered(d.in, v.lo);
+        if (value_bytes(d.in) == 4) {
+          static_cast<unsigned*>(out)[i] = static_cast<unsigned>(bits);
+        } else {
+          static_cast<unsigned long long*>(out)[i] = bits;
+        }
+        break;
+      }
+      case aggregation_kind::avg: {
+        auto const c = static_cast<long long>(static_cast<unsigned long long const*>(d.count)[e]);
+        double r = 0;
+        if (d.op == acc_op::sum_float) {
+          r = __longlong_as_double(static_cast<long long>(v.lo)) / static_cast<double>(c);
+        } else {
+          r = exact_average(v, value_signed(d.in), d.op == acc_op::sum_int128, c);
+        }
+        static_cast<double*>(out)[i] = r;
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+agg_plan make_plan(table_view const& input, std::vector<aggregation> const& aggs, size_type rows) {
+  agg_plan p;
+  // A 64-bit sum of 4-byte integers is exact below 2^32 rows; otherwise avg needs 128 bits.
+  auto exact_op = [&](type_id t) {
+    return size_of(t) == 4 && rows < (size_type{1} << 32) ? acc_op::sum_int : acc_op::sum_int128;
+  };
+  for (auto const& a : aggs) {
+    if (a.kind != aggregation_kind::avg) { continue; }
+    auto const t = input.column(a.column).type();
+    find_or_add(p, is_floating(t) ? acc_op::sum_float : exact_op(t), value_kind_of(t), a.column);
+    find_or_add(p, acc_op::count, value_kind::u64, -1);
+  }
+  for (auto const& a : aggs) {
+    output_spec o;
+    o.kind = a.kind;
+    switch (a.kind) {
+      case aggregation_kind::count: o.acc = find_or_add(p, acc_op::count, value_kind::u64, -1); break;
+      case aggregation_kind::sum: {
+        auto const t = input.column(a.column).type();
+        o.input = t;
+        if (is_floating(t)) {
+          o.acc = find_or_add(p, acc_op::sum_float, value_kind_of(t), a.column);
+        } else {
+          o.acc = find_acc(p, exact_op(t), a.column);
+          if (o.acc < 0) { o.acc = find_or_add(p, acc_op::sum_int, value_kind_of(t), a.column); }
+        }
+        break;
+      }
+      case aggregation_kind::min:
+      case aggregation_kind::max: {
+        auto const t = input.column(a.column).type();
+        o.input = t;
+        o.acc = find_or_add(p, a.kind == aggregation_kind::min ? acc_op::min : acc_op::max,
+                            value_kind_of(t), a.column);
+        break;
+      }
+      case aggregation_kind::avg: {
+        auto const t = input.column(a.column).type();
+        o.input = t;
+        o.acc = find_acc(p, is_floating(t) ? acc_op::sum_float : exact_op(t), a.column);
+        o.count_acc = find_acc(p, acc_op::count, -1);
+        break;
+      }
+    }
+    p.outputs.push_back(o);
+  }
+  return p;
+}
+
+namespace {
+
+template <class K>
+table finalize(agg_plan const& plan, group_parts&& parts, bool sort_by_key, phase_clock& clock,
+               stream_ref stream, memory_resource* mr) {
+  auto const s = to_cuda(stream);
+  auto const g = parts.groups;
+  buffer order;
+  std::vector<column> cols;
+  if (sort_by_key && !parts.sorted && g > 1) {
+    column sorted(type_to_id_v<K>, g, mr, stream);
+    order = buffer(static_cast<std::size_t>(g) * sizeof(std::int64_t), mr, stream);
+    radix_sort_row_ids<K>(static_cast<K const*>(parts.keys.data()), static_cast<K*>(sorted.data()),
+                          static_cast<std::int64_t*>(order.data()), g, stream, mr);
+    cols.push_back(std::move(sorted));
+    clock.lap("sort groups");
+  } else {
+    cols.push_back(std::move(parts.keys));
+  }
+  auto const* index1 = static_cast<size_type const*>(order.data());
+  auto const* index2 = static_cast<size_type const*>(parts.index.data());
+  int const blocks = g == 0 ? 1 : grid_stride_blocks(g, sort_groupby_policy::finalize_threads,
+                                                     current_sm_count());
+  for (auto const& o : plan.outputs) {
+    column out(aggregation_result_type(o.kind, o.input), g, mr, stream);
+    if (g > 0) {
+      auto const& acc = plan.accs[static_cast<std::size_t>(o.acc)];
+      output_desc d;
+      d.kind = o.kind;
+      d.op = acc.op;
+      d.in = acc.in;
+      d.acc = parts.accs[static_cast<std::size_t>(o.acc)].data();
+      d.count = o.count_acc >= 0 ? parts.accs[static_cast<std::size_t>(o.count_acc)].data() : nullptr;
+      finalize_kernel<<<blocks, sort_groupby_policy::finalize_threads, 0, s>>>(d, g, index1, index2,
+                                                                              out.data());
+      JOINERY_CHECK_LAUNCH();
+    }
+    cols.push_back(std::move(out));
+  }
+  clock.lap("output");
+  return table(std::move(cols));
+}
+
+}  // namespace
+
+}  // namespace gb
+
+std::vector<groupby_algorithm> groupby_algorithms() {
+  return {groupby_algorithm::global_hash, groupby_algorithm::hash, groupby_algorithm::sort,
+          groupby_algorithm::sort_transformed};
+}
+
+table run_groupby(groupby_algorithm algo, table_view const& input, size_type key_column,
+                  std::vector<aggregation> const& aggregations, bool sort_by_key,
+                  groupby_tuning const& tuning, std::vector<phase_time>* phases,
+                  stream_ref stream, memory_resource* mr) {
+  using namespace gb;
+  JOINERY_EXPECTS(mr != nullptr && mr->space() == memory_space::device,
+                  "GPU group-by: results need a device memory resource");
+  for (auto const& c : input) {
+    JOINERY_EXPECTS(c.space() == memory_space::device,
+                    "GPU group-by: input columns must be in device memory (the public groupby "
+                    "copies host columns over)");
+  }
+  auto const n = input.num_rows();
+  auto const plan = make_plan(input, aggregations, n);
+  phase_clock clock(phases, stream);
+  return dispatch_key_type(input.column(key_column).type(), [&](auto tag) {
+    using K = typename decltype(tag)::type;
+    auto const* keys = static_cast<K const*>(input.column(key_column).data());
+    group_parts parts;
+    if (n == 0) {
+      // No rows, no groups: the columns with their types and nothing in them.
+      parts.keys = column(type_to_id_v<K>, 0, mr, stream);
+      parts.sorted = true;
+      for (std::size_t a = 0; a < plan.accs.size(); ++a) { parts.accs.emplace_back(); }
+    } else {
+      switch (algo) {
+        case groupby_algorithm::global_hash:
+        case groupby_algorithm::hash:
+          parts = hash_groupby<K>(keys, n, input, plan, algo == groupby_algorithm::global_hash,
+                                  tuning, clock, stream, mr);
+          break;
+        case groupby_algorithm::sort:
+        case groupby_algorithm::sort_transformed:
+          parts = sort_groupby<K>(keys, n, input, plan, algo == groupby_algorithm::sort_transformed,
+                                  clock, stream, mr);
+          break;
+        default:
+          JOINERY_FAIL("GPU group-by algorithm '" + std::string(to_string(algo)) +
+                       "' is not implemented");
+      }
+    }
+    return finalize<K>(plan, std::move(parts), sort_by_key, clock, stream, mr);
+  });
+}
+
+}  // namespace joinery::detail::gpu

@@ -1,0 +1,305 @@
+// GPU sort group-bys (Wu et al. 4.1.3; He et al.'s sort-based grouping).
+//
+// sort (SGB-UR): CUB radix sort of (key, row id) pairs, then the aggregation gathers each value
+// through the sorted row ids (random reads into the untransformed relation).
+// sort_transformed (SGB-TR): the aggregated columns are sorted along with the keys, packed two
+// 4-byte columns to a 64-bit word (one (key, word) sort per word), so that the aggregation reads
+// them sequentially.
+//
+// Both then reduce the runs of equal keys: the sorted rows are cut into contiguous ranges, one
+// per warp; a first kernel counts the group heads of each range (their exclusive scan gives
+// each range its first group id, and the total g); the second walks each range 32 rows at a
+// time with a segmented warp scan, writes each group's key at its head and updates each group
+// once per warp (a group crossing 32-row steps is carried in shared memory), with an atomic only
+// because a group may span ranges. Groups come out sorted by key.
+#include "groupby/gpu/detail/accumulate.cuh"
+#include "groupby/gpu/detail/common.cuh"
+#include "primitives/sort_dispatch.hpp"
+
+#include <cub/device/device_scan.cuh>
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+
+namespace joinery::detail::gpu::gb {
+
+namespace {
+
+using policy = sort_groupby_policy;
+
+__device__ __forceinline__ unsigned lanemask_le(unsigned lane) { return 0xffffffffU >> (31 - lane); }
+
+/// The rows of range r: [r * range_rows, min(n, (r + 1) * range_rows)).
+struct ranges {
+  size_type range_rows = 0;
+  size_type count = 0;
+};
+
+/// heads[r] = number of rows of range r whose key differs from the previous row's (row 0 counts).
+template <class K>
+__global__ void __launch_bounds__(policy::threads_per_block)
+    count_heads_kernel(K const* __restrict__ keys, size_type n, ranges rg,
+                       size_type* __restrict__ heads) {
+  unsigned const lane = threadIdx.x & 31;
+  size_type const warps = static_cast<size_type>(gridDim.x) * policy::warps_per_block;
+  for (size_type r = static_cast<size_type>(blockIdx.x) * policy::warps_per_block + threadIdx.x / 32;
+       r < rg.count; r += warps) {
+    size_type const begin = r * rg.range_rows;
+    size_type const end = std::min(n, begin + rg.range_rows);
+    size_type total = 0;
+    for (size_type s = begin; s < end; s += 32) {
+      size_type const i = s + lane;
+      bool const valid = i < end;
+      K const k = valid ? keys[i] : K{};
+      K prev = __shfl_up_sync(full_warp, k, 1);
+      if (lane == 0 && i > 0) { prev = keys[i - 1]; }
+      total += __popc(__ballot_sync(full_warp, valid && (i == 0 || k != prev)));
+    }
+    if (lane == 0) { heads[r] = total; }
+  }
+}
+
+/// The segmented aggregation of sorted rows (see the file comment). heads_before[r]: groups that
+/// start before range r. keys_out: written at each group head (nullptr: skip, later batches).
+template <class K>
+__global__ void __launch_bounds__(policy::threads_per_block)
+    sorted_aggregate_kernel(K const* __restrict__ keys, size_type n, ranges rg,
+                            size_type const* __restrict__ heads_before, acc_batch batch,
+                            K* __restrict__ keys_out) {
+  __shared__ acc_value carry[policy::warps_per_block][max_batch_accs];
+  unsigned const lane = threadIdx.x & 31;
+  int const w = static_cast<int>(threadIdx.x / 32);
+  size_type const warps = static_cast<size_type>(gridDim.x) * policy::warps_per_block;
+  for (size_type r = static_cast<size_type>(blockIdx.x) * policy::warps_per_block + w;
+       r < rg.count; r += warps) {
+    size_type const begin = r * rg.range_rows;
+    size_type const end = std::min(n, begin + rg.range_rows);
+    size_type base = heads_before[r];  // groups that start before row s
+    size_type carry_gid = -1;          // the group whose partial sits in carry[w], or -1
+    for (size_type s = begin; s < end; s += 32) {
+      size_type const i = s + lane;
+      bool const valid = i < end;
+      K const k = valid ? keys[i] : K{};
+      K prev = __shfl_up_sync(full_warp, k, 1);
+      if (lane == 0 && i > 0) { prev = keys[i - 1]; }
+      bool const head = valid && (i == 0 || k != prev);
+      unsigned const heads = __ballot_sync(full_warp, head);
+      // Rows before the step's first head continue group base - 1; invalid lanes get -2.
+      size_type const gid = valid ? base + __popc(heads & lanemask_le(lane)) - 1 : -2;
+      base += __popc(heads);
+      if (head && keys_out != nullptr) { keys_out[gid] = k; }
+      int const last = static_cast<int>(std::min<size_type>(31, end - s - 1));
+      bool const more = s + 32 < end;
+      size_type const gid_next = __shfl_down_sync(full_warp, gid, 1);
+      bool const run_end = valid && (static_cast<int>(lane) == last || gid_next != gid);
+      size_type const gid0 = __shfl_sync(full_warp, gid, 0);
+      if (carry_gid >= 0 && carry_gid != gid0) {
+        // The carried group ended exactly at the previous step's end.
+        if (lane == 0) {
+          for (int a = 0; a < batch.count; ++a) {
+            atomic_update(batch.op[a], batch.in[a], batch.data[a], carry_gid, carry[w][a]);
+          }
+        }
+        carry_gid = -1;
+      }
+      for (int a = 0; a < batch.count; ++a) {
+        acc_op const op = batch.op[a];
+        value_kind const in = batch.in[a];
+        acc_value v = valid ? load_row(batch, a, i) : identity(op, in);
+#pragma unroll
+        for (unsigned d = 1; d < 32; d <<= 1) {
+          auto const o = shfl_up(v, d);
+          auto const og = __shfl_up_sync(full_warp, gid, d);
+          if (lane >= d && og == gid) { v = combine(op, o, v); }
+        }
+        acc_value const c = carry_gid >= 0 ? carry[w][a] : identity(op, in);
+        __syncwarp();  // every lane has read the old carry before it is replaced
+        if (run_end) {
+          if (gid == carry_gid) { v = combine(op, c, v); }
+          if (static_cast<int>(lane) == last && more) {
+            carry[w][a] = v;
+          } else {
+            atomic_update(op, in, batch.data[a], gid, v);
+          }
+        }
+      }
+      __syncwarp();  // the new carry is visible to the next step
+      carry_gid = more ? __shfl_sync(full_warp, gid, last) : -1;
+    }
+  }
+}
+
+/// ids[i] = i (32-bit row ids for the untransformed sort).
+__global__ void iota32_kernel(std::uint32_t* __restrict__ ids, size_type n) {
+  size_type const stride = static_cast<size_type>(gridDim.x) * blockDim.x;
+  for (size_type i = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += stride) {
+    ids[i] = static_cast<std::uint32_t>(i);
+  }
+}
+
+/// out[i] = lo[i] | hi[i] << 32: two 4-byte columns in one word that sorts along with the keys.
+__global__ void pack_kernel(std::uint32_t const* __restrict__ lo, std::uint32_t const* __restrict__ hi,
+                            std::uint64_t* __restrict__ out, size_type n) {
+  size_type const stride = static_cast<size_type>(gridDim.x) * blockDim.x;
+  for (size_type i = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += stride) {
+    out[i] = static_cast<std::uint64_t>(lo[i]) | (static_cast<std::uint64_t>(hi[i]) << 32);
+  }
+}
+
+/// One word of transformed values: one 8-byte column, one 4-byte column, or two 4-byte ones.
+struct value_word {
+  std::vector<size_type> columns;
+  std::uint32_t bytes = 0;
+};
+
+}  // namespace
+
+template <class K>
+group_parts sort_groupby(K const* keys, size_type n, table_view const& input,
+                         agg_plan const& plan, bool transformed, phase_clock& clock,
+                         stream_ref stream, memory_resource* mr) {
+  auto const s = to_cuda(stream);
+  int const sms = current_sm_count();
+  int const flat_blocks = grid_stride_blocks(n, policy::threads_per_block, sms);
+  // Distinct aggregated columns.
+  std::vector<size_type> columns;
+  for (auto const& a : plan.accs) {
+    if (a.column >= 0 && std::find(columns.begin(), columns.end(), a.column) == columns.end()) {
+      columns.push_back(a.column);
+    }
+  }
+  buffer sorted_keys(static_cast<std::size_t>(n) * sizeof(K), mr, stream);
+  auto* skeys = static_cast<K*>(sorted_keys.data());
+  std::vector<buffer> sorted_values;            // TR: one per word; UR: the row ids
+  std::vector<acc_source> source_of_column(columns.size());
+  acc_batch ids{};                               // UR: the row ids every batch reads through
+  if (!transformed) {
+    if (columns.empty()) {
+      radix_sort_keys<K>(keys, skeys, n, stream, mr);
+    } else if (n <= static_cast<size_type>(std::numeric_limits<std::uint32_t>::max())) {
+      buffer iota(static_cast<std::size_t>(n) * sizeof(std::uint32_t), mr, stream);
+      iota32_kernel<<<flat_blocks, policy::threads_per_block, 0, s>>>(
+          static_cast<std::uint32_t*>(iota.data()), n);
+      JOINERY_CHECK_LAUNCH();
+      sorted_values.emplace_back(static_cast<std::size_t>(n) * sizeof(std::uint32_t), mr, stream);
+      radix_sort_pairs<K, std::uint32_t>(keys, skeys, static_cast<std::uint32_t const*>(iota.data()),
+                                         static_cast<std::uint32_t*>(sorted_values.back().data()),
+                                         n, stream, mr);
+      ids.row_ids32 = static_cast<std::uint32_t const*>(sorted_values.back().data());
+    } else {
+      sorted_values.emplace_back(static_cast<std::size_t>(n) * sizeof(std::int64_t), mr, stream);
+      radix_sort_row_ids<K>(keys, skeys, static_cast<std::int64_t*>(sorted_values.back().data()),
+                            n, stream, mr);
+      ids.row_ids64 = static_cast<std::int64_t const*>(sorted_values.back().data());
+    }
+    for (std::size_t c = 0; c < columns.size(); ++c) {
+      auto const& col = input.column(columns[c]);
+      source_of_column[c] = {col.data(), static_cast<std::uint32_t>(size_of(col.type())), 0};
+    }
+  } else {
+    // Greedy packing: 8-byte columns alone, 4-byte columns two to a word.
+    std::vector<value_word> words;
+    int open4 = -1;
+    for (auto c : columns) {
+      auto const w = static_cast<std::uint32_t>(size_of(input.column(c).type()));
+      if (w == 4 && open4 >= 0) {
+        words[static_cast<std::size_t>(open4)].columns.push_back(c);
+        words[static_cast<std::size_t>(open4)].bytes = 8;
+        open4 = -1;
+        continue;
+      }
+      words.push_back({{c}, w});
+      if (w == 4) { open4 = static_cast<int>(words.size() - 1); }
+    }
+    if (words.empty()) { radix_sort_keys<K>(keys, skeys, n, stream, mr); }
+    for (auto const& word : words) {
+      // Every sort writes the same (stable) key order; the keys are simply written again.
+      sorted_values.emplace_back(static_cast<std::size_t>(n) * word.bytes, mr, stream);
+      void* out = sorted_values.back().data();
+      if (word.columns.size() == 2) {
+        buffer packed(static_cast<std::size_t>(n) * 8, mr, stream);
+        pack_kernel<<<flat_blocks, policy::threads_per_block, 0, s>>>(
+            static_cast<std::uint32_t const*>(input.column(word.columns[0]).data()),
+            static_cast<std::uint32_t const*>(input.column(word.columns[1]).data()),
+            static_cast<std::uint64_t*>(packed.data()), n);
+        JOINERY_CHECK_LAUNCH();
+        radix_sort_pairs<K, std::uint64_t>(keys, skeys,
+                                           static_cast<std::uint64_t const*>(packed.data()),
+                                           static_cast<std::uint64_t*>(out), n, stream, mr);
+      } else if (word.bytes == 4) {
+        radix_sort_pairs<K, std::uint32_t>(
+            keys, skeys, static_cast<std::uint32_t const*>(input.column(word.columns[0]).data()),
+            static_cast<std::uint32_t*>(out), n, stream, mr);
+      } else {
+        radix_sort_pairs<K, std::uint64_t>(
+            keys, skeys, static_cast<std::uint64_t const*>(input.column(word.columns[0]).data()),
+            static_cast<std::uint64_t*>(out), n, stream, mr);
+      }
+      for (std::size_t j = 0; j < word.columns.size(); ++j) {
+        auto const c = static_cast<std::size_t>(
+            std::find(columns.begin(), columns.end(), word.columns[j]) - columns.begin());
+        source_of_column[c] = {out, word.bytes, static_cast<std::uint32_t>(4 * j)};
+      }
+    }
+  }
+  clock.lap("sort");
+
+  // Ranges of sorted rows, about one per resident warp.
+  ranges rg;
+  size_type const want = static_cast<size_type>(sms) * policy::warps_per_sm;
+  rg.range_rows = std::max(policy::min_range_rows, ceil_div(ceil_div(n, want), 32) * 32);
+  rg.count = ceil_div(n, rg.range_rows);
+  int const range_blocks = static_cast<int>(ceil_div(rg.count, policy::warps_per_block));
+  buffer heads(static_cast<std::size_t>(rg.count + 1) * sizeof(size_type), mr, stream);
+  auto* d_heads = static_cast<size_type*>(heads.data());
+  count_heads_kernel<K><<<range_blocks, policy::threads_per_block, 0, s>>>(skeys, n, rg, d_heads);
+  JOINERY_CHECK_LAUNCH();
+  JOINERY_CUDA_TRY(cudaMemsetAsync(d_heads + rg.count, 0, sizeof(size_type), s));
+  std::size_t temp_bytes = 0;
+  JOINERY_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, d_heads, rg.count + 1, s));
+  {
+    buffer temp(scratch_bytes(temp_bytes), mr, stream);
+    JOINERY_CUDA_TRY(cub::DeviceScan::ExclusiveSum(temp.data(), temp_bytes, d_heads, rg.count + 1, s));
+  }
+  size_type groups = 0;
+  JOINERY_CUDA_TRY(cudaMemcpyAsync(&groups, d_heads + rg.count, sizeof(groups),
+                                   cudaMemcpyDeviceToHost, s));
+  JOINERY_CUDA_TRY(cudaStreamSynchronize(s));
+
+  group_parts parts;
+  parts.groups = groups;
+  parts.sorted = true;
+  parts.keys = column(type_to_id_v<K>, groups, mr, stream);
+  parts.accs = make_accumulators(plan, groups, stream, mr);
+  auto batches = make_batches(plan, parts.accs, 0, [&](int a) {
+    auto const col = plan.accs[static_cast<std::size_t>(a)].column;
+    return source_of_column[static_cast<std::size_t>(
+        std::find(columns.begin(), columns.end(), col) - columns.begin())];
+  });
+  if (batches.empty()) { batches.emplace_back(); }  // the keys are still to be written
+  for (std::size_t b = 0; b < batches.size(); ++b) {
+    auto batch = batches[b];
+    batch.row_ids32 = ids.row_ids32;
+    batch.row_ids64 = ids.row_ids64;
+    sorted_aggregate_kernel<K><<<range_blocks, policy::threads_per_block, 0, s>>>(
+        skeys, n, rg, d_heads, batch, b == 0 ? static_cast<K*>(parts.keys.data()) : nullptr);
+    JOINERY_CHECK_LAUNCH();
+  }
+  clock.lap("aggregate");
+  return parts;
+}
+
+#define JOINERY_INSTANTIATE_SORT_GROUPBY(K)                                                    \
+  template group_parts sort_groupby<K>(K const*, size_type, table_view const&, agg_plan const&, \
+                                       bool, phase_clock&, stream_ref, memory_resource*);
+JOINERY_INSTANTIATE_SORT_GROUPBY(std::int32_t)
+JOINERY_INSTANTIATE_SORT_GROUPBY(std::int64_t)
+JOINERY_INSTANTIATE_SORT_GROUPBY(std::uint32_t)
+JOINERY_INSTANTIATE_SORT_GROUPBY(std::uint64_t)
+#undef JOINERY_INSTANTIATE_SORT_GROUPBY
+
+}  // namespace joinery::detail::gpu::gb

@@ -1,0 +1,356 @@
+// GPU group-bys (global_hash, hash = HGB, sort = SGB-UR, sort_transformed = SGB-TR) against the
+// oracle (tests/support), the full result compared as a multiset (floating aggregates with a
+// relative tolerance), groups checked strictly ascending when sorted output is asked for. Inputs:
+// sizes at warp, block and tile edges, g = 1 (every row in one group), g = |R| (all distinct),
+// one hot group, Zipf 1.5, 4- and 8-byte keys with their extreme values, every aggregate over
+// int32/uint32/int64/uint64/float/double values drawn over the whole range (sums wrap, avg needs
+// the exact 128-bit sum), HGB on both sides of its shared-memory limit and through its table
+// restart. GPU tests skip with a message when no GPU is present.
+#include "support/oracle.hpp"
+
+#include <joinery/gen.hpp>
+#include <joinery/groupby.hpp>
+
+#if defined(JOINERY_HAS_CUDA)
+#include "groupby/gpu/gpu_groupby.hpp"
+#endif
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace joinery::test {
+namespace {
+
+constexpr groupby_algorithm gpu_algorithms[] = {
+  groupby_algorithm::global_hash, groupby_algorithm::hash, groupby_algorithm::sort,
+  groupby_algorithm::sort_transformed};
+
+bool skip_without_gpu() { return device_count() == 0; }
+#define JOINERY_SKIP_WITHOUT_GPU()                                                  \
+  do {                                                                              \
+    if (skip_without_gpu()) {                                                       \
+      GTEST_SKIP() << "no GPU present: run on a lent GPU via scripts/device-check.sh"; \
+    }                                                                               \
+  } while (0)
+
+/// Random values over the type's whole range (floats in [-1000, 1000]).
+template <class T>
+std::vector<T> random_values(size_type n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<T> v(static_cast<std::size_t>(n));
+  for (auto& x : v) {
+    if constexpr (std::is_floating_point_v<T>) {
+      x = static_cast<T>(std::uniform_real_distribution<double>(-1000.0, 1000.0)(rng));
+    } else {
+      x = static_cast<T>(rng());
+    }
+  }
+  return v;
+}
+
+/// Key column, then one value column of each aggregatable type.
+template <class K>
+table make_input(std::vector<K> const& keys, std::uint64_t seed = 7) {
+  auto const n = static_cast<size_type>(keys.size());
+  std::vector<column> cols;
+  cols.push_back(column::from_host(keys));
+  cols.push_back(column::from_host(random_values<std::int32_t>(n, seed + 1)));
+  cols.push_back(column::from_host(random_values<std::uint32_t>(n, seed + 2)));
+  cols.push_back(column::from_host(random_values<std::int64_t>(n, seed + 3)));
+  cols.push_back(column::from_host(random_values<std::uint64_t>(n, seed + 4)));
+  cols.push_back(column::from_host(random_values<float>(n, seed + 5)));
+  cols.push_back(column::from_host(random_values<double>(n, seed + 6)));
+  return table(std::move(cols));
+}
+
+/// count, then sum, min, max and avg of every value column (19 accumulators: several batches).
+std::vector<aggregation> all_aggregations(table_view const& t) {
+  std::vector<aggregation> aggs{{aggregation_kind::count, -1}};
+  for (size_type c = 1; c < t.num_columns(); ++c) {
+    for (auto k : {aggregation_kind::sum, aggregation_kind::min, aggregation_kind::max,
+                   aggregation_kind::avg}) {
+      aggs.push_back({k, c});
+    }
+  }
+  return aggs;
+}
+
+/// Strictly ascending keys (host column).
+template <class K>
+bool strictly_ascending(column const& keys) {
+  auto const v = keys.to_vector<K>();
+  return std::adjacent_find(v.begin(), v.end(), [](K a, K b) { return !(a < b); }) == v.end();
+}
+
+/// Runs `algo` on the device copy of `input` (sorted and unsorted) and compares with the oracle.
+void check_against_oracle(groupby_algorithm algo, table const& input, std::string const& what,
+                          std::vector<aggregation> aggs = {}) {
+  if (aggs.empty()) { aggs = all_aggregations(input.view()); }
+  auto const expected = oracle_groupby(input.view(), 0, aggs);
+  auto const device = place(input.view(), memory_space::device);
+  for (bool sorted : {false, true}) {
+    groupby_options o;
+    o.algorithm = algo;
+    o.backend = backend::gpu;
+    o.sort_by_key = sorted;
+    auto const r = groupby(device.view(), 0, aggs, o);
+    ASSERT_EQ(r.stats.algorithm, algo);
+    ASSERT_EQ(r.stats.backend, backend::gpu);
+    ASSERT_EQ(r.columns.num_columns(), static_cast<size_type>(aggs.size() + 1)) << what;
+    EXPECT_EQ(r.columns.column(0).type(), input.column(0).type());
+    EXPECT_EQ(r.columns.column(0).space(), memory_space::device);
+    for (std::size_t i = 0; i < aggs.size(); ++i) {
+      auto const in = aggs[i].kind == aggregation_kind::count ? type_id::int64
+                                                              : input.column(aggs[i].column).type();
+      EXPECT_EQ(r.columns.column(static_cast<size_type>(i + 1)).type(),
+                aggregation_result_type(aggs[i].kind, in));
+    }
+    auto const host = place(r.columns.view(), memory_space::host);
+    EXPECT_EQ(diff_groups(expected, groupby_rows(host.view())), "")
+      << what << (sorted ? " (sorted)" : "");
+    if (sorted) {
+      dispatch_key_type(host.column(0).type(), [&](auto tag) {
+        using K = typename decltype(tag)::type;
+        EXPECT_TRUE(strictly_ascending<K>(host.column(0))) << what;
+      });
+    }
+  }
+}
+
+template <class K>
+std::vector<K> uniform_keys(size_type n, size_type domain, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<K> v(static_cast<std::size_t>(n));
+  for (auto& k : v) {
+    auto const d = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(domain));
+    // Signed keys straddle zero.
+    k = static_cast<K>(std::is_signed_v<K> ? d - domain / 2 : d);
+  }
+  return v;
+}
+
+class GpuGroupby : public ::testing::TestWithParam<groupby_algorithm> {
+ protected:
+  void SetUp() override { JOINERY_SKIP_WITHOUT_GPU(); }
+};
+
+TEST_P(GpuGroupby, SizesAtWarpBlockAndTileEdges) {
+  for (size_type n : {0, 1, 2, 31, 32, 33, 255, 256, 257, 1023, 1024, 1025, 4095, 4096, 4097,
+                      65535, 65537}) {
+    auto const keys = uniform_keys<std::int32_t>(n, std::max<size_type>(1, n / 3), 100 + n);
+    check_against_oracle(GetParam(), make_input(keys), "n = " + std::to_string(n));
+  }
+}
+
+TEST_P(GpuGroupby, OneGroupHeavyContention) {
+  for (size_type n : {size_type{1}, size_type{4097}, size_type{300001}}) {
+    std::vector<std::int64_t> keys(static_cast<std::size_t>(n), -42);
+    check_against_oracle(GetParam(), make_input(keys), "g = 1, n = " + std::to_string(n));
+  }
+}
+
+TEST_P(GpuGroupby, AllKeysDistinct) {
+  for (size_type n : {size_type{4097}, size_type{200000}}) {
+    std::vector<std::uint32_t> keys(static_cast<std::size_t>(n));
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      keys[i] = static_cast<std::uint32_t>(i * 2654435761U);  // a bijection: all distinct
+    }
+    check_against_oracle(GetParam(), make_input(keys), "g = |R| = " + std::to_string(n));
+  }
+}
+
+TEST_P(GpuGroupby, OneHotGroup) {
+  auto keys = uniform_keys<std::uint64_t>(100000, 1 << 20, 5);
+  std::mt19937_64 rng(6);
+  for (auto& k : keys) {
+    if (rng() % 10 != 0) { k = 123456789; }
+  }
+  check_against_oracle(GetParam(), make_input(keys), "one hot group (90% of rows)");
+}
+
+TEST_P(GpuGroupby, Zipf15) {
+  for (auto key : {type_id::int32, type_id::int64}) {
+    gen::relation_spec s;
+    s.rows = 150000;
+    s.kind = gen::key_kind::foreign;
+    s.key_type = key;
+    s.domain = 1 << 16;
+    s.zipf = 1.5;
+    s.seed = 11;
+    auto const g = gen::generate(s);
+    dispatch_key_type(key, [&](auto tag) {
+      using K = typename decltype(tag)::type;
+      check_against_oracle(GetParam(), make_input(g.column(0).template to_vector<K>()),
+                           "Zipf 1.5, " + std::string(to_string(key)));
+    });
+  }
+}
+
+template <class K>
+std::vector<K> extreme_keys(size_type n) {
+  using lim = std::numeric_limits<K>;
+  std::vector<K> special{lim::min(), lim::max(), K(0), K(1), K(lim::max() - 1), K(lim::min() + 1)};
+  if constexpr (std::is_signed_v<K>) {
+    special.push_back(K(-1));
+    special.push_back(K(-2));
+  }
+  std::mt19937_64 rng(3);
+  std::vector<K> v(static_cast<std::size_t>(n));
+  for (auto& k : v) { k = rng() % 4 == 0 ? static_cast<K>(rng()) : special[rng() % special.size()]; }
+  return v;
+}
+
+TEST_P(GpuGroupby, ExtremeKeysOfEveryKeyType) {
+  check_against_oracle(GetParam(), make_input(extreme_keys<std::int32_t>(20000)), "int32 extremes");
+  check_against_oracle(GetParam(), make_input(extreme_keys<std::uint32_t>(20000)), "uint32 extremes");
+  check_against_oracle(GetParam(), make_input(extreme_keys<std::int64_t>(20000)), "int64 extremes");
+  check_against_oracle(GetParam(), make_input(extreme_keys<std::uint64_t>(20000)), "uint64 extremes");
+}
+
+TEST_P(GpuGroupby, ManyGroupsOfEveryKeyType) {
+  check_against_oracle(GetParam(), make_input(uniform_keys<std::int32_t>(120000, 30000, 1)), "int32");
+  check_against_oracle(GetParam(), make_input(uniform_keys<std::uint32_t>(120000, 30000, 2)), "uint32");
+  check_against_oracle(GetParam(), make_input(uniform_keys<std::int64_t>(120000, 30000, 3)), "int64");
+  check_against_oracle(GetParam(), make_input(uniform_keys<std::uint64_t>(120000, 30000, 4)), "uint64");
+}
+
+TEST_P(GpuGroupby, HandComputedExtremeValues) {
+  // Two groups; sums wrap modulo 2^64 and avg is the exact sum over the count.
+  constexpr auto i64max = std::numeric_limits<std::int64_t>::max();
+  constexpr auto i64min = std::numeric_limits<std::int64_t>::min();
+  constexpr auto u64max = std::numeric_limits<std::uint64_t>::max();
+  std::vector<std::int32_t> keys{5, -5, 5, 5, -5};
+  std::vector<std::int64_t> s{i64max, i64min, i64max, i64max, -1};
+  std::vector<std::uint64_t> u{u64max, 0, u64max, 1, 0};
+  std::vector<column> cols;
+  cols.push_back(column::from_host(keys));
+  cols.push_back(column::from_host(s));
+  cols.push_back(column::from_host(u));
+  table const input(std::move(cols));
+  std::vector<aggregation> aggs{{aggregation_kind::count, -1}, {aggregation_kind::sum, 1},
+                                {aggregation_kind::min, 1},    {aggregation_kind::max, 1},
+                                {aggregation_kind::avg, 1},    {aggregation_kind::sum, 2},
+                                {aggregation_kind::avg, 2}};
+  auto const device = place(input.view(), memory_space::device);
+  groupby_options o;
+  o.algorithm = GetParam();
+  o.backend = backend::gpu;
+  o.sort_by_key = true;
+  auto const r = place(groupby(device.view(), 0, aggs, o).columns.view(), memory_space::host);
+  ASSERT_EQ(r.num_rows(), 2);
+  EXPECT_EQ(r.column(0).to_vector<std::int32_t>(), (std::vector<std::int32_t>{-5, 5}));
+  EXPECT_EQ(r.column(1).to_vector<std::int64_t>(), (std::vector<std::int64_t>{2, 3}));
+  // 3 * (2^63 - 1) mod 2^64 = 2^63 - 3 as two's complement; i64min - 1 wraps to i64max.
+  EXPECT_EQ(r.column(2).to_vector<std::int64_t>(), (std::vector<std::int64_t>{i64max, i64max - 2}));
+  EXPECT_EQ(r.column(3).to_vector<std::int64_t>(), (std::vector<std::int64_t>{i64min, i64max}));
+  EXPECT_EQ(r.column(4).to_vector<std::int64_t>(), (std::vector<std::int64_t>{-1, i64max}));
+  auto const avg = r.column(5).to_vector<double>();
+  EXPECT_DOUBLE_EQ(avg[0], (static_cast<double>(i64min) - 1.0) / 2.0);
+  EXPECT_DOUBLE_EQ(avg[1], static_cast<double>(i64max));
+  EXPECT_EQ(r.column(6).to_vector<std::uint64_t>(),
+            (std::vector<std::uint64_t>{0, u64max + u64max + 1}));  // wraps to u64max
+  auto const uavg = r.column(7).to_vector<double>();
+  EXPECT_DOUBLE_EQ(uavg[0], 0.0);
+  EXPECT_DOUBLE_EQ(uavg[1], (2.0 * static_cast<double>(u64max) + 1.0) / 3.0);
+}
+
+TEST_P(GpuGroupby, HostInputAndCountOnly) {
+  // Host-resident input goes over to the device; no value columns at all.
+  auto const keys = uniform_keys<std::int64_t>(50000, 777, 9);
+  std::vector<column> cols;
+  cols.push_back(column::from_host(keys));
+  table const input(std::move(cols));
+  std::vector<aggregation> const aggs{{aggregation_kind::count, -1}};
+  auto const expected = oracle_groupby(input.view(), 0, aggs);
+  groupby_options o;
+  o.algorithm = GetParam();
+  o.backend = backend::gpu;
+  auto const r = groupby(input.view(), 0, aggs, o);
+  auto const host = place(r.columns.view(), memory_space::host);
+  EXPECT_EQ(diff_groups(expected, groupby_rows(host.view())), "");
+  check_against_oracle(GetParam(), input, "count only", aggs);
+  // No aggregates: the distinct keys alone.
+  auto const keys_only = groupby(input.view(), 0, {}, o);
+  ASSERT_EQ(keys_only.columns.num_columns(), 1);
+  EXPECT_EQ(keys_only.num_groups(), 777);
+}
+
+INSTANTIATE_TEST_SUITE_P(Algorithms, GpuGroupby, ::testing::ValuesIn(gpu_algorithms),
+                         [](auto const& info) { return std::string(to_string(info.param)); });
+
+TEST(GpuGroupbyRegistry, EveryGpuAlgorithmIsRegisteredWhenBuiltWithCuda) {
+  auto const list = groupby_algorithms_on(backend::gpu);
+  if (!built_with_cuda()) {
+    EXPECT_TRUE(list.empty());
+    return;
+  }
+  for (auto a : gpu_algorithms) {
+    EXPECT_NE(std::find(list.begin(), list.end(), a), list.end()) << to_string(a);
+  }
+}
+
+#if defined(JOINERY_HAS_CUDA)
+
+/// HGB through the internal entry point with its tuning knobs.
+table run_hgb(table const& device_input, std::vector<aggregation> const& aggs,
+              detail::gpu::groupby_tuning const& tuning) {
+  auto t = detail::gpu::run_groupby(groupby_algorithm::hash, device_input.view(), 0, aggs, false,
+                                    tuning, nullptr, default_stream(), device_resource());
+  default_stream().synchronize();
+  return place(t.view(), memory_space::host);
+}
+
+TEST(GpuHashGroupby, SharedMemoryLimitBoundary) {
+  JOINERY_SKIP_WITHOUT_GPU();
+  // 1000 groups; count and sum of an int32: two 8-byte accumulators, 8000 bytes each (16-byte
+  // aligned), 16000 bytes of shared memory: at the limit the shared path, one byte below global.
+  std::vector<std::int32_t> keys(200000);
+  for (std::size_t i = 0; i < keys.size(); ++i) { keys[i] = static_cast<std::int32_t>((i * 7919) % 1000); }
+  auto const input = make_input(keys);
+  std::vector<aggregation> const aggs{{aggregation_kind::count, -1}, {aggregation_kind::sum, 1}};
+  auto const expected = oracle_groupby(input.view(), 0, aggs);
+  auto const device = place(input.view(), memory_space::device);
+  for (std::int64_t limit : {std::int64_t{16000}, std::int64_t{15999}, std::int64_t{0},
+                             std::int64_t{1} << 20}) {
+    detail::gpu::groupby_tuning t;
+    t.hgb_shared_bytes = limit;
+    EXPECT_EQ(diff_groups(expected, groupby_rows(run_hgb(device, aggs, t).view())), "")
+      << "shared limit " << limit;
+  }
+  // Every aggregate on both paths.
+  auto const all = all_aggregations(input.view());
+  auto const expected_all = oracle_groupby(input.view(), 0, all);
+  for (std::int64_t limit : {std::int64_t{0}, std::int64_t{1} << 20}) {
+    detail::gpu::groupby_tuning t;
+    t.hgb_shared_bytes = limit;
+    EXPECT_EQ(diff_groups(expected_all, groupby_rows(run_hgb(device, all, t).view())), "")
+      << "all aggregates, shared limit " << limit;
+  }
+}
+
+TEST(GpuHashGroupby, RestartsWhenTheFirstTableOverflows) {
+  JOINERY_SKIP_WITHOUT_GPU();
+  auto const input = make_input(uniform_keys<std::uint64_t>(100000, 20000, 12));
+  auto const aggs = all_aggregations(input.view());
+  auto const expected = oracle_groupby(input.view(), 0, aggs);
+  auto const device = place(input.view(), memory_space::device);
+  for (std::int64_t first : {std::int64_t{1}, std::int64_t{16}, std::int64_t{19999},
+                             std::int64_t{20000}, std::int64_t{1} << 20}) {
+    detail::gpu::groupby_tuning t;
+    t.hgb_initial_groups = first;
+    EXPECT_EQ(diff_groups(expected, groupby_rows(run_hgb(device, aggs, t).view())), "")
+      << "initial groups " << first;
+  }
+}
+
+#endif
+
+}  // namespace
+}  // namespace joinery::test

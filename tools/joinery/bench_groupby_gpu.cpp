@@ -1,0 +1,141 @@
+// joinery bench gpu-groupby: CUDA-event timings (median of --runs after --warmup) of every GPU
+// group-by at each number of groups, with the read-once roofline beside them.
+#include "bench_groupby_gpu.hpp"
+#include "cli.hpp"
+#include "timing.hpp"
+
+#include <joinery/gen.hpp>
+#include <joinery/groupby.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace joinery::cli {
+
+namespace {
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  auto const n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+std::vector<double> time_runs(gpu_groupby_bench_args const& a, stream_ref s,
+                              std::function<void()> const& f) {
+  for (int i = 0; i < a.warmup; ++i) { f(); }
+  std::vector<double> t;
+  for (int i = 0; i < a.runs; ++i) { t.push_back(time_call(true, s, f)); }
+  return t;
+}
+
+}  // namespace
+
+void run_gpu_groupby_bench(gpu_groupby_bench_args const& a) {
+  JOINERY_EXPECTS(a.runs >= 1, "--runs must be at least 1");
+  JOINERY_EXPECTS(a.rows >= 1, "--rows must be at least 1");
+  JOINERY_EXPECTS(device_count() > 0, "bench gpu-groupby needs a GPU, and none is present");
+  auto const algorithms = groupby_algorithms_on(backend::gpu);
+  JOINERY_EXPECTS(!algorithms.empty(), "bench gpu-groupby: this build has no GPU group-by");
+  std::ofstream file;
+  if (!a.out.empty()) {
+    auto const parent = std::filesystem::path(a.out).parent_path();
+    if (!parent.empty()) { std::filesystem::create_directories(parent); }
+    file.open(a.out, std::ios::app);
+    if (!file) { throw input_error("cannot open benchmark output " + a.out); }
+  }
+  auto const device = get_device_info(0).name;
+  auto const key = type_from_string(a.key_type);
+  auto const s = default_stream();
+  auto const n = a.rows;
+  double const input_bytes = static_cast<double>(n) * static_cast<double>(size_of(key) + 8);
+
+  // The roofline: a device-to-device copy of as many bytes as the input (read + write).
+  double copy_gbps = 0;
+  {
+    auto const bytes = static_cast<std::size_t>(input_bytes);
+    buffer src(bytes, device_resource(), s), dst(bytes, device_resource(), s);
+    auto const t = time_runs(a, s, [&] {
+      copy_bytes(dst.data(), memory_space::device, src.data(), memory_space::device, bytes, s);
+    });
+    copy_gbps = 2.0 * static_cast<double>(bytes) / median_of(t) / 1e9;
+  }
+  double const roofline_s = input_bytes / (copy_gbps * 1e9);
+  std::printf("device %s: copy %.0f GB/s (read + write); read-once roofline %.3f ms = %.1f G rows/s\n",
+              device.c_str(), copy_gbps, roofline_s * 1e3, static_cast<double>(n) / roofline_s / 1e9);
+
+  for (std::int64_t g = 1; g <= std::min(a.max_groups, n); g *= 4) {
+    gen::relation_spec spec;
+    spec.rows = n;
+    spec.kind = gen::key_kind::foreign;
+    spec.key_type = key;
+    spec.domain = g;
+    spec.zipf = a.zipf;
+    spec.payload_types = {type_id::int32, type_id::int32};
+    spec.seed = a.seed + static_cast<std::uint64_t>(g);
+    table input;
+    {
+      auto const host = gen::generate(spec);
+      std::vector<column> cols;
+      for (auto const& c : host.view()) { cols.push_back(column::copy_of(c, device_resource(), s)); }
+      input = table(std::move(cols));
+    }
+    for (auto const kind : {aggregation_kind::max, aggregation_kind::sum}) {
+      std::vector<aggregation> const aggs{{kind, 1}, {kind, 2}};
+      std::optional<std::pair<size_type, std::uint64_t>> reference;
+      for (auto const algo : algorithms) {
+        groupby_options o;
+        o.algorithm = algo;
+        o.backend = backend::gpu;
+        groupby_result last;
+        auto const times = time_runs(a, s, [&] { last = groupby(input.view(), 0, aggs, o, s); });
+        // Every algorithm must find the same groups and aggregates (order-free checksum).
+        std::vector<column> host_cols;
+        for (auto const& c : last.columns.columns()) { host_cols.push_back(column::copy_of(c.view())); }
+        table const host(std::move(host_cols));
+        auto const result = std::make_pair(last.num_groups(), table_checksum(host.view()));
+        if (!reference) {
+          reference = result;
+        } else if (*reference != result) {
+          throw std::runtime_error("bench gpu-groupby: " + std::string(to_string(algo)) +
+                                   " disagrees with " + std::string(to_string(algorithms.front())) +
+                                   " at g = " + std::to_string(g));
+        }
+        double const med = median_of(times);
+        nlohmann::json j{{"experiment", "gpu-groupby"}, {"revision", a.revision}, {"date", a.date},
+                         {"backend", "gpu"}, {"device", device}, {"rows", n}, {"groups", g},
+                         {"groups_out", last.num_groups()}, {"key_type", a.key_type},
+                         {"zipf", a.zipf}, {"aggregate", std::string(to_string(kind))},
+                         {"algorithm", std::string(to_string(algo))}, {"warmup", a.warmup},
+                         {"runs", a.runs}, {"seconds", times}, {"median_s", med},
+                         {"min_s", *std::min_element(times.begin(), times.end())},
+                         {"max_s", *std::max_element(times.begin(), times.end())},
+                         {"throughput_grows_s", static_cast<double>(n) / med / 1e9},
+                         {"input_bytes", input_bytes}, {"copy_gbps", copy_gbps},
+                         {"roofline_s", roofline_s}, {"fraction_of_roofline", roofline_s / med},
+                         {"checksum", result.second}};
+        nlohmann::json ph = nlohmann::json::object();
+        for (auto const& p : last.stats.phases) { ph[p.name] = p.seconds; }
+        j["phases"] = ph;  // of the last run
+        if (file) { file << j.dump() << "\n" << std::flush; }
+        std::printf("g = 2^%-2d %-4s %-17s %9.3f ms %8.2f G rows/s %5.1f%% of roofline\n",
+                    static_cast<int>(std::log2(static_cast<double>(g))),
+                    std::string(to_string(kind)).c_str(), std::string(to_string(algo)).c_str(),
+                    med * 1e3, static_cast<double>(n) / med / 1e9, 100.0 * roofline_s / med);
+        std::fflush(stdout);
+      }
+    }
+  }
+}
+
+}  // namespace joinery::cli

@@ -1,0 +1,29 @@
+#pragma once
+// joinery bench gpu-groupby: every GPU group-by side by side over the number of groups (Wu et al.
+// Figures 15-20), against the read-once roofline.
+#include <cstdint>
+#include <string>
+
+namespace joinery::cli {
+
+struct gpu_groupby_bench_args {
+  std::int64_t rows = std::int64_t{1} << 28;
+  std::int64_t max_groups = std::int64_t{1} << 26;
+  std::string key_type = "int32";
+  double zipf = 0;
+  int runs = 5;
+  int warmup = 1;
+  std::string out;       // append JSON lines here ("" = none)
+  std::uint64_t seed = 42;
+  std::string revision;  // recorded with every line
+  std::string date;
+};
+
+/// |R| = rows of (key, p0, p1) with int32 payloads, g = 4^0 .. max_groups (capped by rows), keys
+/// uniform (or Zipf) over g values; MAX(p0), MAX(p1) and then SUM(p0), SUM(p1); every GPU
+/// algorithm on the same device-resident input; all must agree on the groups. Reports G rows/s
+/// and the fraction of the read-once roofline (input bytes over the measured device-to-device
+/// copy bandwidth, read + write). Needs a GPU.
+void run_gpu_groupby_bench(gpu_groupby_bench_args const& a);
+
+}  // namespace joinery::cli
