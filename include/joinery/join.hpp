@@ -100,7 +100,8 @@ struct join_result {
 };
 
 /// Joins `build` and `probe` on one key column each. Results are allocated from `mr` (nullptr:
-/// host memory for the CPU backend, device memory for the GPU backend). Throws logic_error on an
+/// host memory when both key columns are host-resident or the CPU backend runs, else device
+/// memory). backend::automatic runs on the GPU when one is present. Throws logic_error on an
 /// unsupported combination, out_of_memory when the result cannot fit the budget.
 join_result join(table_view const& build, size_type build_key, table_view const& probe,
                  size_type probe_key, join_options const& options = {},

@@ -124,7 +124,7 @@ struct device_info {
   std::size_t shared_memory_per_sm = 0;
   std::size_t l2_cache_bytes = 0;
   std::size_t total_memory = 0;
-  std::size_t free_memory = 0;  // at the time of the query
+  std::size_t free_memory = 0;  // at the time of the query, plus what joinery's pool holds unused
   int memory_bus_width_bits = 0;
 };
 

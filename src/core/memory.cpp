@@ -243,8 +243,14 @@ device_info get_device_info(int id) {
   JOINERY_CUDA_TRY(cudaSetDevice(id));
   std::size_t free_b = 0, total_b = 0;
   JOINERY_CUDA_TRY(cudaMemGetInfo(&free_b, &total_b));
+  // Memory the pool keeps from earlier, freed allocations is free for joinery's next ones.
+  cudaMemPool_t pool{};
+  JOINERY_CUDA_TRY(cudaDeviceGetDefaultMemPool(&pool, id));
+  std::uint64_t reserved = 0, used = 0;
+  JOINERY_CUDA_TRY(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved));
+  JOINERY_CUDA_TRY(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used));
   JOINERY_CUDA_TRY(cudaSetDevice(current));
-  info.free_memory = free_b;
+  info.free_memory = free_b + static_cast<std::size_t>(reserved > used ? reserved - used : 0);
 #endif
   return info;
 }

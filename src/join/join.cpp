@@ -173,7 +173,14 @@ join_result join(table_view const& build, size_type build_key, table_view const&
 
   if (be == backend::gpu) {
 #ifdef JOINERY_HAS_CUDA
-    auto result = detail::gpu::run_join(algo, build, build_key, probe, probe_key, options, stream, mr);
+    // Host-resident inputs without a resource get host results, whichever backend ran.
+    auto* out_mr = mr;
+    if (out_mr == nullptr && host_accessible(build.column(build_key).space()) &&
+        host_accessible(probe.column(probe_key).space())) {
+      out_mr = host_resource();
+    }
+    auto result =
+      detail::gpu::run_join(algo, build, build_key, probe, probe_key, options, stream, out_mr);
     result.stats.algorithm = algo;
     result.stats.backend = be;
     result.stats.bytes_moved =
