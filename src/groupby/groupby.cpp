@@ -73,7 +73,7 @@ groupby_result run_on_gpu(table_view const& input, size_type key_column,
     phases.push_back({"copy to device", std::chrono::duration<double>(clock_type::now() - t0).count()});
   }
   r.columns = detail::gpu::run_groupby(algo, device_input, key_column, aggregations,
-                                       options.sort_by_key, {}, &phases, stream, dev_mr);
+                                       options.sort_by_key, {}, &phases, &algo, stream, dev_mr);
   if (mr != nullptr && mr != dev_mr) {
     std::vector<column> cols;
     for (auto const& c : r.columns.columns()) { cols.push_back(column::copy_of(c.view(), mr, stream)); }
@@ -159,14 +159,13 @@ groupby_result groupby(table_view const& input, size_type key_column,
     JOINERY_EXPECTS(device_count() > 0, "the GPU backend was requested but no GPU is present; "
                                         "use the cpu backend");
   }
-  // automatic: `hash` on both backends for now. On the GPU, HGB aggregates in shared memory while
-  // the groups fit and falls back to global atomics beyond; the sort-based algorithms should take
-  // over at high group counts (Wu et al., Figure 21), which needs the planner's estimate of g and
-  // measured thresholds: a later step.
-  auto algo = options.algorithm == groupby_algorithm::automatic ? groupby_algorithm::hash
-                                                                : options.algorithm;
+  // automatic on the GPU: HGB while the groups fit its on-chip tables, else the sort group-by
+  // (run_groupby decides while running); on the CPU: hash.
+  auto algo = options.algorithm;
+  if (algo == groupby_algorithm::automatic && be == backend::cpu) { algo = groupby_algorithm::hash; }
   auto const available = groupby_algorithms_on(be);
-  if (std::find(available.begin(), available.end(), algo) == available.end()) {
+  if (algo != groupby_algorithm::automatic &&
+      std::find(available.begin(), available.end(), algo) == available.end()) {
     std::string names;
     for (auto a : available) { names += (names.empty() ? "" : ", ") + std::string(to_string(a)); }
     JOINERY_FAIL("group-by algorithm '" + std::string(to_string(algo)) +

@@ -110,10 +110,7 @@ std::unique_ptr<perfect_hash_impl> build(column_view const& keys, double max_sla
   JOINERY_CUDA_TRY(cudaMemsetAsync(rows.data(), 0xff, rows.size(), s));  // every entry -1
   JOINERY_CUDA_TRY(cudaMemsetAsync(d_failed, 0, sizeof(unsigned int), s));
   perfect_hash_ref<Key> const ref(static_cast<size_type*>(rows.data()), bounds[0], range);
-  perfect_hash_insert_kernel<perfect_hash_policy>
-      <<<perfect_hash_grid(n), perfect_hash_policy::threads_per_block, 0, s>>>(ref, d_keys, n,
-                                                                              d_failed);
-  JOINERY_CHECK_LAUNCH();
+  perfect_hash_build<perfect_hash_policy>(ref, d_keys, n, d_failed, s);
   unsigned int failed = 0;
   JOINERY_CUDA_TRY(cudaMemcpyAsync(&failed, d_failed, sizeof(failed), cudaMemcpyDeviceToHost, s));
   JOINERY_CUDA_TRY(cudaStreamSynchronize(s));

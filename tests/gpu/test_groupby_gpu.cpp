@@ -302,15 +302,16 @@ TEST(GpuGroupbyRegistry, EveryGpuAlgorithmIsRegisteredWhenBuiltWithCuda) {
 table run_hgb(table const& device_input, std::vector<aggregation> const& aggs,
               detail::gpu::groupby_tuning const& tuning) {
   auto t = detail::gpu::run_groupby(groupby_algorithm::hash, device_input.view(), 0, aggs, false,
-                                    tuning, nullptr, default_stream(), device_resource());
+                                    tuning, nullptr, nullptr, default_stream(), device_resource());
   default_stream().synchronize();
   return place(t.view(), memory_space::host);
 }
 
 TEST(GpuHashGroupby, SharedMemoryLimitBoundary) {
   JOINERY_SKIP_WITHOUT_GPU();
-  // 1000 groups; count and sum of an int32: two 8-byte accumulators, 8000 bytes each (16-byte
-  // aligned), 16000 bytes of shared memory: at the limit the shared path, one byte below global.
+  // 1000 groups; count and sum of an int32. Tier 1 needs a table of 2048 slots (two 8-byte
+  // accumulators and a 4-byte key per slot, about 40 KB): the limits below give it a table too
+  // small (then tier 2 runs), none at all (0), or all it wants.
   std::vector<std::int32_t> keys(200000);
   for (std::size_t i = 0; i < keys.size(); ++i) { keys[i] = static_cast<std::int32_t>((i * 7919) % 1000); }
   auto const input = make_input(keys);
@@ -333,6 +334,78 @@ TEST(GpuHashGroupby, SharedMemoryLimitBoundary) {
     EXPECT_EQ(diff_groups(expected_all, groupby_rows(run_hgb(device, all, t).view())), "")
       << "all aggregates, shared limit " << limit;
   }
+}
+
+TEST(GpuHashGroupby, SharedTierMergesTheGroupsOfEveryBlock) {
+  JOINERY_SKIP_WITHOUT_GPU();
+  // Sorted keys: each block meets a few hundred groups, the run 2^21 / 10 of them, so tier 1
+  // succeeds and its merge fills a large global table. The keys straddle zero: -1 (all bits
+  // set, the shared table's empty marker) is a group too.
+  std::vector<std::int32_t> keys(std::size_t{1} << 21);
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    keys[i] = static_cast<std::int32_t>(i / 10) - 100000;
+  }
+  auto const input = make_input(keys, 21);
+  std::vector<aggregation> const aggs{{aggregation_kind::count, -1},
+                                      {aggregation_kind::sum, 1},
+                                      {aggregation_kind::max, 3},
+                                      {aggregation_kind::min, 6}};
+  auto const expected = oracle_groupby(input.view(), 0, aggs);
+  auto const device = place(input.view(), memory_space::device);
+  EXPECT_EQ(diff_groups(expected, groupby_rows(run_hgb(device, aggs, {}).view())), "");
+}
+
+TEST(GpuHashGroupby, SharedTierOverflowingLateStartsOverCleanly) {
+  JOINERY_SKIP_WITHOUT_GPU();
+  // Most rows hold 8 groups; the last 2^17 rows are all distinct. Blocks that only meet the
+  // former merge their groups into the global table before the blocks meeting the latter
+  // overflow their shared tables: the run must discard that merge and start over.
+  auto const n = std::size_t{1} << 22;
+  std::vector<std::uint64_t> keys(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    keys[i] = i + (std::size_t{1} << 17) < n ? (i % 8) * 0x9e3779b97f4a7c15ULL : i;
+  }
+  keys[3] = ~0ULL;  // the empty marker of the shared table as a key
+  auto const input = make_input(keys, 22);
+  std::vector<aggregation> const aggs{{aggregation_kind::count, -1},
+                                      {aggregation_kind::sum, 4},
+                                      {aggregation_kind::avg, 1}};
+  auto const expected = oracle_groupby(input.view(), 0, aggs);
+  auto const device = place(input.view(), memory_space::device);
+  EXPECT_EQ(diff_groups(expected, groupby_rows(run_hgb(device, aggs, {}).view())), "");
+  // Keys only (no aggregates): the groups are still found.
+  auto const keys_only = oracle_groupby(input.view(), 0, {});
+  EXPECT_EQ(diff_groups(keys_only, groupby_rows(run_hgb(device, {}, {}).view())), "");
+}
+
+TEST(GpuHashGroupby, AutomaticTurnsToSortBeyondTheFirstTable) {
+  JOINERY_SKIP_WITHOUT_GPU();
+  std::vector<aggregation> const aggs{{aggregation_kind::count, -1}, {aggregation_kind::max, 2}};
+  detail::gpu::groupby_tuning t;
+  t.hgb_shared_bytes = 0;  // straight to the global table
+  t.hgb_initial_groups = 1000;
+  for (size_type domain : {size_type{500}, size_type{50000}}) {
+    auto const input = make_input(uniform_keys<std::int64_t>(200000, domain, 5));
+    auto const expected = oracle_groupby(input.view(), 0, aggs);
+    auto const device = place(input.view(), memory_space::device);
+    groupby_algorithm used = groupby_algorithm::automatic;
+    auto r = detail::gpu::run_groupby(groupby_algorithm::automatic, device.view(), 0, aggs, false,
+                                      t, nullptr, &used, default_stream(), device_resource());
+    default_stream().synchronize();
+    EXPECT_EQ(used, domain <= 1000 ? groupby_algorithm::hash : groupby_algorithm::sort_transformed)
+      << domain;
+    auto const host = place(r.view(), memory_space::host);
+    EXPECT_EQ(diff_groups(expected, groupby_rows(host.view())), "") << domain;
+  }
+  // Through the public API: the algorithm actually run is reported.
+  auto const input = make_input(uniform_keys<std::int32_t>(100000, 64, 6));
+  groupby_options o;
+  o.backend = backend::gpu;
+  auto const r = groupby(place(input.view(), memory_space::device).view(), 0, aggs, o);
+  EXPECT_EQ(r.stats.algorithm, groupby_algorithm::hash);
+  EXPECT_EQ(diff_groups(oracle_groupby(input.view(), 0, aggs),
+                        groupby_rows(place(r.columns.view(), memory_space::host).view())),
+            "");
 }
 
 TEST(GpuHashGroupby, RestartsWhenTheFirstTableOverflows) {

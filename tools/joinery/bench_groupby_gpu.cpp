@@ -45,8 +45,14 @@ void run_gpu_groupby_bench(gpu_groupby_bench_args const& a) {
   JOINERY_EXPECTS(a.runs >= 1, "--runs must be at least 1");
   JOINERY_EXPECTS(a.rows >= 1, "--rows must be at least 1");
   JOINERY_EXPECTS(device_count() > 0, "bench gpu-groupby needs a GPU, and none is present");
-  auto const algorithms = groupby_algorithms_on(backend::gpu);
-  JOINERY_EXPECTS(!algorithms.empty(), "bench gpu-groupby: this build has no GPU group-by");
+  JOINERY_EXPECTS(!groupby_algorithms_on(backend::gpu).empty(),
+                  "bench gpu-groupby: this build has no GPU group-by");
+  std::vector<groupby_algorithm> algorithms;
+  for (auto const& name : a.algorithms) { algorithms.push_back(groupby_algorithm_from_string(name)); }
+  if (algorithms.empty()) {
+    algorithms = groupby_algorithms_on(backend::gpu);
+    algorithms.push_back(groupby_algorithm::automatic);
+  }
   std::ofstream file;
   if (!a.out.empty()) {
     auto const parent = std::filesystem::path(a.out).parent_path();
@@ -116,7 +122,9 @@ void run_gpu_groupby_bench(gpu_groupby_bench_args const& a) {
                          {"backend", "gpu"}, {"device", device}, {"rows", n}, {"groups", g},
                          {"groups_out", last.num_groups()}, {"key_type", a.key_type},
                          {"zipf", a.zipf}, {"aggregate", std::string(to_string(kind))},
-                         {"algorithm", std::string(to_string(algo))}, {"warmup", a.warmup},
+                         {"algorithm", std::string(to_string(algo))},
+                         {"algorithm_run", std::string(to_string(last.stats.algorithm))},
+                         {"warmup", a.warmup},
                          {"runs", a.runs}, {"seconds", times}, {"median_s", med},
                          {"min_s", *std::min_element(times.begin(), times.end())},
                          {"max_s", *std::max_element(times.begin(), times.end())},
@@ -128,10 +136,14 @@ void run_gpu_groupby_bench(gpu_groupby_bench_args const& a) {
         for (auto const& p : last.stats.phases) { ph[p.name] = p.seconds; }
         j["phases"] = ph;  // of the last run
         if (file) { file << j.dump() << "\n" << std::flush; }
-        std::printf("g = 2^%-2d %-4s %-17s %9.3f ms %8.2f G rows/s %5.1f%% of roofline\n",
+        std::string name(to_string(algo));
+        if (algo == groupby_algorithm::automatic) {
+          name += "(" + std::string(to_string(last.stats.algorithm)) + ")";
+        }
+        std::printf("g = 2^%-2d %-4s %-26s %9.3f ms %8.2f G rows/s %5.1f%% of roofline\n",
                     static_cast<int>(std::log2(static_cast<double>(g))),
-                    std::string(to_string(kind)).c_str(), std::string(to_string(algo)).c_str(),
-                    med * 1e3, static_cast<double>(n) / med / 1e9, 100.0 * roofline_s / med);
+                    std::string(to_string(kind)).c_str(), name.c_str(), med * 1e3,
+                    static_cast<double>(n) / med / 1e9, 100.0 * roofline_s / med);
         std::fflush(stdout);
       }
     }

@@ -3,12 +3,15 @@
 // Figures 15-20), against the read-once roofline.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace joinery::cli {
 
 struct gpu_groupby_bench_args {
   std::int64_t rows = std::int64_t{1} << 28;
   std::int64_t max_groups = std::int64_t{1} << 26;
+  /// Algorithms by name ("" = every GPU algorithm, then automatic).
+  std::vector<std::string> algorithms;
   std::string key_type = "int32";
   double zipf = 0;
   int runs = 5;
@@ -21,7 +24,7 @@ struct gpu_groupby_bench_args {
 
 /// |R| = rows of (key, p0, p1) with int32 payloads, g = 4^0 .. max_groups (capped by rows), keys
 /// uniform (or Zipf) over g values; MAX(p0), MAX(p1) and then SUM(p0), SUM(p1); every GPU
-/// algorithm on the same device-resident input; all must agree on the groups. Reports G rows/s
+/// algorithm (and automatic, which reports the algorithm it ran) on the same device-resident input; all must agree on the groups. Reports G rows/s
 /// and the fraction of the read-once roofline (input bytes over the measured device-to-device
 /// copy bandwidth, read + write). Needs a GPU.
 void run_gpu_groupby_bench(gpu_groupby_bench_args const& a);

@@ -436,6 +436,12 @@ void run_bench(bench_args const& a) {
     g.rows = a.rows == bench_args{}.rows ? std::int64_t{1} << 28 : parse_size(a.rows, "--rows");
     g.key_type = a.key_type;
     g.zipf = a.zipf;
+    if (a.groups != bench_args{}.groups) { g.max_groups = parse_size(a.groups, "--groups"); }
+    if (a.algorithm != bench_args{}.algorithm) {
+      // A comma-separated list of algorithms.
+      std::stringstream names(a.algorithm);
+      for (std::string name; std::getline(names, name, ',');) { g.algorithms.push_back(name); }
+    }
     g.runs = a.runs;
     g.warmup = a.warmup;
     g.out = a.out;
@@ -460,7 +466,7 @@ void add_bench(CLI::App& app) {
   c->add_option("--warmup", args->warmup, "untimed warm-up runs");
   c->add_option("--out", args->out, "append JSON lines to this file");
   c->add_option("--backend", args->backend, "auto, cpu or gpu");
-  c->add_option("--algorithm", args->algorithm, "algorithm name (automatic by default)");
+  c->add_option("--algorithm", args->algorithm, "algorithm name (automatic by default); gpu-groupby: a comma-separated list (default: all)");
   c->add_option("--build-rows", args->build_rows, "join: |R| (primary keys)");
   c->add_option("--probe-rows", args->probe_rows, "join: |S| (foreign keys)");
   c->add_option("--key-type", args->key_type, "join: int32, int64, uint32 or uint64");
@@ -469,7 +475,7 @@ void add_bench(CLI::App& app) {
   c->add_option("--payloads", args->payloads, "join: payload columns per side");
   c->add_option("--output-form", args->output_form, "join: aggregate, index or table");
   c->add_option("--rows", args->rows, "groupby: input rows");
-  c->add_option("--groups", args->groups, "groupby: number of groups");
+  c->add_option("--groups", args->groups, "groupby: number of groups; gpu-groupby: the largest g (2^26)");
   c->add_option("--max-rows", args->max_rows, "cpu-join-scaling: largest |R| = |S| (2^20 ..); gpu-joins: |S| of the default workload (2^28)");
   c->add_option("--seed", args->seed, "random seed");
   c->callback([args] { run_bench(*args); });

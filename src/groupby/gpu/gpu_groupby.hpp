@@ -12,28 +12,31 @@ namespace joinery::detail::gpu {
 
 /// Knobs of the GPU group-bys that tests and benchmarks may turn; 0 / -1 mean "derive it".
 struct groupby_tuning {
-  /// HGB: bytes of shared memory a block may use for its dense accumulators; the groups are
-  /// aggregated in shared memory when g * (accumulator bytes per group) fits. -1: derived from
-  /// the device (hash_groupby_policy); 0: always aggregate in global memory.
+  /// HGB tier 1: bytes of shared memory a block may use for its table of keys and accumulators
+  /// (a power of two of slots, half of them groups). -1: all the device allows; 0: skip tier 1.
   std::int64_t hgb_shared_bytes = -1;
-  /// HGB: groups the first, small hash table holds before the run restarts with a table sized
-  /// for every row (a table for all rows costs a memset and a scan of 16-32 bytes per row, which
-  /// is most of the run when the groups are few). 0: derived (hash_groupby_policy).
+  /// HGB tier 2: groups its first global table holds before the run restarts with a table for
+  /// every row. 0: derived from the L2 cache size.
   std::int64_t hgb_initial_groups = 0;
+  /// HGB: stop (group_parts::incomplete) instead of restarting when the first global table
+  /// overflows; `automatic` then runs the sort group-by, which wins at so many groups.
+  bool stop_beyond_first_table = false;
 };
 
 /// The GPU group-by algorithms of this build, in the order benchmarks list them.
 std::vector<groupby_algorithm> groupby_algorithms();
 
-/// Runs `algo` (not automatic) on device-resident `input` (checked by the caller: the key column
+/// Runs `algo` on device-resident `input` (checked by the caller: the key column
 /// is of a key type, aggregated columns are 4- or 8-byte, no nulls). The result (key column, then
 /// one column per aggregation, types as aggregation_result_type) is allocated from `mr` (a device
 /// resource), ordered on `stream`; groups come out sorted by key when `sort_by_key` is set (the
 /// sort-based algorithms always sort). Phase times go to `phases` when given; they synchronize
-/// the stream between phases.
+/// the stream between phases. `automatic` runs HGB and, when the groups overflow its first
+/// global table (more than the L2 cache holds), the sort group-by with transformed values (Wu et
+/// al. Figure 21: hash while the groups fit on chip, sort beyond); `used` gets the algorithm run.
 table run_groupby(groupby_algorithm algo, table_view const& input, size_type key_column,
                   std::vector<aggregation> const& aggregations, bool sort_by_key,
                   groupby_tuning const& tuning, std::vector<phase_time>* phases,
-                  stream_ref stream, memory_resource* mr);
+                  groupby_algorithm* used, stream_ref stream, memory_resource* mr);
 
 }  // namespace joinery::detail::gpu

@@ -206,7 +206,7 @@ std::vector<groupby_algorithm> groupby_algorithms() {
 table run_groupby(groupby_algorithm algo, table_view const& input, size_type key_column,
                   std::vector<aggregation> const& aggregations, bool sort_by_key,
                   groupby_tuning const& tuning, std::vector<phase_time>* phases,
-                  stream_ref stream, memory_resource* mr) {
+                  groupby_algorithm* used, stream_ref stream, memory_resource* mr) {
   using namespace gb;
   JOINERY_EXPECTS(mr != nullptr && mr->space() == memory_space::device,
                   "GPU group-by: results need a device memory resource");
@@ -222,6 +222,7 @@ table run_groupby(groupby_algorithm algo, table_view const& input, size_type key
     using K = typename decltype(tag)::type;
     auto const* keys = static_cast<K const*>(input.column(key_column).data());
     group_parts parts;
+    auto ran = algo == groupby_algorithm::automatic ? groupby_algorithm::hash : algo;
     if (n == 0) {
       // No rows, no groups: the columns with their types and nothing in them.
       parts.keys = column(type_to_id_v<K>, 0, mr, stream);
@@ -234,6 +235,16 @@ table run_groupby(groupby_algorithm algo, table_view const& input, size_type key
           parts = hash_groupby<K>(keys, n, input, plan, algo == groupby_algorithm::global_hash,
                                   tuning, clock, stream, mr);
           break;
+        case groupby_algorithm::automatic: {
+          auto t = tuning;
+          t.stop_beyond_first_table = true;
+          parts = hash_groupby<K>(keys, n, input, plan, false, t, clock, stream, mr);
+          if (parts.incomplete) {
+            ran = groupby_algorithm::sort_transformed;
+            parts = sort_groupby<K>(keys, n, input, plan, true, clock, stream, mr);
+          }
+          break;
+        }
         case groupby_algorithm::sort:
         case groupby_algorithm::sort_transformed:
           parts = sort_groupby<K>(keys, n, input, plan, algo == groupby_algorithm::sort_transformed,
@@ -244,6 +255,7 @@ table run_groupby(groupby_algorithm algo, table_view const& input, size_type key
                        "' is not implemented");
       }
     }
+    if (used != nullptr) { *used = ran; }
     return finalize<K>(plan, std::move(parts), sort_by_key, clock, stream, mr);
   });
 }

@@ -5,14 +5,25 @@
 // accumulator arrays of |R| entries indexed by the key's first row; the occupied slots then give
 // the groups, whose entries are read by index at finalisation.
 //
-// hash (Wu et al. HGB, Algorithm 1): stage 1 inserts the keys into a set and counts the groups;
-// the occupied slots are numbered 0..g-1 (the dense group ids, written back into the slots).
-// Stage 2 re-probes each row's key for its id and aggregates into dense arrays: in shared memory
-// per block when g accumulators fit (then flushed with one global atomic per group and block),
-// else with global atomics. A warp whose 32 rows are all of one group reduces them with
-// shuffles first and issues one atomic. The first table holds hash_groupby_policy::initial_groups
-// groups; when more turn up, the run restarts with a table for every row (a table sized for |R|
-// costs a memset and a scan of 16-32 bytes per row, most of the run when g is small).
+// hash (Wu et al. HGB, Algorithm 1: dense group ids, aggregation in shared memory while the groups
+// fit, else in global memory). Wu et al. number the groups in a first pass over the keys and
+// aggregate in a second; reading the input twice is most of the run when the groups are few, so
+// the first two tiers fuse the numbering into the aggregation and read every row once:
+//   1. shared: each block (one per SM, as large as it can be) numbers the keys it meets in a
+//      shared-memory hash table and aggregates into shared accumulators indexed by the table
+//      slot; at the end it merges its groups into a global table and global accumulators with
+//      one atomic per group and aggregate. A block that meets more groups than its table holds
+//      stops the launch (the flag is checked every tile), and the run goes on with tier 2.
+//   2. global: one pass with a global table of (key -> slot) and accumulators indexed by the
+//      slot, sized to stay in L2 (capacity: hash_groupby_policy / groupby_tuning); more groups
+//      than that stop it, and the run goes on with tier 3 (or, for `automatic`, with the sort
+//      group-by, which wins beyond that many groups: Wu et al. Figure 21).
+//   3. Wu et al.'s two passes with a table for every row: stage 1 inserts the keys into a set and
+//      numbers the occupied slots 0..g-1; stage 2 re-probes each row's key for its id and
+//      aggregates with global atomics (or shared ones when the groups fit).
+// In every tier a warp whose 32 rows are all of one group reduces them with shuffles first and
+// issues one atomic. Tiers 1 and 2 leave accumulators indexed by global slot; the occupied slots
+// are then numbered into the dense output (group_parts::index maps a group to its slot).
 //
 // Layers: host dispatch (this file's hash_groupby) -> kernels -> per-tile agent code ->
 // accumulate.cuh / group_table.cuh device helpers. Instantiated over the four key types.
@@ -26,6 +37,8 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <optional>
+#include <type_traits>
 #include <string>
 
 namespace joinery::detail::gpu::gb {
@@ -67,41 +80,14 @@ __device__ __forceinline__ bool block_sees_overflow(insert_counters const* c) {
   return stop != 0;
 }
 
-/// HGB stage 1: every key into the set (value 0 until ids are assigned).
-template <class K>
-__global__ void __launch_bounds__(policy::threads_per_block)
-    hgb_insert_kernel(group_table_ref<K> table, K const* __restrict__ keys, size_type n,
-                      unsigned long long max_groups, insert_counters* counters) {
-  size_type const tiles = ceil_div(n, policy::tile_items);
-  for (size_type tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    if (block_sees_overflow(counters)) { return; }
-    size_type const base = tile * policy::tile_items + threadIdx.x;
-    K k[policy::items_per_thread];
-#pragma unroll
-    for (int j = 0; j < policy::items_per_thread; ++j) {
-      size_type const i = base + static_cast<size_type>(j) * policy::threads_per_block;
-      if (i < n) { k[j] = keys[i]; }
-    }
-#pragma unroll
-    for (int j = 0; j < policy::items_per_thread; ++j) {
-      size_type const i = base + static_cast<size_type>(j) * policy::threads_per_block;
-      bool placed = false;
-      bool failed = false;
-      if (i < n) {
-        typename group_table_ref<K>::value_type stored{};
-        failed = table.insert_or_find(k[j], 0, placed, stored) < 0;
-      }
-      count_placed(counters, placed, failed, max_groups);
-    }
-  }
-}
-
-/// Numbers the occupied slots 0..g-1 (one atomic per warp): HGB writes the id into the slot,
-/// global_hash records the slot's first row at the id (`first_rows`); both write the key.
+/// Numbers the occupied slots 0..g-1 (one atomic per warp) and writes each group's key;
+/// `index[gid]` gets the slot's value (global_hash: the key's first row) or, with `slot_index`,
+/// the slot itself (HGB: accumulators indexed by slot).
 template <class K>
 __global__ void __launch_bounds__(policy::threads_per_block)
     assign_ids_kernel(group_table_ref<K> table, K* __restrict__ keys_out,
-                      size_type* __restrict__ first_rows, unsigned long long* counter) {
+                      size_type* __restrict__ index, bool slot_index,
+                      unsigned long long* counter) {
   using layout = typename group_table_ref<K>::layout;
   size_type const stride = static_cast<size_type>(gridDim.x) * blockDim.x;
   unsigned const lane = threadIdx.x & 31;
@@ -120,19 +106,36 @@ __global__ void __launch_bounds__(policy::threads_per_block)
     first = __shfl_sync(full_warp, first, 0);
     if (occupied) {
       auto const gid = static_cast<size_type>(first + __popc(mask & ((1U << lane) - 1U)));
-      auto const key = layout::key_of(s);
-      keys_out[gid] = key;
-      if (first_rows != nullptr) {
-        first_rows[gid] = static_cast<size_type>(layout::value_of(s));
-      } else {
-        layout::store(table.slots + i, key, static_cast<typename layout::value_type>(gid));
-      }
+      keys_out[gid] = layout::key_of(s);
+      index[gid] = slot_index ? i : static_cast<size_type>(layout::value_of(s));
     }
   }
 }
 
-/// One row's update of every accumulator of the batch: a warp whose valid rows are all of one
-/// group (uniform) reduces them with shuffles and lane 0 updates once. The whole warp calls it.
+/// Which of a warp's items are all of one group (then reduced with shuffles, one atomic).
+template <int N>
+__device__ __forceinline__ void warp_uniform(size_type const (&gid)[N], bool const (&valid)[N],
+                                             bool combine_warp, bool (&uniform)[N]) {
+#pragma unroll
+  for (int j = 0; j < N; ++j) {
+    auto const leader = __shfl_sync(full_warp, gid[j], 0);
+    uniform[j] = combine_warp && __all_sync(full_warp, valid[j] && gid[j] == leader);
+  }
+}
+
+/// acc[gid] op= v for one item of every lane; a uniform item is reduced first. Warp-wide.
+__device__ __forceinline__ void update_value(acc_op op, value_kind in, void* acc, size_type gid,
+                                             acc_value v, bool uniform, bool valid) {
+  if (uniform) {
+    auto const r = warp_reduce(op, v);
+    if ((threadIdx.x & 31) == 0) { atomic_update(op, in, acc, gid, r); }
+  } else if (valid) {
+    atomic_update(op, in, acc, gid, v);
+  }
+}
+
+/// One row's update of every accumulator of the batch, values loaded per accumulator (any
+/// batch length). The whole warp calls it.
 template <class AccPtr>
 __device__ __forceinline__ void update_rows(acc_batch const& batch, AccPtr acc_ptr,
                                             size_type const (&gid)[policy::items_per_thread],
@@ -140,84 +143,211 @@ __device__ __forceinline__ void update_rows(acc_batch const& batch, AccPtr acc_p
                                             bool const (&valid)[policy::items_per_thread],
                                             bool combine_warp) {
   bool uniform[policy::items_per_thread];
-#pragma unroll
-  for (int j = 0; j < policy::items_per_thread; ++j) {
-    auto const leader = __shfl_sync(full_warp, gid[j], 0);
-    uniform[j] = combine_warp && __all_sync(full_warp, valid[j] && gid[j] == leader);
-  }
-  unsigned const lane = threadIdx.x & 31;
+  warp_uniform(gid, valid, combine_warp, uniform);
   for (int a = 0; a < batch.count; ++a) {
-    acc_op const op = batch.op[a];
-    value_kind const in = batch.in[a];
-    void* const acc = acc_ptr(a);
     acc_value v[policy::items_per_thread];
 #pragma unroll
     for (int j = 0; j < policy::items_per_thread; ++j) {
-      v[j] = valid[j] ? load_row(batch, a, row[j]) : identity(op, in);
+      v[j] = valid[j] ? load_row(batch, a, row[j]) : identity(batch.op[a], batch.in[a]);
     }
 #pragma unroll
     for (int j = 0; j < policy::items_per_thread; ++j) {
-      if (uniform[j]) {
-        auto const r = warp_reduce(op, v[j]);
-        if (lane == 0) { atomic_update(op, in, acc, gid[j], r); }
-      } else if (valid[j]) {
-        atomic_update(op, in, acc, gid[j], v[j]);
+      update_value(batch.op[a], batch.in[a], acc_ptr(a), gid[j], v[j], uniform[j], valid[j]);
+    }
+  }
+}
+
+/// The fused tiers' values of a tile: every accumulator's raw bits loaded before the first
+/// atomic, so the tile's loads are in flight together. NA bounds the batch length.
+template <int NA>
+__device__ __forceinline__ void load_values(acc_batch const& batch,
+                                            size_type const (&row)[policy::items_per_thread],
+                                            bool const (&valid)[policy::items_per_thread],
+                                            unsigned long long (&raw)[NA][policy::items_per_thread]) {
+#pragma unroll
+  for (int a = 0; a < NA; ++a) {
+    bool const load = a < batch.count && batch.op[a] != acc_op::count;
+#pragma unroll
+    for (int j = 0; j < policy::items_per_thread; ++j) {
+      raw[a][j] = load && valid[j] ? load_bits(batch.src[a], batch.in[a], row[j]) : 0;
+    }
+  }
+}
+
+/// This thread's rows of the tile at `first` (striped: first + threadIdx.x + j * Threads), their
+/// keys and their values, all loads issued before any is used.
+template <int Threads, int NA, class K>
+__device__ __forceinline__ void load_tile(K const* __restrict__ keys, size_type n, size_type first,
+                                          acc_batch const& batch,
+                                          K (&k)[policy::items_per_thread],
+                                          size_type (&row)[policy::items_per_thread],
+                                          bool (&valid)[policy::items_per_thread],
+                                          unsigned long long (&raw)[NA][policy::items_per_thread]) {
+#pragma unroll
+  for (int j = 0; j < policy::items_per_thread; ++j) {
+    row[j] = first + threadIdx.x + static_cast<size_type>(j) * Threads;
+    valid[j] = row[j] < n;
+    if (valid[j]) { k[j] = __ldg(keys + row[j]); }
+  }
+  load_values<NA>(batch, row, valid, raw);
+}
+
+template <int NA, class AccPtr>
+__device__ __forceinline__ void update_loaded(acc_batch const& batch, AccPtr acc_ptr,
+                                              size_type const (&gid)[policy::items_per_thread],
+                                              unsigned long long const (&raw)[NA][policy::items_per_thread],
+                                              bool const (&valid)[policy::items_per_thread]) {
+  bool uniform[policy::items_per_thread];
+  warp_uniform(gid, valid, true, uniform);
+#pragma unroll
+  for (int a = 0; a < NA; ++a) {
+    if (a >= batch.count) { break; }
+    acc_op const op = batch.op[a];
+    value_kind const in = batch.in[a];
+#pragma unroll
+    for (int j = 0; j < policy::items_per_thread; ++j) {
+      acc_value const v = valid[j] ? to_acc(op, in, raw[a][j]) : identity(op, in);
+      update_value(op, in, acc_ptr(a), gid[j], v, uniform[j], valid[j]);
+    }
+  }
+}
+
+/// Tier 1's per-block table: `slots` keys (a power of two) in shared memory, claimed by CAS; the
+/// key whose bits are all ones (the empty marker) has slot `slots` of its own. Accumulators
+/// have slots + 1 entries.
+template <class K>
+struct shared_group_table {
+  using bits_type = cuda::std::conditional_t<sizeof(K) == 4, unsigned int, unsigned long long>;
+  static constexpr bits_type empty = ~bits_type{0};
+  bits_type* keys;
+  int slots;
+  int max_groups;
+  int* groups;  // shared counter of claimed slots
+
+  /// k's slot, claimed if new; -1 when claiming it makes more than max_groups groups.
+  __device__ int insert(K key) const {
+    auto const k = static_cast<bits_type>(key_bits(key));
+    if (k == empty) { return slots; }
+    auto h = static_cast<int>(static_cast<std::uint32_t>(murmur_hash{}(key)) & static_cast<std::uint32_t>(slots - 1));
+    for (int probe = 0; probe < slots; ++probe) {
+      bits_type const cur = *reinterpret_cast<bits_type volatile*>(keys + h);
+      if (cur == k) { return h; }
+      if (cur == empty) {
+        bits_type const old = atomicCAS(keys + h, empty, k);
+        if (old == empty) { return atomicAdd(groups, 1) < max_groups ? h : -1; }
+        if (old == k) { return h; }
+      }
+      h = (h + 1) & (slots - 1);
+    }
+    return -1;
+  }
+};
+
+/// Tier 1: one pass, per-block shared tables and accumulators, merged into the global table
+/// and slot-indexed global accumulators at the end; stops on a block with too many groups.
+template <class K, int NA>
+__global__ void __launch_bounds__(policy::shared_threads, 1)
+    hgb_shared_kernel(K const* __restrict__ keys, size_type n, acc_batch batch, int slots,
+                      int max_groups, std::uint32_t keys_offset, group_table_ref<K> table,
+                      insert_counters* counters) {
+  constexpr int ipt = policy::items_per_thread;
+  constexpr int tile_rows = policy::shared_threads * ipt;
+  extern __shared__ __align__(16) unsigned char smem[];
+  __shared__ int groups;
+  __shared__ int has_marker;
+  using table_t = shared_group_table<K>;
+  table_t const t{reinterpret_cast<typename table_t::bits_type*>(smem + keys_offset), slots,
+                  max_groups, &groups};
+  for (int i = threadIdx.x; i < slots; i += blockDim.x) { t.keys[i] = table_t::empty; }
+  for (int a = 0; a < batch.count; ++a) {
+    for (int i = threadIdx.x; i <= slots; i += blockDim.x) {
+      store_identity(batch.op[a], batch.in[a], smem + batch.smem_offset[a], i);
+    }
+  }
+  if (threadIdx.x == 0) {
+    groups = 0;
+    has_marker = 0;
+  }
+  auto const overflowed = [&] {
+    return cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(counters->overflow)
+             .load(cuda::memory_order_relaxed) != 0;
+  };
+  size_type const tiles = ceil_div(n, static_cast<size_type>(tile_rows));
+  for (size_type tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    // Also the barrier after the clearing above and between tiles.
+    if (__syncthreads_or(threadIdx.x == 0 && overflowed())) { return; }
+    K k[ipt];
+    size_type row[ipt];
+    bool valid[ipt];
+    unsigned long long raw[NA][ipt];
+    load_tile<policy::shared_threads, NA>(keys, n, tile * tile_rows, batch, k, row, valid, raw);
+    size_type gid[ipt];
+#pragma unroll
+    for (int j = 0; j < ipt; ++j) {
+      gid[j] = valid[j] ? t.insert(k[j]) : 0;
+      if (valid[j] && gid[j] < 0) {
+        atomicExch(&counters->overflow, 1ULL);
+        valid[j] = false;
+      }
+      if (valid[j] && gid[j] == slots) { has_marker = 1; }
+    }
+    update_loaded<NA>(batch, [&](int a) -> void* { return smem + batch.smem_offset[a]; }, gid, raw,
+                      valid);
+  }
+  if (__syncthreads_or(threadIdx.x == 0 && overflowed())) { return; }
+  // Merge: one global insert per group, one atomic per group and accumulator.
+  using layout = typename group_table_ref<K>::layout;
+  for (int i = threadIdx.x; i <= slots; i += blockDim.x) {
+    bool const occupied = i < slots ? t.keys[i] != table_t::empty : has_marker != 0;
+    if (!occupied) { continue; }
+    auto const key = static_cast<K>(i < slots ? t.keys[i] : table_t::empty);
+    bool placed = false;
+    typename layout::value_type stored{};
+    auto const slot = table.insert_or_find(key, 0, placed, stored);
+    if (slot < 0) {
+      atomicExch(&counters->overflow, 1ULL);
+      continue;
+    }
+    if (placed) { atomicAdd(&counters->placed, 1ULL); }
+    for (int a = 0; a < batch.count; ++a) {
+      auto const v = load_acc(batch.op[a], batch.in[a], smem + batch.smem_offset[a], i);
+      if (!is_identity(batch.op[a], batch.in[a], v)) {
+        atomic_update(batch.op[a], batch.in[a], batch.data[a], slot, v);
       }
     }
   }
 }
 
-/// HGB stage 2: ids by re-probing, then dense aggregation (Shared: per-block arrays in shared
-/// memory flushed at the end; else global atomics).
-template <class K, bool Shared>
+/// Tier 2: one pass over a global table of (key -> slot) with accumulators indexed by slot;
+/// stops when the table holds more than max_groups keys.
+template <class K, int NA>
 __global__ void __launch_bounds__(policy::threads_per_block)
-    hgb_aggregate_kernel(group_table_ref<K> table, K const* __restrict__ keys, size_type n,
-                         acc_batch batch, size_type groups) {
-  extern __shared__ __align__(16) unsigned char smem[];
-  if constexpr (Shared) {
-    for (int a = 0; a < batch.count; ++a) {
-      for (size_type g = threadIdx.x; g < groups; g += blockDim.x) {
-        store_identity(batch.op[a], batch.in[a], smem + batch.smem_offset[a], g);
-      }
-    }
-    __syncthreads();
-  }
-  auto acc_ptr = [&](int a) -> void* {
-    if constexpr (Shared) {
-      return smem + batch.smem_offset[a];
-    } else {
-      return batch.data[a];
-    }
-  };
+    hgb_global_kernel(group_table_ref<K> table, K const* __restrict__ keys, size_type n,
+                      acc_batch batch, unsigned long long max_groups, insert_counters* counters) {
+  constexpr int ipt = policy::items_per_thread;
   size_type const tiles = ceil_div(n, policy::tile_items);
   for (size_type tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    size_type const base = tile * policy::tile_items + threadIdx.x;
-    K k[policy::items_per_thread];
-    size_type row[policy::items_per_thread];
-    bool valid[policy::items_per_thread];
-    size_type gid[policy::items_per_thread];
+    if (block_sees_overflow(counters)) { return; }
+    K k[ipt];
+    size_type row[ipt];
+    bool valid[ipt];
+    unsigned long long raw[NA][ipt];
+    load_tile<policy::threads_per_block, NA>(keys, n, tile * policy::tile_items, batch, k, row,
+                                             valid, raw);
+    size_type gid[ipt];
 #pragma unroll
-    for (int j = 0; j < policy::items_per_thread; ++j) {
-      row[j] = base + static_cast<size_type>(j) * policy::threads_per_block;
-      valid[j] = row[j] < n;
-      if (valid[j]) { k[j] = __ldg(keys + row[j]); }
-    }
-#pragma unroll
-    for (int j = 0; j < policy::items_per_thread; ++j) {
-      gid[j] = valid[j] ? static_cast<size_type>(table.find(k[j])) : -1;
-    }
-    update_rows(batch, acc_ptr, gid, row, valid, true);
-  }
-  if constexpr (Shared) {
-    __syncthreads();
-    for (int a = 0; a < batch.count; ++a) {
-      for (size_type g = threadIdx.x; g < groups; g += blockDim.x) {
-        auto const v = load_acc(batch.op[a], batch.in[a], smem + batch.smem_offset[a], g);
-        if (!is_identity(batch.op[a], batch.in[a], v)) {
-          atomic_update(batch.op[a], batch.in[a], batch.data[a], g, v);
-        }
+    for (int j = 0; j < ipt; ++j) {
+      bool placed = false;
+      gid[j] = 0;
+      if (valid[j]) {
+        typename group_table_ref<K>::value_type stored{};
+        gid[j] = table.insert_or_find(k[j], 0, placed, stored);
       }
+      bool const failed = valid[j] && gid[j] < 0;
+      count_placed(counters, placed, failed, max_groups);
+      valid[j] = valid[j] && !failed;
     }
+    update_loaded<NA>(batch, [&](int a) { return batch.data[a]; }, gid, raw, valid);
   }
 }
 
@@ -291,18 +421,33 @@ acc_source column_source(table_view const& input, agg_plan const& plan, int a) {
   return {c.data(), static_cast<std::uint32_t>(size_of(c.type())), 0};
 }
 
-/// The id-assignment kernel over the set: keys (and first rows) of g groups.
+/// Numbers the set's occupied slots: the keys of the groups and each one's index entry (its
+/// first row, or with `slot_index` its slot).
 template <class K>
-void assign_ids(group_table<K>& t, size_type groups, column& keys_out, size_type* first_rows,
-                int sms, stream_ref stream, memory_resource* mr) {
+void assign_ids(group_table<K>& t, column& keys_out, size_type* index, bool slot_index, int sms,
+                stream_ref stream, memory_resource* mr) {
   buffer counter(sizeof(unsigned long long), mr, stream);
   JOINERY_CUDA_TRY(cudaMemsetAsync(counter.data(), 0, sizeof(unsigned long long), to_cuda(stream)));
   int const blocks = grid_stride_blocks(t.ref.num_slots, policy::threads_per_block, sms);
   assign_ids_kernel<K><<<blocks, policy::threads_per_block, 0, to_cuda(stream)>>>(
-      t.ref, static_cast<K*>(keys_out.data()), first_rows,
+      t.ref, static_cast<K*>(keys_out.data()), index, slot_index,
       static_cast<unsigned long long*>(counter.data()));
   JOINERY_CHECK_LAUNCH();
-  (void)groups;
+}
+
+/// The groups of a set whose accumulators are indexed by slot (HGB's tiers) or by first row
+/// (global_hash, whose set holds first rows).
+template <class K>
+group_parts compact_groups(group_table<K>& t, size_type groups, std::vector<buffer>&& accs,
+                           bool slot_index, int sms, stream_ref stream, memory_resource* mr) {
+  group_parts parts;
+  parts.groups = groups;
+  parts.keys = column(type_to_id_v<K>, groups, mr, stream);
+  parts.index = buffer(static_cast<std::size_t>(groups) * sizeof(size_type), mr, stream);
+  assign_ids(t, parts.keys, static_cast<size_type*>(parts.index.data()), slot_index, sms, stream,
+             mr);
+  parts.accs = std::move(accs);
+  return parts;
 }
 
 template <class K>
@@ -326,82 +471,174 @@ group_parts run_global_hash(K const* keys, size_type n, table_view const& input,
   auto const h = read_counters(counters, stream);
   JOINERY_EXPECTS(h.overflow == 0, "global_hash group-by: the hash table overflowed");
   clock.lap("insert and aggregate");
-  group_parts parts;
-  parts.groups = static_cast<size_type>(h.placed);
-  parts.keys = column(type_to_id_v<K>, parts.groups, mr, stream);
-  parts.index = buffer(static_cast<std::size_t>(parts.groups) * sizeof(size_type), mr, stream);
-  assign_ids(table, parts.groups, parts.keys, static_cast<size_type*>(parts.index.data()), sms,
-             stream, mr);
-  parts.accs = std::move(sparse);
+  auto parts = compact_groups(table, static_cast<size_type>(h.placed), std::move(sparse), false,
+                              sms, stream, mr);
   clock.lap("compact groups");
   return parts;
+}
+
+/// Tier 1's table size: the largest power of two of slots whose keys and accumulators (for the
+/// longest batch) fit `limit` bytes, or 0 when not even the smallest does.
+struct shared_shape {
+  int slots = 0;
+  std::uint32_t bytes = 0;  // keys after the accumulators
+  std::uint32_t keys_offset = 0;
+};
+
+template <class K>
+shared_shape shared_shape_for(agg_plan const& plan, std::size_t limit) {
+  shared_shape best;
+  for (int slots = policy::min_shared_slots; slots <= policy::max_shared_slots; slots *= 2) {
+    std::size_t accs = 0;
+    for (std::size_t first = 0; first < plan.accs.size(); first += policy::fused_accs) {
+      auto const count = std::min<std::size_t>(policy::fused_accs, plan.accs.size() - first);
+      accs = std::max(accs, batch_shared_bytes(plan, first, count, slots + 1));
+    }
+    std::size_t const keys = (static_cast<std::size_t>(slots + 1) * sizeof(K) + 15) & ~std::size_t{15};
+    if (accs + keys > limit) { break; }
+    best = {slots, static_cast<std::uint32_t>(accs + keys), static_cast<std::uint32_t>(accs)};
+  }
+  return best;
+}
+
+/// Launches one fused-tier kernel per batch (instantiated for batches of up to 2 or 4).
+template <class K, class Launch>
+void for_each_batch(std::vector<acc_batch> const& batches, Launch&& launch) {
+  if (batches.empty()) {  // keys only: the groups still have to be found
+    launch(acc_batch{}, std::integral_constant<int, 2>{});
+    return;
+  }
+  for (auto const& batch : batches) {
+    if (batch.count <= 2) {
+      launch(batch, std::integral_constant<int, 2>{});
+    } else {
+      launch(batch, std::integral_constant<int, policy::fused_accs>{});
+    }
+  }
+}
+
+/// The frame of both fused tiers: a global table for `capacity` groups with accumulators indexed
+/// by its slots (shared-memory offsets laid out for `shared_entries`), one launch per batch
+/// (`launch(batch, na, table_ref, counters)`), then the groups numbered; nullopt on overflow.
+template <class K, class Launch>
+std::optional<group_parts> run_fused_tier(table_view const& input, agg_plan const& plan,
+                                          size_type capacity, size_type shared_entries, int sms,
+                                          stream_ref stream, memory_resource* mr,
+                                          Launch&& launch) {
+  group_table<K> table(capacity, stream, mr);
+  auto accs = make_accumulators(plan, table.ref.num_slots, stream, mr);
+  auto const batches = make_batches(
+      plan, accs, shared_entries, [&](int a) { return column_source(input, plan, a); },
+      policy::fused_accs);
+  buffer counters(sizeof(insert_counters), mr, stream);
+  JOINERY_CUDA_TRY(cudaMemsetAsync(counters.data(), 0, sizeof(insert_counters), to_cuda(stream)));
+  for_each_batch<K>(batches, [&](acc_batch const& batch, auto na) {
+    launch(batch, na, table.ref, static_cast<insert_counters*>(counters.data()));
+    JOINERY_CHECK_LAUNCH();
+  });
+  auto const h = read_counters(counters, stream);
+  if (h.overflow != 0) { return std::nullopt; }
+  return compact_groups(table, static_cast<size_type>(h.placed), std::move(accs), true, sms,
+                        stream, mr);
+}
+
+template <class K>
+std::optional<group_parts> hgb_shared_tier(K const* keys, size_type n, table_view const& input,
+                                           agg_plan const& plan, std::size_t limit, int sms,
+                                           stream_ref stream, memory_resource* mr) {
+  auto const shape = shared_shape_for<K>(plan, limit);
+  if (shape.slots == 0) { return std::nullopt; }
+  int const max_groups = shape.slots / 2;
+  int per_sm = 0;
+  for_each_batch<K>({}, [&](acc_batch const&, auto na) {
+    auto kernel = hgb_shared_kernel<K, decltype(na)::value>;
+    JOINERY_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          static_cast<int>(shape.bytes)));
+    per_sm = resident_blocks_per_sm(kernel, policy::shared_threads, shape.bytes);
+  });
+  JOINERY_EXPECTS(per_sm > 0, "hash group-by: the shared-memory kernel cannot be resident");
+  int const blocks = static_cast<int>(std::max<size_type>(
+      1, std::min<size_type>(ceil_div(n, static_cast<size_type>(policy::shared_threads) *
+                                           policy::items_per_thread),
+                             static_cast<size_type>(sms) * per_sm)));
+  // Every block's groups fit the global table, so merging cannot overflow it.
+  auto const capacity = std::min<size_type>(n, static_cast<size_type>(blocks) * (max_groups + 1));
+  return run_fused_tier<K>(
+      input, plan, capacity, shape.slots + 1, sms, stream, mr,
+      [&](acc_batch const& batch, auto na, group_table_ref<K> table, insert_counters* counters) {
+        auto kernel = hgb_shared_kernel<K, decltype(na)::value>;
+        JOINERY_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                              static_cast<int>(shape.bytes)));
+        kernel<<<blocks, policy::shared_threads, shape.bytes, to_cuda(stream)>>>(
+            keys, n, batch, shape.slots, max_groups, shape.keys_offset, table, counters);
+      });
+}
+
+template <class K>
+std::optional<group_parts> hgb_global_tier(K const* keys, size_type n, table_view const& input,
+                                           agg_plan const& plan, size_type capacity, int sms,
+                                           stream_ref stream, memory_resource* mr) {
+  return run_fused_tier<K>(
+      input, plan, capacity, 0, sms, stream, mr,
+      [&](acc_batch const& batch, auto na, group_table_ref<K> table, insert_counters* counters) {
+        hgb_global_kernel<K, decltype(na)::value>
+            <<<grid_for(n, sms), policy::threads_per_block, 0, to_cuda(stream)>>>(
+                table, keys, n, batch, static_cast<unsigned long long>(capacity), counters);
+      });
+}
+
+/// Tier 2's first capacity: the groups whose table and accumulators (2 slots per group) fit the
+/// device's L2 cache, so the atomics stay on chip.
+size_type l2_groups(agg_plan const& plan, std::size_t key_bytes) {
+  int dev = 0;
+  JOINERY_CUDA_TRY(cudaGetDevice(&dev));
+  int l2 = 0;
+  JOINERY_CUDA_TRY(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
+  std::size_t const per_group =
+      static_cast<std::size_t>(policy::slots_per_group) *
+      (2 * key_bytes + plan.bytes_per_group());  // a slot holds the key and a key-wide value
+  size_type groups = policy::min_l2_groups;
+  while (static_cast<std::size_t>(2 * groups) * per_group <= static_cast<std::size_t>(l2)) {
+    groups *= 2;
+  }
+  return groups;
 }
 
 template <class K>
 group_parts run_hgb(K const* keys, size_type n, table_view const& input, agg_plan const& plan,
                     groupby_tuning const& tuning, int sms, phase_clock& clock, stream_ref stream,
                     memory_resource* mr) {
-  auto const s = to_cuda(stream);
-  buffer counters(sizeof(insert_counters), mr, stream);
-  size_type capacity = std::min<size_type>(
-      n, tuning.hgb_initial_groups > 0 ? tuning.hgb_initial_groups : policy::initial_groups);
-  // Stage 1: the set, restarted once with room for every row if the first one overflows.
-  std::unique_ptr<group_table<K>> table;
-  insert_counters h{};
-  for (;;) {
-    table = std::make_unique<group_table<K>>(capacity, stream, mr);
-    JOINERY_CUDA_TRY(cudaMemsetAsync(counters.data(), 0, sizeof(insert_counters), s));
-    hgb_insert_kernel<K><<<grid_for(n, sms), policy::threads_per_block, 0, s>>>(
-        table->ref, keys, n, static_cast<unsigned long long>(capacity),
-        static_cast<insert_counters*>(counters.data()));
-    JOINERY_CHECK_LAUNCH();
-    h = read_counters(counters, stream);
-    if (h.overflow == 0) { break; }
-    JOINERY_EXPECTS(capacity < n, "hash group-by: the hash table for every row overflowed");
-    capacity = n;
-  }
-  group_parts parts;
-  parts.groups = static_cast<size_type>(h.placed);
-  parts.keys = column(type_to_id_v<K>, parts.groups, mr, stream);
-  assign_ids(*table, parts.groups, parts.keys, nullptr, sms, stream, mr);
-  clock.lap("assign group ids");
-
-  // Stage 2: dense aggregation.
-  parts.accs = make_accumulators(plan, parts.groups, stream, mr);
-  auto const batches =
-      make_batches(plan, parts.accs, parts.groups, [&](int a) { return column_source(input, plan, a); });
   int dev = 0;
   JOINERY_CUDA_TRY(cudaGetDevice(&dev));
   int optin = 0;
   JOINERY_CUDA_TRY(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+  // Room for the kernel's own static shared variables.
+  std::size_t const device_limit = static_cast<std::size_t>(optin) - policy::static_shared_reserve;
   std::size_t const shared_limit =
       tuning.hgb_shared_bytes >= 0
-        ? std::min<std::size_t>(static_cast<std::size_t>(tuning.hgb_shared_bytes),
-                                static_cast<std::size_t>(optin))
-        : std::min<std::size_t>(policy::max_shared_bytes, static_cast<std::size_t>(optin));
-  for (std::size_t b = 0; b < batches.size(); ++b) {
-    auto const& batch = batches[b];
-    auto const need = batch_shared_bytes(plan, b * max_batch_accs,
-                                         static_cast<std::size_t>(batch.count), parts.groups);
-    if (need <= shared_limit) {
-      auto kernel = hgb_aggregate_kernel<K, true>;
-      JOINERY_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                            static_cast<int>(need)));
-      // As many blocks as fit at once: each flushes its g groups at the end.
-      int const per_sm = resident_blocks_per_sm(kernel, policy::threads_per_block, need);
-      int const blocks = static_cast<int>(std::max<size_type>(
-          1, std::min<size_type>(ceil_div(n, policy::tile_items),
-                                 static_cast<size_type>(sms) * per_sm)));
-      kernel<<<blocks, policy::threads_per_block, need, s>>>(table->ref, keys, n, batch,
-                                                             parts.groups);
-    } else {
-      hgb_aggregate_kernel<K, false><<<grid_for(n, sms), policy::threads_per_block, 0, s>>>(
-          table->ref, keys, n, batch, parts.groups);
-    }
-    JOINERY_CHECK_LAUNCH();
+        ? std::min<std::size_t>(static_cast<std::size_t>(tuning.hgb_shared_bytes), device_limit)
+        : device_limit;
+  if (auto parts = hgb_shared_tier<K>(keys, n, input, plan, shared_limit, sms, stream, mr)) {
+    clock.lap("aggregate in shared memory");
+    return std::move(*parts);
   }
-  clock.lap("aggregate");
-  return parts;
+  clock.lap("shared memory: too many groups");
+  size_type capacity = std::min<size_type>(
+      n, tuning.hgb_initial_groups > 0 ? tuning.hgb_initial_groups : l2_groups(plan, sizeof(K)));
+  for (;;) {
+    if (auto parts = hgb_global_tier<K>(keys, n, input, plan, capacity, sms, stream, mr)) {
+      clock.lap("aggregate in global memory");
+      return std::move(*parts);
+    }
+    JOINERY_EXPECTS(capacity < n, "hash group-by: the hash table for every row overflowed");
+    if (tuning.stop_beyond_first_table) {
+      clock.lap("global table: too many groups");
+      group_parts none;
+      none.incomplete = true;
+      return none;
+    }
+    capacity = n;
+  }
 }
 
 }  // namespace

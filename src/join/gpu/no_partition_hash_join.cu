@@ -89,12 +89,8 @@ std::optional<perfect_hash_ref<U>> try_perfect_hash(U const* keys, size_type n, 
   perfect_hash_ref<U> ref(static_cast<size_type*>(storage.data()), h[0], range);
   buffer failed(sizeof(unsigned int), mr, stream);
   JOINERY_CUDA_TRY(cudaMemsetAsync(failed.data(), 0, failed.size(), s));
-  using policy = perfect_hash_policy;
-  perfect_hash_insert_kernel<policy><<<capped_grid_size(ceil_div(n, policy::tile_items),
-                                                        policy::max_blocks_per_sm),
-                                       policy::threads_per_block, 0, s>>>(
-      ref, keys, n, static_cast<unsigned int*>(failed.data()));
-  JOINERY_CHECK_LAUNCH();
+  perfect_hash_build<perfect_hash_policy>(ref, keys, n, static_cast<unsigned int*>(failed.data()),
+                                          s);
   if (read_scalar(static_cast<unsigned int const*>(failed.data()), stream) != 0) {
     return std::nullopt;  // a duplicate key: the multimap handles it
   }

@@ -1,10 +1,13 @@
 // Sort-merge join (Rui & Tu 2017 section 3.3, Wu et al. 2025 3.1.1): both sides sorted with
-// their row ids by CUB radix sort, then a merge join over the sorted probe side. Neighbouring
-// threads take neighbouring sorted probe keys (their binary searches share a path); each finds its
-// first key's lower bound in the sorted build side, then reuses it for its later, larger keys,
-// and emits the run of equal build keys of each probe key. A primary-key
-// build side needs one bound only: the walk stops at the first larger key. Equality is on the bit
-// pattern, so keys sort as unsigned (the order only has to be the same on both sides).
+// their row ids by CUB radix sort, then a merge join over the sorted probe side. Like merge path,
+// the merge is cut into independent pieces first: for each tile of sorted probe keys a small
+// kernel finds the window of the sorted build side that can match it (the lower bound of its
+// first key, the upper bound of its last), so the join's searches stay inside a window of a few
+// cache lines instead of spanning the whole build side. Within a tile, each thread finds its
+// first key's lower bound in the window and reuses it for its later, larger keys, and emits the
+// run of equal build keys of each probe key; a primary-key build side needs one bound only (the
+// walk stops at the first larger key). Equality is on the bit pattern, so keys sort as unsigned
+// (the order only has to be the same on both sides).
 #include "join/gpu/join_common.cuh"
 #include "join/gpu/join_sort.hpp"
 
@@ -14,6 +17,38 @@ namespace {
 
 using smj_policy = three_phase_policy<256, 4>;
 
+/// First position in sorted[lo, hi) whose key is not below k (Upper: above k).
+template <bool Upper, class U>
+__device__ __forceinline__ size_type search(U const* sorted, size_type lo, size_type hi, U k) {
+  while (lo < hi) {
+    size_type const mid = lo + (hi - lo) / 2;
+    if (Upper ? !(k < sorted[mid]) : sorted[mid] < k) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
+/// The build window of every probe tile: [lower bound of its first key, upper bound of its last).
+template <class U>
+__global__ void merge_window_kernel(U const* __restrict__ build, size_type nb,
+                                    U const* __restrict__ probe, size_type np,
+                                    size_type* __restrict__ window) {
+  constexpr size_type tile = smj_policy::tile;
+  size_type const tiles = ceil_div(np, tile);
+  size_type const stride = static_cast<size_type>(gridDim.x) * blockDim.x;
+  for (size_type t = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x; t < tiles;
+       t += stride) {
+    size_type const first = t * tile;
+    size_type const last = (first + tile < np ? first + tile : np) - 1;
+    size_type const lo = search<false>(build, size_type{0}, nb, probe[first]);
+    window[2 * t] = lo;
+    window[2 * t + 1] = search<true>(build, lo, nb, probe[last]);
+  }
+}
+
 template <class U>
 struct merge_matcher {
   using policy = smj_policy;
@@ -22,36 +57,28 @@ struct merge_matcher {
   size_type nb;
   U const* probe;  // sorted
   std::uint32_t const* probe_rows;
+  size_type const* window;  // two entries per tile of policy::tile probe keys
   key_codec codec;
 
   std::size_t smem_bytes() const { return 0; }
   __device__ void init_block(unsigned char*) const {}
 
-  __device__ size_type lower_bound(U k, size_type lo) const {
-    size_type hi = nb;
-    while (lo < hi) {
-      size_type const mid = lo + (hi - lo) / 2;
-      if (build[mid] < k) {
-        lo = mid + 1;
-      } else {
-        hi = mid;
-      }
-    }
-    return lo;
-  }
-
   template <int N, int Stride, class F>
   __device__ void match_items(unsigned char*, size_type base, size_type end, unsigned active,
                               F&& f) const {
-    size_type lb = 0;
+    // The driver's tiles start at multiples of policy::tile, thread t holding its items from
+    // tile start + t on.
+    size_type const w = (base - threadIdx.x) / policy::tile;
+    size_type lb = window[2 * w];
+    size_type const hi = window[2 * w + 1];
 #pragma unroll
     for (int j = 0; j < N; ++j) {
       size_type const item = base + static_cast<size_type>(j) * Stride;
       if (item < end && ((active >> j) & 1u) != 0) {
         U const k = probe[item];
         // A thread's items ascend, so each bound lies at or after the previous one.
-        if (lb < nb && build[lb] < k) { lb = lower_bound(k, lb + 1); }
-        for (size_type b = lb; b < nb && build[b] == k; ++b) {
+        if (lb < hi && build[lb] < k) { lb = search<false>(build, lb + 1, hi, k); }
+        for (size_type b = lb; b < hi && build[b] == k; ++b) {
           f(j, static_cast<size_type>(build_rows[b]));
         }
       }
@@ -78,8 +105,19 @@ device_matches run(join_request const& rq, stream_ref stream, memory_resource* m
   buffer pr(sizeof(std::uint32_t) * static_cast<std::size_t>(np), mr, stream);
   sort_with_row_ids(static_cast<U const*>(rq.probe_keys), as<U>(pk), as<std::uint32_t>(pr), np, 0,
                     8 * static_cast<int>(sizeof(U)), stream, mr);
-  merge_matcher<U> m{as<U>(bk), as<std::uint32_t>(br), nb, as<U>(pk), as<std::uint32_t>(pr),
-                     codec_of(rq.key_type, false)};
+  buffer window(2 * sizeof(size_type) *
+                  static_cast<std::size_t>(std::max<size_type>(1, ceil_div(np, smj_policy::tile))),
+                mr, stream);
+  if (np > 0) {
+    clock.mark("merge windows");
+    merge_window_kernel<U><<<grid_stride_blocks(ceil_div(np, smj_policy::tile), 256,
+                                                current_sm_count(), 8),
+                             256, 0, to_cuda(stream)>>>(as<U>(bk), nb, as<U>(pk), np,
+                                                        as<size_type>(window));
+    JOINERY_CHECK_LAUNCH();
+  }
+  merge_matcher<U> m{as<U>(bk),           as<std::uint32_t>(br), nb, as<U>(pk),
+                     as<std::uint32_t>(pr), as<size_type>(window), codec_of(rq.key_type, false)};
   auto out = run_three_phase(m, np, rq, m.codec, "sort_merge", clock, stream, mr);
   out.phases = clock.finish();
   return out;

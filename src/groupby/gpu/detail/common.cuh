@@ -21,13 +21,19 @@ struct hash_groupby_policy {
   static constexpr int items_per_thread = 4;  ///< keys per thread per tile, loaded before probing
   static constexpr int tile_items = threads_per_block * items_per_thread;
   static constexpr int max_blocks_per_sm = 8;  ///< grid-stride cap of the global-memory kernels
-  /// Slots per key of the table: 2 (load 1/2), as libcudf's static_set.
+  /// Slots per key of the global table: 2 (load 1/2), as libcudf's static_set.
   static constexpr size_type slots_per_group = 2;
-  /// HGB's first table: groups it holds before the run restarts with a table for every row.
-  static constexpr size_type initial_groups = size_type{1} << 20;
-  /// HGB: shared memory one block may spend on its accumulators (further capped by the device's
-  /// opt-in limit). 96 KiB lets two blocks share an SM of 227 KiB.
-  static constexpr std::size_t max_shared_bytes = 96 * 1024;
+  /// HGB tier 1: one block of this many threads per SM, so its table gets all the shared memory
+  /// (and a block holds up to slots / 2 groups); table sizes tried, in slots.
+  static constexpr int shared_threads = 1024;
+  static constexpr int min_shared_slots = 64;
+  static constexpr int max_shared_slots = 1 << 16;
+  /// Shared bytes left to the kernel's static variables.
+  static constexpr std::size_t static_shared_reserve = 1024;
+  /// HGB tiers 1 and 2: accumulators per launch, their values loaded before the first atomic.
+  static constexpr int fused_accs = 4;
+  /// HGB tier 2: smallest first table (groups), when even that exceeds the L2 cache.
+  static constexpr size_type min_l2_groups = size_type{1} << 16;
 };
 
 /// Launch shape of the sort group-bys' segmented aggregation: each warp owns a contiguous range
@@ -49,6 +55,9 @@ struct group_parts {
   std::vector<buffer> accs;
   buffer index;  ///< int64, groups entries, or empty
   bool sorted = false;
+  /// HGB stopped at its first global table (groupby_tuning::stop_beyond_first_table): nothing
+  /// else is set; the caller runs another algorithm.
+  bool incomplete = false;
 };
 
 /// Phase times: synchronizes the stream at each lap (only when someone listens).
@@ -85,14 +94,15 @@ inline std::vector<buffer> make_accumulators(agg_plan const& plan, size_type gro
   return accs;
 }
 
-/// Splits the plan's accumulators into launches of at most max_batch_accs; `source(a)` says
+/// Splits the plan's accumulators into launches of at most `per_batch` (<= max_batch_accs); `source(a)` says
 /// where accumulator a reads its values. Shared-memory offsets are laid out for `groups` groups.
 template <class Source>
 std::vector<acc_batch> make_batches(agg_plan const& plan, std::vector<buffer>& accs,
-                                    size_type groups, Source&& source) {
+                                    size_type groups, Source&& source,
+                                    int per_batch = max_batch_accs) {
   std::vector<acc_batch> batches;
   for (std::size_t a = 0; a < plan.accs.size(); ++a) {
-    if (a % max_batch_accs == 0) { batches.emplace_back(); }
+    if (a % static_cast<std::size_t>(per_batch) == 0) { batches.emplace_back(); }
     auto& b = batches.back();
     int const j = b.count++;
     b.op[j] = plan.accs[a].op;
