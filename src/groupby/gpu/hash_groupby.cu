@@ -68,16 +68,14 @@ __device__ __forceinline__ void count_placed(insert_counters* c, bool placed, bo
   }
 }
 
-/// Whether the block should stop (the table overflowed): read once by thread 0, shared.
-__device__ __forceinline__ bool block_sees_overflow(insert_counters const* c) {
-  __shared__ int stop;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    stop = cuda::atomic_ref<unsigned long long const, cuda::thread_scope_device>(c->overflow)
-               .load(cuda::memory_order_relaxed) != 0;
+/// Whether any block raised the overflow flag (lane 0 reads it; the whole warp calls it).
+__device__ __forceinline__ bool warp_sees_overflow(insert_counters const* c) {
+  unsigned long long flag = 0;
+  if ((threadIdx.x & 31) == 0) {
+    flag = cuda::atomic_ref<unsigned long long const, cuda::thread_scope_device>(c->overflow)
+             .load(cuda::memory_order_relaxed);
   }
-  __syncthreads();
-  return stop != 0;
+  return __shfl_sync(full_warp, flag, 0) != 0;
 }
 
 /// Numbers the occupied slots 0..g-1 (one atomic per warp) and writes each group's key;
@@ -192,22 +190,60 @@ __device__ __forceinline__ void load_tile(K const* __restrict__ keys, size_type 
   load_values<NA>(batch, row, valid, raw);
 }
 
+/// A warp's running aggregate of its last uniform group (all lanes hold it): consecutive
+/// uniform tiles of one group (few groups, g = 1 above all) cost no atomic until the group
+/// changes, instead of one per tile that every warp of the SM would serialise on.
+template <int NA>
+struct warp_carry {
+  size_type gid = -1;
+  acc_value v[NA];
+
+  /// Lane 0 adds the carried values into acc_ptr(a)[gid] and the carry empties.
+  template <class AccPtr>
+  __device__ void flush(acc_batch const& batch, AccPtr acc_ptr) {
+    if (gid >= 0 && (threadIdx.x & 31) == 0) {
+#pragma unroll
+      for (int a = 0; a < NA; ++a) {
+        if (a < batch.count) { atomic_update(batch.op[a], batch.in[a], acc_ptr(a), gid, v[a]); }
+      }
+    }
+    gid = -1;
+  }
+};
+
+/// The update of every accumulator of the batch from values loaded up front (NA bounds the
+/// batch length). Uniform items are reduced with shuffles, then go to `carry` when there is one,
+/// else with one atomic. The whole warp calls it.
 template <int NA, class AccPtr>
 __device__ __forceinline__ void update_loaded(acc_batch const& batch, AccPtr acc_ptr,
                                               size_type const (&gid)[policy::items_per_thread],
                                               unsigned long long const (&raw)[NA][policy::items_per_thread],
-                                              bool const (&valid)[policy::items_per_thread]) {
+                                              bool const (&valid)[policy::items_per_thread],
+                                              warp_carry<NA>* carry) {
   bool uniform[policy::items_per_thread];
   warp_uniform(gid, valid, true, uniform);
 #pragma unroll
-  for (int a = 0; a < NA; ++a) {
-    if (a >= batch.count) { break; }
-    acc_op const op = batch.op[a];
-    value_kind const in = batch.in[a];
+  for (int j = 0; j < policy::items_per_thread; ++j) {
+    if (carry != nullptr && uniform[j]) {
+      if (carry->gid != gid[j]) { carry->flush(batch, acc_ptr); }
 #pragma unroll
-    for (int j = 0; j < policy::items_per_thread; ++j) {
-      acc_value const v = valid[j] ? to_acc(op, in, raw[a][j]) : identity(op, in);
-      update_value(op, in, acc_ptr(a), gid[j], v, uniform[j], valid[j]);
+      for (int a = 0; a < NA; ++a) {
+        if (a < batch.count) {
+          auto const r = warp_reduce(batch.op[a], to_acc(batch.op[a], batch.in[a], raw[a][j]));
+          carry->v[a] = carry->gid < 0 ? r : combine(batch.op[a], carry->v[a], r);
+        }
+      }
+      carry->gid = gid[j];
+      continue;
+    }
+#pragma unroll
+    for (int a = 0; a < NA; ++a) {
+      if (a < batch.count) {
+        acc_op const op = batch.op[a];
+        value_kind const in = batch.in[a];
+        acc_value const v = valid[j] ? to_acc(op, in, raw[a][j]) : identity(op, in);
+        update_value(op, in, acc_ptr(a), gid[j], v, uniform[j], valid[j]);
+      }
     }
   }
 }
@@ -272,10 +308,14 @@ __global__ void __launch_bounds__(policy::shared_threads, 1)
     return cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(counters->overflow)
              .load(cuda::memory_order_relaxed) != 0;
   };
+  __syncthreads();
+  auto const acc_ptr = [&](int a) -> void* { return smem + batch.smem_offset[a]; };
+  warp_carry<NA> carry;
   size_type const tiles = ceil_div(n, static_cast<size_type>(tile_rows));
+  // No barrier per tile: with one block per SM the warps must drift apart, so that some load
+  // while others probe. Each warp stops on its own when any block overflowed.
   for (size_type tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    // Also the barrier after the clearing above and between tiles.
-    if (__syncthreads_or(threadIdx.x == 0 && overflowed())) { return; }
+    if (warp_sees_overflow(counters)) { break; }
     K k[ipt];
     size_type row[ipt];
     bool valid[ipt];
@@ -291,9 +331,9 @@ __global__ void __launch_bounds__(policy::shared_threads, 1)
       }
       if (valid[j] && gid[j] == slots) { has_marker = 1; }
     }
-    update_loaded<NA>(batch, [&](int a) -> void* { return smem + batch.smem_offset[a]; }, gid, raw,
-                      valid);
+    update_loaded<NA>(batch, acc_ptr, gid, raw, valid, &carry);
   }
+  carry.flush(batch, acc_ptr);
   if (__syncthreads_or(threadIdx.x == 0 && overflowed())) { return; }
   // Merge: one global insert per group, one atomic per group and accumulator.
   using layout = typename group_table_ref<K>::layout;
@@ -327,7 +367,7 @@ __global__ void __launch_bounds__(policy::threads_per_block)
   constexpr int ipt = policy::items_per_thread;
   size_type const tiles = ceil_div(n, policy::tile_items);
   for (size_type tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    if (block_sees_overflow(counters)) { return; }
+    if (warp_sees_overflow(counters)) { return; }
     K k[ipt];
     size_type row[ipt];
     bool valid[ipt];
@@ -347,7 +387,8 @@ __global__ void __launch_bounds__(policy::threads_per_block)
       count_placed(counters, placed, failed, max_groups);
       valid[j] = valid[j] && !failed;
     }
-    update_loaded<NA>(batch, [&](int a) { return batch.data[a]; }, gid, raw, valid);
+    update_loaded<NA>(batch, [&](int a) { return batch.data[a]; }, gid, raw, valid,
+                      static_cast<warp_carry<NA>*>(nullptr));
   }
 }
 
@@ -501,25 +542,19 @@ shared_shape shared_shape_for(agg_plan const& plan, std::size_t limit) {
   return best;
 }
 
-/// Launches one fused-tier kernel per batch (instantiated for batches of up to 2 or 4).
+/// Launches one fused-tier kernel per batch (keys only: one launch with an empty batch).
 template <class K, class Launch>
 void for_each_batch(std::vector<acc_batch> const& batches, Launch&& launch) {
-  if (batches.empty()) {  // keys only: the groups still have to be found
-    launch(acc_batch{}, std::integral_constant<int, 2>{});
+  if (batches.empty()) {  // the groups still have to be found
+    launch(acc_batch{});
     return;
   }
-  for (auto const& batch : batches) {
-    if (batch.count <= 2) {
-      launch(batch, std::integral_constant<int, 2>{});
-    } else {
-      launch(batch, std::integral_constant<int, policy::fused_accs>{});
-    }
-  }
+  for (auto const& batch : batches) { launch(batch); }
 }
 
 /// The frame of both fused tiers: a global table for `capacity` groups with accumulators indexed
 /// by its slots (shared-memory offsets laid out for `shared_entries`), one launch per batch
-/// (`launch(batch, na, table_ref, counters)`), then the groups numbered; nullopt on overflow.
+/// (`launch(batch, table_ref, counters)`), then the groups numbered; nullopt on overflow.
 template <class K, class Launch>
 std::optional<group_parts> run_fused_tier(table_view const& input, agg_plan const& plan,
                                           size_type capacity, size_type shared_entries, int sms,
@@ -532,8 +567,8 @@ std::optional<group_parts> run_fused_tier(table_view const& input, agg_plan cons
       policy::fused_accs);
   buffer counters(sizeof(insert_counters), mr, stream);
   JOINERY_CUDA_TRY(cudaMemsetAsync(counters.data(), 0, sizeof(insert_counters), to_cuda(stream)));
-  for_each_batch<K>(batches, [&](acc_batch const& batch, auto na) {
-    launch(batch, na, table.ref, static_cast<insert_counters*>(counters.data()));
+  for_each_batch<K>(batches, [&](acc_batch const& batch) {
+    launch(batch, table.ref, static_cast<insert_counters*>(counters.data()));
     JOINERY_CHECK_LAUNCH();
   });
   auto const h = read_counters(counters, stream);
@@ -550,8 +585,8 @@ std::optional<group_parts> hgb_shared_tier(K const* keys, size_type n, table_vie
   if (shape.slots == 0) { return std::nullopt; }
   int const max_groups = shape.slots / 2;
   int per_sm = 0;
-  for_each_batch<K>({}, [&](acc_batch const&, auto na) {
-    auto kernel = hgb_shared_kernel<K, decltype(na)::value>;
+  for_each_batch<K>({}, [&](acc_batch const&) {
+    auto kernel = hgb_shared_kernel<K, policy::fused_accs>;
     JOINERY_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                           static_cast<int>(shape.bytes)));
     per_sm = resident_blocks_per_sm(kernel, policy::shared_threads, shape.bytes);
@@ -565,8 +600,8 @@ std::optional<group_parts> hgb_shared_tier(K const* keys, size_type n, table_vie
   auto const capacity = std::min<size_type>(n, static_cast<size_type>(blocks) * (max_groups + 1));
   return run_fused_tier<K>(
       input, plan, capacity, shape.slots + 1, sms, stream, mr,
-      [&](acc_batch const& batch, auto na, group_table_ref<K> table, insert_counters* counters) {
-        auto kernel = hgb_shared_kernel<K, decltype(na)::value>;
+      [&](acc_batch const& batch, group_table_ref<K> table, insert_counters* counters) {
+        auto kernel = hgb_shared_kernel<K, policy::fused_accs>;
         JOINERY_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                               static_cast<int>(shape.bytes)));
         kernel<<<blocks, policy::shared_threads, shape.bytes, to_cuda(stream)>>>(
@@ -580,8 +615,8 @@ std::optional<group_parts> hgb_global_tier(K const* keys, size_type n, table_vie
                                            stream_ref stream, memory_resource* mr) {
   return run_fused_tier<K>(
       input, plan, capacity, 0, sms, stream, mr,
-      [&](acc_batch const& batch, auto na, group_table_ref<K> table, insert_counters* counters) {
-        hgb_global_kernel<K, decltype(na)::value>
+      [&](acc_batch const& batch, group_table_ref<K> table, insert_counters* counters) {
+        hgb_global_kernel<K, policy::fused_accs>
             <<<grid_for(n, sms), policy::threads_per_block, 0, to_cuda(stream)>>>(
                 table, keys, n, batch, static_cast<unsigned long long>(capacity), counters);
       });

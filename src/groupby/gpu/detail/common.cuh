@@ -30,8 +30,9 @@ struct hash_groupby_policy {
   static constexpr int max_shared_slots = 1 << 16;
   /// Shared bytes left to the kernel's static variables.
   static constexpr std::size_t static_shared_reserve = 1024;
-  /// HGB tiers 1 and 2: accumulators per launch, their values loaded before the first atomic.
-  static constexpr int fused_accs = 4;
+  /// HGB tiers 1 and 2: accumulators per launch, their values loaded before the first atomic
+  /// (more would spill at 64 registers a thread, the most a block of 1024 threads allows).
+  static constexpr int fused_accs = 2;
   /// HGB tier 2: smallest first table (groups), when even that exceeds the L2 cache.
   static constexpr size_type min_l2_groups = size_type{1} << 16;
 };
