@@ -177,19 +177,22 @@ void allocate_matches(device_matches& out, size_type rows, bool with_build, std:
 
 /// Launch shape of the three-phase kernels for one matcher.
 template <int Threads, int ItemsPerThread, int MaxBlocksPerSm = 8,
-          size_type MaxItemsPerBlock = size_type{1} << 40>
+          size_type MaxItemsPerBlock = size_type{1} << 40, int MinBlocksPerSm = 4>
 struct three_phase_policy {
   static constexpr int threads = Threads;
   static constexpr int items_per_thread = ItemsPerThread;
   static constexpr int tile = Threads * ItemsPerThread;
   static constexpr int max_blocks_per_sm = MaxBlocksPerSm;
+  /// Registers are capped so that this many blocks fit an SM: the write phase is bound by
+  /// memory latency, and at 78 registers (3 blocks of 256) it moved 1.6 TB/s on an H200.
+  static constexpr int min_blocks_per_sm = MinBlocksPerSm;
   static constexpr size_type max_items_per_block = MaxItemsPerBlock;
 };
 
 /// Phase 1: per-item match counts (when `counts` is given), per-block output rows, and the
 /// checksum when asked (the aggregate form stops here).
 template <class M>
-__global__ void __launch_bounds__(M::policy::threads)
+__global__ void __launch_bounds__(M::policy::threads, M::policy::min_blocks_per_sm)
     match_count_kernel(M m, size_type n, size_type per_block, join_kind kind, row_sums sums,
                        bool with_checksum, std::uint32_t* __restrict__ counts,
                        std::uint32_t* __restrict__ first_rows, size_type* __restrict__ block_rows,
@@ -245,16 +248,28 @@ __global__ void __launch_bounds__(M::policy::threads)
   }
 }
 
-/// Phase 3: each item's rows go to its offset (block offset + block scans of the stored counts),
-/// the matches enumerated again for inner and left outer joins.
-template <class M>
-__global__ void __launch_bounds__(M::policy::threads)
+/// Where the write kernel's rows go. Three-phase: the counts and first matches stored by the
+/// count phase, each block's first row from the scan of the block totals. Direct (no count
+/// phase, after Rui & Tu's output buffer): each tile counts its own matches and claims its rows
+/// with one atomic on `claimed`, in an output allocated for `capacity` rows; a tile whose rows
+/// would pass the capacity writes nothing and its block stops (the caller then runs the three
+/// phases).
+struct write_plan {
+  std::uint32_t const* counts = nullptr;
+  std::uint32_t const* first_rows = nullptr;
+  size_type const* block_offsets = nullptr;
+  unsigned long long* claimed = nullptr;  // direct
+  size_type capacity = 0;                 // direct
+};
+
+/// Phase 3 (or the direct pass): each item's rows go to its offset (one block scan per item
+/// slot), the matches enumerated again for inner and left outer joins unless the item's only
+/// match is known.
+template <class M, bool Direct>
+__global__ void __launch_bounds__(M::policy::threads, M::policy::min_blocks_per_sm)
     match_write_kernel(M m, size_type n, size_type per_block, join_kind kind, row_sums sums,
-                       std::uint32_t const* __restrict__ counts,
-                       std::uint32_t const* __restrict__ first_rows,
-                       size_type const* __restrict__ block_offsets,
-                       size_type* __restrict__ out_build, size_type* __restrict__ out_probe,
-                       unsigned long long* checksum) {
+                       write_plan plan, size_type* __restrict__ out_build,
+                       size_type* __restrict__ out_probe, unsigned long long* checksum) {
   using policy = typename M::policy;
   constexpr int ipt = policy::items_per_thread;
   extern __shared__ __align__(16) unsigned char smem[];
@@ -264,25 +279,45 @@ __global__ void __launch_bounds__(M::policy::threads)
     typename scan::TempStorage scan;
     typename reduce::TempStorage reduce;
   } storage;
+  __shared__ size_type tile_first;
 
   bool const with_matches = kind == join_kind::inner || kind == join_kind::left_outer;
-  if (with_matches) { m.init_block(smem); }
+  if (with_matches || Direct) { m.init_block(smem); }
   size_type const begin = static_cast<size_type>(blockIdx.x) * per_block;
   size_type const end = begin + per_block < n ? begin + per_block : n;
-  size_type running = block_offsets[blockIdx.x];
+  size_type running = Direct ? 0 : plan.block_offsets[blockIdx.x];
   unsigned long long sum = 0;
   for (size_type tile = begin; tile < end; tile += policy::tile) {
     size_type const base = tile + threadIdx.x;
     size_type c[ipt];
     size_type cursor[ipt];
     std::uint64_t bs[ipt];
+    std::uint32_t first[ipt];
+#pragma unroll
+    for (int j = 0; j < ipt; ++j) {
+      size_type const item = base + static_cast<size_type>(j) * policy::threads;
+      c[j] = 0;
+      bs[j] = 0;
+      first[j] = 0;
+      if constexpr (!Direct) {
+        if (item < end) {
+          c[j] = static_cast<size_type>(plan.counts[item]);
+          if (plan.first_rows != nullptr && c[j] == 1) { first[j] = plan.first_rows[item]; }
+        }
+      }
+    }
+    if constexpr (Direct) {
+      m.template match_items<ipt, policy::threads>(smem, base, end, ~0u, [&](int j, size_type b) {
+        if (c[j] == 0) { first[j] = static_cast<std::uint32_t>(b); }
+        ++c[j];
+      });
+      running = 0;
+    }
     // One block scan per item slot: slot j of every thread takes a contiguous output range, so
     // 1:1 matches of neighbouring threads land in neighbouring rows.
 #pragma unroll
     for (int j = 0; j < ipt; ++j) {
       size_type const item = base + static_cast<size_type>(j) * policy::threads;
-      c[j] = item < end ? static_cast<size_type>(counts[item]) : 0;
-      bs[j] = 0;
       size_type const mine = item < end ? emitted_rows(kind, c[j]) : 0;
       size_type offset = 0;
       size_type slot_total = 0;
@@ -291,14 +326,27 @@ __global__ void __launch_bounds__(M::policy::threads)
       cursor[j] = running + offset;
       running += slot_total;
     }
+    if constexpr (Direct) {
+      if (threadIdx.x == 0) {
+        tile_first = static_cast<size_type>(
+            atomicAdd(plan.claimed, static_cast<unsigned long long>(running)));
+      }
+      __syncthreads();
+      size_type const at = tile_first;
+      __syncthreads();  // tile_first is rewritten by the next tile
+      if (at + running > plan.capacity) { return; }  // block-uniform
+#pragma unroll
+      for (int j = 0; j < ipt; ++j) { cursor[j] += at; }
+    }
+    bool const first_known = Direct || plan.first_rows != nullptr;
     if (with_matches) {
-      // An item with one match has it stored by the count phase; only the others probe again.
+      // An item with one match has it from the count; only the others probe again.
       unsigned again = 0;
 #pragma unroll
       for (int j = 0; j < ipt; ++j) {
         size_type const item = base + static_cast<size_type>(j) * policy::threads;
-        if (item < end && c[j] == 1 && first_rows != nullptr) {
-          size_type const b = first_rows[item];
+        if (item < end && c[j] == 1 && first_known) {
+          size_type const b = first[j];
           out_build[cursor[j]] = b;
           out_probe[cursor[j]] = m.probe_row(item);
           if (sums.build != nullptr) { bs[j] += sums.build[b]; }
@@ -332,6 +380,10 @@ __global__ void __launch_bounds__(M::policy::threads)
   if (threadIdx.x == 0) { atomicAdd(checksum, block_sum); }
 }
 
+/// Output columns of exactly `rows` rows holding the first rows of `out` (allocated for more).
+void shrink_matches(device_matches& out, size_type rows, bool with_build, stream_ref stream,
+                    memory_resource* mr);
+
 /// Runs the three phases over `n` probe items; `rq` gives the kind, sums, budget and form.
 template <class M>
 device_matches run_three_phase(M const& m, size_type n, join_request const& rq, key_codec,
@@ -347,27 +399,65 @@ device_matches run_three_phase(M const& m, size_type n, join_request const& rq, 
   auto const s = to_cuda(stream);
   auto const smem = m.smem_bytes();
   auto const kernel_count = match_count_kernel<M>;
-  auto const kernel_write = match_write_kernel<M>;
+  auto const kernel_write = match_write_kernel<M, false>;
+  auto const kernel_direct = match_write_kernel<M, true>;
   if (smem > 48 * 1024) {
+    for (auto k : {kernel_write, kernel_direct}) {
+      JOINERY_CUDA_TRY(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            static_cast<int>(smem)));
+    }
     JOINERY_CUDA_TRY(cudaFuncSetAttribute(kernel_count, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          static_cast<int>(smem)));
-    JOINERY_CUDA_TRY(cudaFuncSetAttribute(kernel_write, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                           static_cast<int>(smem)));
   }
   int const per_sm = std::min(policy::max_blocks_per_sm,
                               resident_blocks_per_sm(kernel_count, policy::threads, smem));
   auto const grid = plan_range_grid(n, policy::tile, policy::max_items_per_block,
                                     current_sm_count() * per_sm);
+  buffer checksum(sizeof(unsigned long long), mr, stream);
+  row_sums const sums{rq.build_sums, rq.probe_sums};
+
+  // Direct output first when one row per probe item fits the budget: most joins (PK-FK inner,
+  // semi, anti, outer without duplicates) produce at most that, and then no count phase runs.
+  auto const guess_bytes = static_cast<std::size_t>(n) * sizeof(size_type) * (with_build ? 2 : 1);
+  if (!rq.aggregate_only && (rq.budget == 0 || guess_bytes <= rq.budget)) {
+    bool allocated = true;
+    try {
+      allocate_matches(out, n, with_build, rq.budget, algorithm, stream, mr);
+    } catch (out_of_memory const&) {
+      allocated = false;  // the three phases allocate exactly what is needed
+    }
+    if (allocated) {
+      buffer claimed(sizeof(unsigned long long), mr, stream);
+      JOINERY_CUDA_TRY(cudaMemsetAsync(claimed.data(), 0, claimed.size(), s));
+      JOINERY_CUDA_TRY(cudaMemsetAsync(checksum.data(), 0, checksum.size(), s));
+      write_plan plan;
+      plan.claimed = as<unsigned long long>(claimed);
+      plan.capacity = n;
+      clock.mark("direct write");
+      kernel_direct<<<grid.blocks, policy::threads, smem, s>>>(
+          m, n, grid.items_per_block, rq.kind, sums, plan,
+          with_build ? out.build_rows.data_as<size_type>() : nullptr,
+          out.probe_rows.data_as<size_type>(), as<unsigned long long>(checksum));
+      JOINERY_CHECK_LAUNCH();
+      auto const rows = static_cast<size_type>(read_scalar(as<unsigned long long>(claimed), stream));
+      if (rows <= n) {
+        if (rows < n) { shrink_matches(out, rows, with_build, stream, mr); }
+        out.count = static_cast<std::uint64_t>(rows);
+        out.checksum = read_scalar(as<unsigned long long>(checksum), stream);
+        return out;
+      }
+      out = device_matches{};  // more rows than probe items: count them first
+    }
+  }
+
   buffer counts;
   buffer first_rows;  // the match of 1:1 items, so the write phase need not probe them again
   bool const keep_first = !rq.aggregate_only && with_build && rq.build_rows <= 0xffffffffLL;
   if (!rq.aggregate_only) { counts = buffer(sizeof(std::uint32_t) * static_cast<std::size_t>(n), mr, stream); }
   if (keep_first) { first_rows = buffer(sizeof(std::uint32_t) * static_cast<std::size_t>(n), mr, stream); }
   buffer block_rows(sizeof(size_type) * static_cast<std::size_t>(grid.blocks + 1), mr, stream);
-  buffer checksum(sizeof(unsigned long long), mr, stream);
   JOINERY_CUDA_TRY(cudaMemsetAsync(block_rows.data(), 0, block_rows.size(), s));
   JOINERY_CUDA_TRY(cudaMemsetAsync(checksum.data(), 0, checksum.size(), s));
-  row_sums const sums{rq.build_sums, rq.probe_sums};
 
   clock.mark("count");
   kernel_count<<<grid.blocks, policy::threads, smem, s>>>(
@@ -385,10 +475,14 @@ device_matches run_three_phase(M const& m, size_type n, join_request const& rq, 
   }
   allocate_matches(out, total, with_build, rq.budget, algorithm, stream, mr);
   JOINERY_CUDA_TRY(cudaMemsetAsync(checksum.data(), 0, checksum.size(), s));
+  write_plan plan;
+  plan.counts = as<std::uint32_t>(counts);
+  plan.first_rows = keep_first ? as<std::uint32_t>(first_rows) : nullptr;
+  plan.block_offsets = as<size_type>(block_rows);
   clock.mark("write");
   kernel_write<<<grid.blocks, policy::threads, smem, s>>>(
-      m, n, grid.items_per_block, rq.kind, sums, as<std::uint32_t>(counts),
-      keep_first ? as<std::uint32_t>(first_rows) : nullptr, as<size_type>(block_rows), with_build ? out.build_rows.data_as<size_type>() : nullptr,
+      m, n, grid.items_per_block, rq.kind, sums, plan,
+      with_build ? out.build_rows.data_as<size_type>() : nullptr,
       out.probe_rows.data_as<size_type>(), as<unsigned long long>(checksum));
   JOINERY_CHECK_LAUNCH();
   out.checksum = read_scalar(as<unsigned long long>(checksum), stream);

@@ -43,6 +43,21 @@ void allocate_matches(device_matches& out, size_type rows, bool with_build, std:
   }
 }
 
+void shrink_matches(device_matches& out, size_type rows, bool with_build, stream_ref stream,
+                    memory_resource* mr) {
+  auto shrink = [&](column& c) {
+    column exact(type_id::int64, rows, mr, stream);
+    if (rows > 0) {
+      JOINERY_CUDA_TRY(cudaMemcpyAsync(exact.data(), c.data(),
+                                       static_cast<std::size_t>(rows) * sizeof(size_type),
+                                       cudaMemcpyDeviceToDevice, to_cuda(stream)));
+    }
+    c = std::move(exact);
+  };
+  if (with_build) { shrink(out.build_rows); }
+  shrink(out.probe_rows);
+}
+
 namespace {
 
 constexpr int threads = 256;
