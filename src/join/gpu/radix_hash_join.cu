@@ -12,9 +12,10 @@
 // 3. Join: one block per item builds a bucket-chaining hash table of the chunk in shared memory
 //    (heads by atomic exchange, next links, keys) and probes it with its probe tuples, which stay
 //    in registers across chunks.
-// Output is three-phase (count per item, scan, write): the same kernel runs in count mode and in
-// write mode; in write mode each tile counts its matches again in shared memory (cheap), scans,
-// then writes, so no per-probe scratch array is needed.
+// Output: each tile counts its matches in shared memory (cheap), scans them, then writes. First
+// directly: the output is sized for one row per probe row and each tile claims its rows with one
+// atomic; only when more rows turn up (many-to-many) is it three-phase (count per item, scan,
+// write at the item's offset). One kernel serves the three modes.
 #include "join/gpu/join_common.cuh"
 #include "join/gpu/join_sort.hpp"
 #include "primitives/detail/hash.cuh"
@@ -62,6 +63,8 @@ struct radix_join_args {
   key_codec codec;
   size_type* item_rows;           // count mode: output rows of each item
   size_type const* item_offsets;  // write mode: first output row of each item
+  unsigned long long* claimed;    // direct mode: output rows claimed so far
+  size_type capacity;             // direct mode: rows the output has room for
   size_type* out_build;
   size_type* out_probe;
   unsigned long long* checksum;
@@ -134,9 +137,15 @@ __device__ __forceinline__ size_type partition_of(size_type const* item_start, s
   return lo;
 }
 
-template <class U, bool Write>
+/// Count: output rows per work item. Write: the rows at the item's offset. Direct (no count
+/// pass): each tile claims its rows with one atomic; a tile that would pass the capacity writes
+/// nothing and its block stops (the caller then counts and writes).
+enum class radix_mode { count, write, direct };
+
+template <class U, radix_mode Mode>
 __global__ void __launch_bounds__(radix_join_policy::threads, radix_join_policy::min_blocks)
     radix_join_kernel(radix_join_args<U> a) {
+  constexpr bool Write = Mode != radix_mode::count;
   using P = radix_join_policy;
   constexpr int ipt = P::items_per_thread;
   extern __shared__ __align__(16) unsigned char smem[];
@@ -146,6 +155,7 @@ __global__ void __launch_bounds__(radix_join_policy::threads, radix_join_policy:
     typename scan::TempStorage scan;
     typename reduce::TempStorage reduce;
   } storage;
+  __shared__ size_type tile_first;
   shared_chain_table<U> table(smem);
   bool const with_matches = a.kind == join_kind::inner || a.kind == join_kind::left_outer;
 
@@ -164,7 +174,7 @@ __global__ void __launch_bounds__(radix_join_policy::threads, radix_join_policy:
     };
     if (chunks == 1) { table.build(a.build_keys + b0, static_cast<int>(nb)); }
 
-    size_type running = Write ? a.item_offsets[w] : 0;
+    size_type running = Mode == radix_mode::write ? a.item_offsets[w] : 0;
     unsigned long long rows = 0;
     unsigned long long sum = 0;
     for (size_type tile = p0; tile < p1; tile += P::tile) {
@@ -208,6 +218,19 @@ __global__ void __launch_bounds__(radix_join_policy::threads, radix_join_policy:
           __syncthreads();
           cursor[j] = running + offset;
           running += slot_total;
+        }
+        if constexpr (Mode == radix_mode::direct) {
+          if (threadIdx.x == 0) {
+            tile_first = static_cast<size_type>(
+                atomicAdd(a.claimed, static_cast<unsigned long long>(running)));
+          }
+          __syncthreads();
+          size_type const at = tile_first;
+          __syncthreads();  // tile_first is rewritten by the next tile
+          if (at + running > a.capacity) { return; }  // block-uniform
+#pragma unroll
+          for (int j = 0; j < ipt; ++j) { cursor[j] += at; }
+          running = 0;
         }
         // Pass B: write the matches, then the lone rows of outer / semi / anti joins.
         if (with_matches) {
@@ -362,13 +385,46 @@ device_matches run(join_request const& rq, stream_ref stream, memory_resource* m
   a.checksum = as<unsigned long long>(checksum);
 
   constexpr std::size_t smem = radix_join_smem<U>();
-  auto const count_kernel = radix_join_kernel<U, false>;
-  auto const write_kernel = radix_join_kernel<U, true>;
-  JOINERY_CUDA_TRY(cudaFuncSetAttribute(count_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        static_cast<int>(smem)));
-  JOINERY_CUDA_TRY(cudaFuncSetAttribute(write_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        static_cast<int>(smem)));
+  auto const count_kernel = radix_join_kernel<U, radix_mode::count>;
+  auto const write_kernel = radix_join_kernel<U, radix_mode::write>;
+  auto const direct_kernel = radix_join_kernel<U, radix_mode::direct>;
+  for (auto k : {count_kernel, write_kernel, direct_kernel}) {
+    JOINERY_CUDA_TRY(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          static_cast<int>(smem)));
+  }
   auto const grid = static_cast<unsigned>(std::min<size_type>(items, 1 << 30));
+
+  // Direct output first when one row per probe row fits the budget (see join_common.cuh).
+  auto const guess_bytes = static_cast<std::size_t>(np) * sizeof(size_type) * (with_build ? 2 : 1);
+  if (!rq.aggregate_only && (rq.budget == 0 || guess_bytes <= rq.budget)) {
+    bool allocated = true;
+    try {
+      allocate_matches(out, np, with_build, rq.budget, "radix_hash", stream, mr);
+    } catch (out_of_memory const&) {
+      allocated = false;
+    }
+    if (allocated) {
+      buffer claimed(sizeof(unsigned long long), mr, stream);
+      JOINERY_CUDA_TRY(cudaMemsetAsync(claimed.data(), 0, claimed.size(), s));
+      a.claimed = as<unsigned long long>(claimed);
+      a.capacity = np;
+      a.out_build = with_build ? out.build_rows.data_as<size_type>() : nullptr;
+      a.out_probe = out.probe_rows.data_as<size_type>();
+      clock.mark("join direct");
+      direct_kernel<<<grid, P::threads, smem, s>>>(a);
+      JOINERY_CHECK_LAUNCH();
+      auto const rows = static_cast<size_type>(read_scalar(as<unsigned long long>(claimed), stream));
+      if (rows <= np) {
+        if (rows < np) { shrink_matches(out, rows, with_build, stream, mr); }
+        out.count = static_cast<std::uint64_t>(rows);
+        out.checksum = read_scalar(as<unsigned long long>(checksum), stream);
+        out.phases = clock.finish();
+        return out;
+      }
+      out = device_matches{};  // more rows than probe rows: count them first
+      JOINERY_CUDA_TRY(cudaMemsetAsync(checksum.data(), 0, checksum.size(), s));
+    }
+  }
 
   clock.mark("join count");
   count_kernel<<<grid, P::threads, smem, s>>>(a);

@@ -2,8 +2,9 @@
 // their row ids by CUB radix sort, then a merge join over the sorted probe side. Like merge path,
 // the merge is cut into independent pieces first: for each tile of sorted probe keys a small
 // kernel finds the window of the sorted build side that can match it (the lower bound of its
-// first key, the upper bound of its last), so the join's searches stay inside a window of a few
-// cache lines instead of spanning the whole build side. Within a tile, each thread finds its
+// first key, the upper bound of its last). The join stages a tile's window in shared memory
+// (when it is at most two tiles long, as in PK-FK joins) and searches it there, instead of
+// searching the whole build side in global memory. Within a tile, each thread finds its
 // first key's lower bound in the window and reuses it for its later, larger keys, and emits the
 // run of equal build keys of each probe key; a primary-key build side needs one bound only (the
 // walk stops at the first larger key). Equality is on the bit pattern, so keys sort as unsigned
@@ -52,6 +53,9 @@ __global__ void merge_window_kernel(U const* __restrict__ build, size_type nb,
 template <class U>
 struct merge_matcher {
   using policy = smj_policy;
+  /// Build keys of a tile's window staged in shared memory (larger windows, from duplicates
+  /// or sparse probe keys, are searched in global memory).
+  static constexpr size_type staged_keys = 2 * policy::tile;
   U const* build;  // sorted
   std::uint32_t const* build_rows;
   size_type nb;
@@ -60,26 +64,43 @@ struct merge_matcher {
   size_type const* window;  // two entries per tile of policy::tile probe keys
   key_codec codec;
 
-  std::size_t smem_bytes() const { return 0; }
+  std::size_t smem_bytes() const { return sizeof(U) * static_cast<std::size_t>(staged_keys); }
   __device__ void init_block(unsigned char*) const {}
 
   template <int N, int Stride, class F>
-  __device__ void match_items(unsigned char*, size_type base, size_type end, unsigned active,
+  __device__ void match_items(unsigned char* smem, size_type base, size_type end, unsigned active,
                               F&& f) const {
     // The driver's tiles start at multiples of policy::tile, thread t holding its items from
     // tile start + t on.
     size_type const w = (base - threadIdx.x) / policy::tile;
-    size_type lb = window[2 * w];
+    size_type const lo = window[2 * w];
     size_type const hi = window[2 * w + 1];
+    bool const staged = hi - lo <= staged_keys;  // block-uniform
+    auto* keys = reinterpret_cast<U*>(smem);
+    if (staged) {
+      __syncthreads();  // the previous call's readers are done
+      for (size_type t = threadIdx.x; t < hi - lo; t += policy::threads) { keys[t] = build[lo + t]; }
+      __syncthreads();
+      match_in<N, Stride>(keys, lo, hi - lo, base, end, active, f);
+    } else {
+      match_in<N, Stride>(build + lo, lo, hi - lo, base, end, active, f);
+    }
+  }
+
+  /// Matches of this thread's items in sorted[0, len), which holds build[first, first + len).
+  template <int N, int Stride, class F>
+  __device__ void match_in(U const* sorted, size_type first, size_type len, size_type base,
+                           size_type end, unsigned active, F&& f) const {
+    size_type lb = 0;
 #pragma unroll
     for (int j = 0; j < N; ++j) {
       size_type const item = base + static_cast<size_type>(j) * Stride;
       if (item < end && ((active >> j) & 1u) != 0) {
         U const k = probe[item];
         // A thread's items ascend, so each bound lies at or after the previous one.
-        if (lb < hi && build[lb] < k) { lb = search<false>(build, lb + 1, hi, k); }
-        for (size_type b = lb; b < hi && build[b] == k; ++b) {
-          f(j, static_cast<size_type>(build_rows[b]));
+        if (lb < len && sorted[lb] < k) { lb = search<false>(sorted, lb + 1, len, k); }
+        for (size_type b = lb; b < len && sorted[b] == k; ++b) {
+          f(j, static_cast<size_type>(build_rows[first + b]));
         }
       }
     }
