@@ -354,12 +354,16 @@ __global__ void __launch_bounds__(M::policy::threads, M::policy::min_blocks_per_
           again |= 1u << j;
         }
       }
-      m.template match_items<ipt, policy::threads>(smem, base, end, again, [&](int j, size_type b) {
-        size_type const pos = cursor[j]++;
-        out_build[pos] = b;
-        out_probe[pos] = m.probe_row(base + static_cast<size_type>(j) * policy::threads);
-        if (sums.build != nullptr) { bs[j] += sums.build[b]; }
-      });
+      // Skipped when no item of the tile needs it (PK-FK joins): a matcher may stage data.
+      if (__syncthreads_or(again != 0)) {
+        m.template match_items<ipt, policy::threads>(
+            smem, base, end, again, [&](int j, size_type b) {
+              size_type const pos = cursor[j]++;
+              out_build[pos] = b;
+              out_probe[pos] = m.probe_row(base + static_cast<size_type>(j) * policy::threads);
+              if (sums.build != nullptr) { bs[j] += sums.build[b]; }
+            });
+      }
     }
 #pragma unroll
     for (int j = 0; j < ipt; ++j) {

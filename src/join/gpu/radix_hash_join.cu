@@ -183,13 +183,15 @@ __global__ void __launch_bounds__(radix_join_policy::threads, radix_join_policy:
       size_type const base = tile + threadIdx.x;
       auto item_of = [&](int j) { return base + static_cast<size_type>(j) * P::threads; };
       U k[ipt];
-      size_type c[ipt];
+      std::uint32_t c[ipt];  // matches: below 2^32, as build row ids are 32-bit
       std::uint64_t bs[ipt];
+      int first_t[ipt];  // chunk-local index of the first match
 #pragma unroll
       for (int j = 0; j < ipt; ++j) {
         k[j] = item_of(j) < p1 ? a.probe_keys[item_of(j)] : U{0};
         c[j] = 0;
         bs[j] = 0;
+        first_t[j] = 0;
       }
       // Pass A: count (and sum the build payloads for the checksum).
       for (size_type ch = 0; ch < chunks; ++ch) {
@@ -199,6 +201,7 @@ __global__ void __launch_bounds__(radix_join_policy::threads, radix_join_policy:
         for (int j = 0; j < ipt; ++j) {
           if (item_of(j) < p1) {
             table.for_each_match(k[j], [&](int t) {
+              if (c[j] == 0) { first_t[j] = t; }
               ++c[j];
               if (a.sums.build != nullptr && (Write || a.with_checksum)) {
                 bs[j] += a.sums.build[rows_of_chunk[t]];
@@ -232,14 +235,30 @@ __global__ void __launch_bounds__(radix_join_policy::threads, radix_join_policy:
           for (int j = 0; j < ipt; ++j) { cursor[j] += at; }
           running = 0;
         }
-        // Pass B: write the matches, then the lone rows of outer / semi / anti joins.
+        // Pass B: write the matches, then the lone rows of outer / semi / anti joins. With one
+        // chunk, an item's only match is known from pass A; the others walk their chains again.
+        unsigned again = 0;
         if (with_matches) {
+#pragma unroll
+          for (int j = 0; j < ipt; ++j) {
+            if (item_of(j) < p1 && c[j] > 0) {
+              if (chunks == 1 && c[j] == 1) {
+                a.out_build[cursor[j]] = a.build_rows[b0 + first_t[j]];
+                a.out_probe[cursor[j]] = a.probe_rows[item_of(j)];
+              } else {
+                again |= 1u << j;
+              }
+            }
+          }
+        }
+        // chunks is block-uniform: with several, every thread takes part in the rebuilds.
+        if (with_matches && (chunks > 1 || __syncthreads_or(again != 0))) {
           for (size_type ch = 0; ch < chunks; ++ch) {
             if (chunks > 1) { table.build(a.build_keys + b0 + ch * P::chunk, chunk_rows(ch)); }
             auto const* rows_of_chunk = a.build_rows + b0 + ch * P::chunk;
 #pragma unroll
             for (int j = 0; j < ipt; ++j) {
-              if (item_of(j) < p1) {
+              if (((again >> j) & 1u) != 0) {
                 size_type const prow = a.probe_rows[item_of(j)];
                 table.for_each_match(k[j], [&](int t) {
                   size_type const pos = cursor[j]++;
