@@ -212,9 +212,8 @@ struct warp_carry {
 };
 
 /// The update of every accumulator of the batch from values loaded up front (NA bounds the
-/// batch length). Uniform items are reduced with shuffles, then go to `carry` when there is one
-/// (tier 1), else with one atomic; in tier 1 an item of at most max_reduced_groups groups in the
-/// warp is reduced per group. The whole warp calls it.
+/// batch length). Uniform items are reduced with shuffles, then go to `carry` when there is one,
+/// else with one atomic. The whole warp calls it.
 template <int NA, class AccPtr>
 __device__ __forceinline__ void update_loaded(acc_batch const& batch, AccPtr acc_ptr,
                                               size_type const (&gid)[policy::items_per_thread],
@@ -236,32 +235,6 @@ __device__ __forceinline__ void update_loaded(acc_batch const& batch, AccPtr acc
       }
       carry->gid = gid[j];
       continue;
-    }
-    if (carry != nullptr && !uniform[j]) {
-      // A few groups in the warp (g small): one shuffle reduction per group instead of atomics
-      // that serialise on a few addresses (a 64-bit shared atomic is a CAS loop).
-      unsigned const peers = __match_any_sync(full_warp, valid[j] ? gid[j] : size_type{-1});
-      unsigned leaders = __ballot_sync(full_warp, valid[j] && (threadIdx.x & 31) == __ffs(peers) - 1);
-      if (__popc(leaders) <= policy::max_reduced_groups) {
-        while (leaders != 0) {
-          int const leader = __ffs(leaders) - 1;
-          leaders &= leaders - 1;
-          size_type const g = __shfl_sync(full_warp, gid[j], leader);
-          bool const mine = valid[j] && gid[j] == g;
-#pragma unroll
-          for (int a = 0; a < NA; ++a) {
-            if (a < batch.count) {
-              acc_op const op = batch.op[a];
-              value_kind const in = batch.in[a];
-              auto const r = warp_reduce(op, mine ? to_acc(op, in, raw[a][j]) : identity(op, in));
-              if ((threadIdx.x & 31) == static_cast<unsigned>(leader)) {
-                atomic_update(op, in, acc_ptr(a), g, r);
-              }
-            }
-          }
-        }
-        continue;
-      }
     }
 #pragma unroll
     for (int a = 0; a < NA; ++a) {

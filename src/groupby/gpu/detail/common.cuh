@@ -33,9 +33,6 @@ struct hash_groupby_policy {
   /// HGB tiers 1 and 2: accumulators per launch, their values loaded before the first atomic
   /// (more would spill at 64 registers a thread, the most a block of 1024 threads allows).
   static constexpr int fused_accs = 2;
-  /// HGB tier 1: a warp's items of at most this many groups are reduced with shuffles, one
-  /// atomic per group.
-  static constexpr int max_reduced_groups = 4;
   /// HGB tier 2: smallest first table (groups), when even that exceeds the L2 cache.
   static constexpr size_type min_l2_groups = size_type{1} << 16;
 };
