@@ -168,8 +168,20 @@ void exclusive_scan_with_total(size_type* data, size_type n, stream_ref stream,
 
 /// Output columns for `rows` matches (build_rows only when `with_build`), refused with a clear
 /// error when they exceed the budget or the memory left.
-void allocate_matches(device_matches& out, size_type rows, bool with_build, std::size_t budget,
-                      char const* algorithm, stream_ref stream, memory_resource* mr);
+void allocate_matches(device_matches& out, size_type rows, bool with_build,
+                      join_request const& rq, char const* algorithm, stream_ref stream,
+                      memory_resource* mr);
+
+/// Build row of a match handle: matchers whose handles are not row ids (sort-merge: positions in
+/// the sorted build side) translate them with build_row(); the others emit row ids.
+template <class M>
+__device__ __forceinline__ size_type build_row_of(M const& m, size_type handle) {
+  if constexpr (requires { m.build_row(handle); }) {
+    return m.build_row(handle);
+  } else {
+    return handle;
+  }
+}
 
 // ---------------------------------------------------------------------------------------------
 // Three-phase output driver
@@ -219,7 +231,7 @@ __global__ void __launch_bounds__(M::policy::threads)
     m.template match_items<ipt, policy::threads>(smem, base, end, ~0u, [&](int j, size_type b) {
       if (c[j] == 0) { first[j] = static_cast<std::uint32_t>(b); }
       ++c[j];
-      if (with_checksum && sums.build != nullptr) { bs[j] += sums.build[b]; }
+      if (with_checksum && sums.build != nullptr) { bs[j] += sums.build[build_row_of(m, b)]; }
     });
 #pragma unroll
     for (int j = 0; j < ipt; ++j) {
@@ -298,7 +310,7 @@ __global__ void __launch_bounds__(M::policy::threads)
       for (int j = 0; j < ipt; ++j) {
         size_type const item = base + static_cast<size_type>(j) * policy::threads;
         if (item < end && c[j] == 1 && first_rows != nullptr) {
-          size_type const b = first_rows[item];
+          size_type const b = build_row_of(m, first_rows[item]);
           out_build[cursor[j]] = b;
           out_probe[cursor[j]] = m.probe_row(item);
           if (sums.build != nullptr) { bs[j] += sums.build[b]; }
@@ -308,9 +320,10 @@ __global__ void __launch_bounds__(M::policy::threads)
       }
       m.template match_items<ipt, policy::threads>(smem, base, end, again, [&](int j, size_type b) {
         size_type const pos = cursor[j]++;
-        out_build[pos] = b;
+        size_type const row = build_row_of(m, b);
+        out_build[pos] = row;
         out_probe[pos] = m.probe_row(base + static_cast<size_type>(j) * policy::threads);
-        if (sums.build != nullptr) { bs[j] += sums.build[b]; }
+        if (sums.build != nullptr) { bs[j] += sums.build[row]; }
       });
     }
 #pragma unroll
@@ -341,7 +354,7 @@ device_matches run_three_phase(M const& m, size_type n, join_request const& rq, 
   device_matches out;
   bool const with_build = rq.kind == join_kind::inner || rq.kind == join_kind::left_outer;
   if (n == 0) {
-    if (!rq.aggregate_only) { allocate_matches(out, 0, with_build, rq.budget, algorithm, stream, mr); }
+    if (!rq.aggregate_only) { allocate_matches(out, 0, with_build, rq, algorithm, stream, mr); }
     return out;
   }
   auto const s = to_cuda(stream);
@@ -383,11 +396,19 @@ device_matches run_three_phase(M const& m, size_type n, join_request const& rq, 
     out.checksum = read_scalar(as<unsigned long long>(checksum), stream);
     return out;
   }
-  allocate_matches(out, total, with_build, rq.budget, algorithm, stream, mr);
+  // GFTR: matchers that can write positions (a `positions` flag) are asked whether to.
+  M mw = m;
+  if constexpr (requires { mw.positions; }) {
+    if (rq.positions_for) {
+      mw.positions = rq.positions_for(total, mw.build_sort_bits(), mw.probe_sort_bits());
+      out.positions = mw.positions;
+    }
+  }
+  allocate_matches(out, total, with_build, rq, algorithm, stream, mr);
   JOINERY_CUDA_TRY(cudaMemsetAsync(checksum.data(), 0, checksum.size(), s));
   clock.mark("write");
   kernel_write<<<grid.blocks, policy::threads, smem, s>>>(
-      m, n, grid.items_per_block, rq.kind, sums, as<std::uint32_t>(counts),
+      mw, n, grid.items_per_block, rq.kind, sums, as<std::uint32_t>(counts),
       keep_first ? as<std::uint32_t>(first_rows) : nullptr, as<size_type>(block_rows), with_build ? out.build_rows.data_as<size_type>() : nullptr,
       out.probe_rows.data_as<size_type>(), as<unsigned long long>(checksum));
   JOINERY_CHECK_LAUNCH();

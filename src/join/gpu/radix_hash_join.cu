@@ -60,6 +60,7 @@ struct radix_join_args {
   row_sums sums;
   bool with_checksum;
   key_codec codec;
+  bool positions;  // GFTR: write positions in the partitioned sides, not input row ids
   size_type* item_rows;           // count mode: output rows of each item
   size_type const* item_offsets;  // write mode: first output row of each item
   size_type* out_build;
@@ -213,14 +214,15 @@ __global__ void __launch_bounds__(radix_join_policy::threads, radix_join_policy:
         if (with_matches) {
           for (size_type ch = 0; ch < chunks; ++ch) {
             if (chunks > 1) { table.build(a.build_keys + b0 + ch * P::chunk, chunk_rows(ch)); }
-            auto const* rows_of_chunk = a.build_rows + b0 + ch * P::chunk;
+            size_type const chunk0 = b0 + ch * P::chunk;
+            auto const* rows_of_chunk = a.build_rows + chunk0;
 #pragma unroll
             for (int j = 0; j < ipt; ++j) {
               if (item_of(j) < p1) {
-                size_type const prow = a.probe_rows[item_of(j)];
+                size_type const prow = a.positions ? item_of(j) : a.probe_rows[item_of(j)];
                 table.for_each_match(k[j], [&](int t) {
                   size_type const pos = cursor[j]++;
-                  a.out_build[pos] = rows_of_chunk[t];
+                  a.out_build[pos] = a.positions ? chunk0 + t : rows_of_chunk[t];
                   a.out_probe[pos] = prow;
                 });
               }
@@ -232,7 +234,7 @@ __global__ void __launch_bounds__(radix_join_policy::threads, radix_join_policy:
           if (item_of(j) < p1) {
             if (emits_lone_row(a.kind, c[j])) {
               if (a.kind == join_kind::left_outer) { a.out_build[cursor[j]] = -1; }
-              a.out_probe[cursor[j]] = a.probe_rows[item_of(j)];
+              a.out_probe[cursor[j]] = a.positions ? item_of(j) : a.probe_rows[item_of(j)];
             }
           }
         }
@@ -335,7 +337,7 @@ device_matches run(join_request const& rq, stream_ref stream, memory_resource* m
   device_matches out;
   bool const with_build = rq.kind == join_kind::inner || rq.kind == join_kind::left_outer;
   if (items == 0) {
-    if (!rq.aggregate_only) { allocate_matches(out, 0, with_build, rq.budget, "radix_hash", stream, mr); }
+    if (!rq.aggregate_only) { allocate_matches(out, 0, with_build, rq, "radix_hash", stream, mr); }
     out.phases = clock.finish();
     return out;
   }
@@ -381,7 +383,10 @@ device_matches run(join_request const& rq, stream_ref stream, memory_resource* m
     out.phases = clock.finish();
     return out;
   }
-  allocate_matches(out, total, with_build, rq.budget, "radix_hash", stream, mr);
+  // GFTR: ask whether to write positions into the partitioned sides (stable, contiguous).
+  a.positions = rq.positions_for && rq.positions_for(total, bits, bits);
+  out.positions = a.positions;
+  allocate_matches(out, total, with_build, rq, "radix_hash", stream, mr);
   JOINERY_CUDA_TRY(cudaMemsetAsync(checksum.data(), 0, checksum.size(), s));
   a.item_offsets = as<size_type>(item_rows);
   a.out_build = with_build ? out.build_rows.data_as<size_type>() : nullptr;
@@ -391,6 +396,10 @@ device_matches run(join_request const& rq, stream_ref stream, memory_resource* m
   JOINERY_CHECK_LAUNCH();
   out.checksum = read_scalar(as<unsigned long long>(checksum), stream);
   out.phases = clock.finish();
+  if (out.positions) {  // the caller transforms the payloads with the same partitioning
+    out.build_side = {std::move(bk), std::move(br), bits};
+    out.probe_side = {std::move(pk), std::move(pr), bits};
+  }
   return out;
 }
 

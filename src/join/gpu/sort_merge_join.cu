@@ -23,6 +23,11 @@ struct merge_matcher {
   U const* probe;  // sorted
   std::uint32_t const* probe_rows;
   key_codec codec;
+  /// GFTR: output positions in the sorted sides instead of input row ids.
+  bool positions = false;
+
+  static constexpr int build_sort_bits() { return 8 * static_cast<int>(sizeof(U)); }
+  static constexpr int probe_sort_bits() { return 8 * static_cast<int>(sizeof(U)); }
 
   std::size_t smem_bytes() const { return 0; }
   __device__ void init_block(unsigned char*) const {}
@@ -51,13 +56,17 @@ struct merge_matcher {
         U const k = probe[item];
         // A thread's items ascend, so each bound lies at or after the previous one.
         if (lb < nb && build[lb] < k) { lb = lower_bound(k, lb + 1); }
-        for (size_type b = lb; b < nb && build[b] == k; ++b) {
-          f(j, static_cast<size_type>(build_rows[b]));
-        }
+        // Handles are sorted positions; build_row() turns them into what the output holds.
+        for (size_type b = lb; b < nb && build[b] == k; ++b) { f(j, b); }
       }
     }
   }
-  __device__ size_type probe_row(size_type item) const { return probe_rows[item]; }
+  __device__ size_type build_row(size_type b) const {
+    return positions ? b : static_cast<size_type>(build_rows[b]);
+  }
+  __device__ size_type probe_row(size_type item) const {
+    return positions ? item : static_cast<size_type>(probe_rows[item]);
+  }
   __device__ std::uint64_t probe_value(size_type item) const {
     return checksum_of(probe[item], codec);
   }
@@ -82,6 +91,10 @@ device_matches run(join_request const& rq, stream_ref stream, memory_resource* m
                      codec_of(rq.key_type, false)};
   auto out = run_three_phase(m, np, rq, m.codec, "sort_merge", clock, stream, mr);
   out.phases = clock.finish();
+  if (out.positions) {  // GFTR: the caller transforms the payloads with the same sorts
+    out.build_side = {std::move(bk), std::move(br), m.build_sort_bits()};
+    out.probe_side = {std::move(pk), std::move(pr), m.probe_sort_bits()};
+  }
   return out;
 }
 

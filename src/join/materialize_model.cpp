@@ -1,0 +1,84 @@
+// The GFUR / GFTR cost model (see materialize_model.hpp); pure host arithmetic.
+#include "join/materialize_model.hpp"
+
+#include <algorithm>
+
+namespace joinery::detail {
+
+namespace {
+
+constexpr double id_bytes = 8;      // int64 ids / positions of the output
+constexpr double order_bytes = 4;   // the 32-bit row ids the joins' sorts carry
+constexpr double sector_bytes = 32;  // the granule of a random device-memory read
+constexpr int radix_digit_bits = 8;  // CUB's onesweep digit
+
+double seq(double bytes, device_bandwidths const& bw) { return bytes / bw.sequential; }
+
+/// Seconds per element of the source reads of a gather: the measured 4-byte gather less its
+/// sequential part (ids in, values out), never below a sequential read. Unclustered reads cost
+/// a sector whatever the width up to it; clustered reads scale with the width.
+double read_seconds(int width, bool clustered, device_bandwidths const& bw) {
+  double const whole = 16.0 / (clustered ? bw.clustered_gather : bw.unclustered_gather);
+  double const read4 = std::max(whole - seq(12.0, bw), seq(4.0, bw));
+  if (clustered) { return read4 * width / 4.0; }
+  return read4 * std::max(1.0, width / sector_bytes);
+}
+
+double sort_pairs_seconds(size_type n, int key_bytes, int width, int sort_bits,
+                          device_bandwidths const& bw) {
+  int const passes = (sort_bits + radix_digit_bits - 1) / radix_digit_bits;
+  // One histogram pass over the keys, then each digit pass reads and writes keys and values.
+  double const bytes = static_cast<double>(n) *
+                       (key_bytes + 2.0 * passes * (key_bytes + static_cast<double>(width)));
+  return seq(bytes, bw);
+}
+
+double permute_seconds(size_type n, int width, device_bandwidths const& bw) {
+  auto const rows = static_cast<double>(n);
+  return seq(rows * (order_bytes + width), bw) + rows * read_seconds(width, false, bw);
+}
+
+}  // namespace
+
+double gather_seconds(size_type m, int width, bool clustered, device_bandwidths const& bw) {
+  auto const rows = static_cast<double>(m);
+  return seq(rows * (id_bytes + width), bw) + rows * read_seconds(width, clustered, bw);
+}
+
+bool sort_transform_cheaper(size_type n, int key_bytes, int width, int sort_bits,
+                            device_bandwidths const& bw) {
+  return sort_pairs_seconds(n, key_bytes, width, sort_bits, bw) <=
+         permute_seconds(n, width, bw);
+}
+
+double transform_seconds(size_type n, int key_bytes, int width, int sort_bits,
+                         device_bandwidths const& bw) {
+  if (sort_bits <= 0 || n == 0) { return 0; }  // the identity order: the column as it is
+  return std::min(sort_pairs_seconds(n, key_bytes, width, sort_bits, bw),
+                  permute_seconds(n, width, bw));
+}
+
+materialize_estimate estimate_materialization(materialize_workload const& w,
+                                              device_bandwidths const& bw) {
+  JOINERY_EXPECTS(bw.sequential > 0 && bw.clustered_gather > 0 && bw.unclustered_gather > 0,
+                  "the materialization model needs positive bandwidths");
+  materialize_estimate e;
+  auto const m = w.output_rows;
+  // A side sorted by no bits keeps its order: its row ids are positions, both gathers cluster.
+  // The probe key: GFUR gathers it from the input, GFTR from the join's sorted probe keys.
+  e.gfur_seconds = gather_seconds(m, w.key_bytes, w.probe_sort_bits == 0, bw);
+  e.gftr_seconds = gather_seconds(m, w.key_bytes, true, bw);
+  auto side = [&](std::vector<int> const& widths, size_type n, int bits) {
+    for (int width : widths) {
+      e.gfur_seconds += gather_seconds(m, width, bits == 0, bw);
+      e.gftr_seconds += transform_seconds(n, w.key_bytes, width, bits, bw) +
+                        gather_seconds(m, width, true, bw);
+    }
+  };
+  side(w.build_widths, w.build_rows, w.build_sort_bits);
+  side(w.probe_widths, w.probe_rows, w.probe_sort_bits);
+  e.choice = e.gftr_seconds < e.gfur_seconds ? materialization::gftr : materialization::gfur;
+  return e;
+}
+
+}  // namespace joinery::detail
