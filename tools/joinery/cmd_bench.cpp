@@ -46,6 +46,7 @@ struct bench_args {
   double match_ratio = 1;
   int payloads = 1;
   std::string output_form = "aggregate";
+  std::string strategy = "automatic";
   std::string rows = "2^24";
   std::string groups = "2^10";
   std::string max_rows = "2^24";
@@ -389,6 +390,7 @@ void run_bench(bench_args const& a) {
     join_point p{parse_size(a.build_rows, "--build-rows"), parse_size(a.probe_rows, "--probe-rows"),
                  type_from_string(a.key_type), a.zipf, a.match_ratio, a.payloads,
                  parse_form(a.output_form)};
+    p.strategy = materialization_from_string(a.strategy);
     run_join_point(rec, p, be, join_algorithm_from_string(a.algorithm), a.seed);
   } else if (a.experiment == "groupby") {
     auto const be = resolve_backend(a.backend, !groupby_algorithms_on(backend::gpu).empty());
@@ -520,6 +522,8 @@ void add_bench(CLI::App& app) {
   c->add_option("--match-ratio", args->match_ratio, "join: fraction of build keys that match");
   c->add_option("--payloads", args->payloads, "join: payload columns per side");
   c->add_option("--output-form", args->output_form, "join: aggregate, index or table");
+  c->add_option("--strategy", args->strategy,
+                "join, table output on the GPU: automatic, gfur or gftr materialization");
   c->add_option("--rows", args->rows, "groupby: input rows");
   c->add_option("--groups", args->groups, "groupby: number of groups");
   c->add_option("--max-rows", args->max_rows, "cpu-join-scaling: largest |R| = |S| (2^20 ..); gpu-joins, wide-joins: |S| of the default workload (2^28)");
