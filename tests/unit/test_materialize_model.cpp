@@ -83,6 +83,16 @@ TEST(MaterializeModel, EachPayloadWidensGftrsLeadAtFullMatch) {
   }
 }
 
+TEST(MaterializeModel, KeyOnlyTablesTakeTheSortedKeys) {
+  // No payloads: GFTR only gathers the key, clustered, from the join's sorted probe keys.
+  auto w = wide_default(0.5);
+  w.build_widths.clear();
+  w.probe_widths.clear();
+  auto const e = estimate_materialization(w, h200_like());
+  EXPECT_EQ(e.choice, materialization::gftr);
+  EXPECT_LT(e.gftr_seconds, e.gfur_seconds);
+}
+
 TEST(MaterializeModel, TransformPicksSortPairsUnlessTheSortHasManyPasses) {
   auto const bw = h200_like();
   // Radix partitioning on 16 bits: two sequential passes beat a random permutation.
