@@ -226,7 +226,8 @@ TEST_F(GpuJoin, TableLargerThanTheBudgetIsRefusedWithEachStrategy) {
   table const build(std::move(b));
   table const probe(std::move(p));
   for (auto algo : join_algorithms_on(backend::gpu)) {
-    for (auto strategy : {materialization::gfur, materialization::gftr, materialization::automatic}) {
+    for (auto strategy :
+         {materialization::gfur, materialization::gftr, materialization::automatic}) {
       SCOPED_TRACE(std::string(to_string(algo)) + " " + std::string(to_string(strategy)));
       join_options o;
       o.algorithm = algo;

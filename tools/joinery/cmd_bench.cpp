@@ -332,13 +332,17 @@ void run_wide_joins_bench(recorder& rec, bench_args const& a) {
         measure_join(rec, q, data, backend::gpu, algo);
       }
     }
-    if (with_no_partition) { measure_join(rec, p, data, backend::gpu, join_algorithm::no_partition_hash); }
+    if (with_no_partition) {
+      measure_join(rec, p, data, backend::gpu, join_algorithm::no_partition_hash);
+    }
   };
   auto const t = output_form::table;
   strategies({m / 2, m, i32, 0.0, 1.0, 2, t}, true);
   auto const n = m / 4;
   for (int k = 1; k <= 8; ++k) { strategies({n / 2, n, i32, 0.0, 1.0, k, t}, false); }
-  for (double mr : {0.0, 0.1, 0.25, 0.5, 0.75, 1.0}) { strategies({n, n, i32, 0.0, mr, 2, t}, false); }
+  for (double mr : {0.0, 0.1, 0.25, 0.5, 0.75, 1.0}) {
+    strategies({n, n, i32, 0.0, mr, 2, t}, false);
+  }
   for (double z : {0.5, 1.0, 1.5, 2.0}) { strategies({n / 2, n, i32, z, 1.0, 2, t}, false); }
   strategies({n / 2, n, type_id::int64, 0.0, 1.0, 2, t}, false);
   for (std::int64_t keys : {m / 32, m / 16, m / 8}) {
@@ -526,7 +530,9 @@ void add_bench(CLI::App& app) {
                 "join, table output on the GPU: automatic, gfur or gftr materialization");
   c->add_option("--rows", args->rows, "groupby: input rows");
   c->add_option("--groups", args->groups, "groupby: number of groups");
-  c->add_option("--max-rows", args->max_rows, "cpu-join-scaling: largest |R| = |S| (2^20 ..); gpu-joins, wide-joins: |S| of the default workload (2^28)");
+  c->add_option("--max-rows", args->max_rows,
+                "cpu-join-scaling: largest |R| = |S| (2^20 ..); gpu-joins, wide-joins: |S| of the "
+                "default workload (2^28)");
   c->add_option("--seed", args->seed, "random seed");
   c->callback([args] { run_bench(*args); });
 }

@@ -31,7 +31,8 @@ __global__ void bandwidth_ids_kernel(size_type* __restrict__ ids, size_type n, s
   size_type const stride = static_cast<size_type>(gridDim.x) * blockDim.x;
   for (size_type i = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += stride) {
-    auto const h = static_cast<size_type>(fmix64(static_cast<std::uint64_t>(i) + 0x9e3779b97f4a7c15ULL) >> 1);
+    auto const h =
+      static_cast<size_type>(fmix64(static_cast<std::uint64_t>(i) + 0x9e3779b97f4a7c15ULL) >> 1);
     if (window > 0) {
       size_type const base = i - i % window;
       ids[i] = std::min(base + h % window, n - 1);
@@ -77,7 +78,8 @@ device_bandwidths measure(size_type n, stream_ref stream) {
   column src(type_id::uint32, n, mr, stream);
   column out(type_id::uint32, n, mr, stream);
   column ids(type_id::int64, n, mr, stream);
-  JOINERY_CUDA_TRY(cudaMemsetAsync(src.data(), 1, sizeof(std::uint32_t) * static_cast<std::size_t>(n), s));
+  JOINERY_CUDA_TRY(
+    cudaMemsetAsync(src.data(), 1, sizeof(std::uint32_t) * static_cast<std::size_t>(n), s));
   device_bandwidths bw;
   auto const bytes = static_cast<double>(n) * sizeof(std::uint32_t);
   bw.sequential = 2 * bytes / time_best(s, [&] {
@@ -85,8 +87,8 @@ device_bandwidths measure(size_type n, stream_ref stream) {
                                      cudaMemcpyDeviceToDevice, s));
   });
   auto gather_bw = [&](size_type window) {
-    bandwidth_ids_kernel<<<grid_stride_blocks(n, P::threads, current_sm_count(), 8), P::threads, 0, s>>>(
-        ids.data_as<size_type>(), n, window);
+    auto const blocks = grid_stride_blocks(n, P::threads, current_sm_count(), 8);
+    bandwidth_ids_kernel<<<blocks, P::threads, 0, s>>>(ids.data_as<size_type>(), n, window);
     JOINERY_CHECK_LAUNCH();
     return 16.0 * static_cast<double>(n) / time_best(s, [&] {
       (void)gather(src.view(), ids.view(), bounds_check::unchecked, stream, mr);

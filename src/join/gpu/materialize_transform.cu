@@ -33,8 +33,9 @@ void sort_pairs(U const* keys, V const* values, size_type n, int sort_bits, V* o
   // The sorted keys are a by-product (the join already holds them); only the values are kept.
   buffer keys_out(sizeof(U) * static_cast<std::size_t>(n), mr, stream);
   std::size_t temp = 0;
-  JOINERY_CUDA_TRY(cub::DeviceRadixSort::SortPairs(nullptr, temp, keys, static_cast<U*>(keys_out.data()),
-                                                   values, out, n, 0, sort_bits, s));
+  JOINERY_CUDA_TRY(cub::DeviceRadixSort::SortPairs(nullptr, temp, keys,
+                                                   static_cast<U*>(keys_out.data()), values, out,
+                                                   n, 0, sort_bits, s));
   buffer scratch(scratch_bytes(temp), mr, stream);
   JOINERY_CUDA_TRY(cub::DeviceRadixSort::SortPairs(scratch.data(), temp, keys,
                                                    static_cast<U*>(keys_out.data()), values, out,

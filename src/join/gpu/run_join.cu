@@ -243,9 +243,12 @@ column_view column_for_output(table_side const& side, size_type c, bool position
   return hold.view();
 }
 
-std::vector<int> widths_of(std::vector<column_view> const& cols, std::vector<size_type> const& which) {
+std::vector<int> widths_of(std::vector<column_view> const& cols,
+                           std::vector<size_type> const& which) {
   std::vector<int> v;
-  for (auto c : which) { v.push_back(static_cast<int>(size_of(cols[static_cast<std::size_t>(c)].type()))); }
+  for (auto c : which) {
+    v.push_back(static_cast<int>(size_of(cols[static_cast<std::size_t>(c)].type())));
+  }
   return v;
 }
 
@@ -276,8 +279,8 @@ join_result run_join(join_algorithm algo, table_view const& build, size_type bui
   // having the join read per-row sums at random: the join's checksum covers the key only.
   bool const table_form = options.output == output_form::table;
   auto const build_payloads = probe_only ? std::vector<size_type>{} : options.build_payloads;
-  auto const build_sums = table_form ? buffer{}
-                                     : row_sums_of(b.cols, build_payloads, rq.build_rows, stream, dev);
+  auto const build_sums =
+    table_form ? buffer{} : row_sums_of(b.cols, build_payloads, rq.build_rows, stream, dev);
   auto const probe_sums =
     table_form ? buffer{} : row_sums_of(p.cols, options.probe_payloads, rq.probe_rows, stream, dev);
   rq.build_sums = static_cast<std::uint64_t const*>(build_sums.data());
