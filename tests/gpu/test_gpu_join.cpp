@@ -319,6 +319,24 @@ TEST_F(GpuJoin, WideJoinsGfurAndGftrMatchCpu) {
   expect_strategies_match_cpu(gen::generate(b), gen::generate(p));
 }
 
+TEST_F(GpuJoin, SixteenPayloadsPerSideGfurAndGftrMatchCpu) {
+  auto widths = all_payload_widths();
+  auto const more = all_payload_widths();
+  widths.insert(widths.end(), more.rbegin(), more.rend());  // 16 columns, every width 4 times
+  gen::relation_spec b;
+  b.rows = 1 << 15;  // radix join: 4 partition bits
+  b.kind = gen::key_kind::primary;
+  b.key_type = type_id::uint32;
+  b.payload_types = widths;
+  b.seed = 105;
+  gen::relation_spec p = b;
+  p.rows = 1 << 16;
+  p.kind = gen::key_kind::foreign;
+  p.domain = b.rows;
+  p.seed = 106;
+  expect_strategies_match_cpu(gen::generate(b), gen::generate(p));
+}
+
 TEST_F(GpuJoin, WideManyToManyGfurAndGftrMatchCpu) {
   gen::relation_spec s;
   s.rows = 1 << 16;
