@@ -1,7 +1,8 @@
 // The bandwidths of the materialization model, measured once per device: a device-to-device
 // copy, and gathers of 4-byte values through int64 ids that are random within 4096-row windows
 // (clustered, like GFTR's build side) or random over the whole column (unclustered, GFUR). The
-// column is larger than the L2 cache where memory allows, so unclustered reads reach DRAM.
+// column is four times the L2 cache where memory allows, so unclustered reads mostly reach DRAM
+// as they do on join-sized inputs.
 #include "core/cuda_try.hpp"
 #include "join/gpu/materialize.hpp"
 #include "primitives/detail/hash.cuh"
@@ -19,9 +20,11 @@ namespace {
 
 struct bandwidth_probe_policy {
   static constexpr int threads = 256;
-  /// Rows of the measured column: 2^25 4-byte values (128 MiB, about twice an H200's L2);
-  /// halved while the device cannot hold the column, its ids and the output.
-  static constexpr size_type rows = size_type{1} << 25;
+  /// Rows of the measured column: 4-byte values filling l2_multiple x the L2 cache (2^26 rows,
+  /// 256 MiB, on an H200), within [min_rows, max_rows]; halved while the device cannot hold the
+  /// column, its ids and the outputs (20 bytes a row).
+  static constexpr size_type l2_multiple = 4;
+  static constexpr size_type max_rows = size_type{1} << 26;
   static constexpr size_type min_rows = size_type{1} << 20;
   static constexpr size_type window = 4096;
   static constexpr int runs = 3;
@@ -42,7 +45,7 @@ __global__ void bandwidth_ids_kernel(size_type* __restrict__ ids, size_type n, s
   }
 }
 
-/// Median-free minimum of a few timed runs of `f` (after one warm-up), in seconds.
+/// The fastest of a few timed runs of `f` after one warm-up, in seconds (noise only slows).
 template <class F>
 double time_best(cudaStream_t s, F&& f) {
   cudaEvent_t e0{};
@@ -108,13 +111,21 @@ device_bandwidths measured_bandwidths(stream_ref stream) {
   JOINERY_CUDA_TRY(cudaGetDevice(&dev));
   std::lock_guard lock(m);
   if (auto it = cache.find(dev); it != cache.end()) { return it->second; }
-  for (size_type n = bandwidth_probe_policy::rows;; n /= 2) {
+  using P = bandwidth_probe_policy;
+  int l2 = 0;
+  JOINERY_CUDA_TRY(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
+  size_type n = P::min_rows;
+  auto const want_bytes = P::l2_multiple * static_cast<size_type>(l2);
+  while (n < P::max_rows && n * static_cast<size_type>(sizeof(std::uint32_t)) < want_bytes) {
+    n *= 2;
+  }
+  for (;; n /= 2) {
     try {
       auto const bw = measure(n, stream);
       cache.emplace(dev, bw);
       return bw;
     } catch (out_of_memory const&) {
-      if (n / 2 < bandwidth_probe_policy::min_rows) { throw; }
+      if (n / 2 < P::min_rows) { throw; }
     }
   }
 }
