@@ -14,14 +14,29 @@ constexpr int radix_digit_bits = 8;  // CUB's onesweep digit
 
 double seq(double bytes, device_bandwidths const& bw) { return bytes / bw.sequential; }
 
-/// Seconds per element of the source reads of a gather: the measured 4-byte gather less its
-/// sequential part (ids in, values out), never below a sequential read. Unclustered reads cost
-/// a sector whatever the width up to it; clustered reads scale with the width.
-double read_seconds(int width, bool clustered, device_bandwidths const& bw) {
-  double const whole = 16.0 / (clustered ? bw.clustered_gather : bw.unclustered_gather);
-  double const read4 = std::max(whole - seq(12.0, bw), seq(4.0, bw));
-  if (clustered) { return read4 * width / 4.0; }
-  return read4 * std::max(1.0, width / sector_bytes);
+/// Seconds per element of the source reads of a measured 4-byte gather: the whole less its
+/// sequential part (ids in, values out), never below a sequential read.
+double read4_seconds(double gather_bandwidth, device_bandwidths const& bw) {
+  return std::max(16.0 / gather_bandwidth - seq(12.0, bw), seq(4.0, bw));
+}
+
+/// Fraction of random reads into `column_bytes` that the L2 cache serves.
+double l2_hits(double column_bytes, device_bandwidths const& bw) {
+  if (bw.l2_bytes <= 0 || column_bytes <= 0) { return 0; }
+  return std::min(1.0, bw.l2_bytes / column_bytes);
+}
+
+/// Seconds per element of a gather's source reads from a column of n `width`-byte values.
+/// Clustered reads scale with the width. Unclustered reads cost a sector whatever the width up
+/// to it, from DRAM (the measurement less its cache hits) except for the share the L2 serves.
+double read_seconds(int width, bool clustered, size_type n, device_bandwidths const& bw) {
+  double const c4 = read4_seconds(bw.clustered_gather, bw);
+  if (clustered) { return c4 * width / 4.0; }
+  double const measured = read4_seconds(bw.unclustered_gather, bw);
+  double const h0 = l2_hits(bw.unclustered_column_bytes, bw);
+  double const dram = h0 < 1 ? std::max((measured - h0 * c4) / (1 - h0), c4) : measured;
+  double const h = l2_hits(static_cast<double>(n) * width, bw);
+  return (h * c4 + (1 - h) * dram) * std::max(1.0, width / sector_bytes);
 }
 
 double sort_pairs_seconds(size_type n, int key_bytes, int width, int sort_bits,
@@ -35,14 +50,15 @@ double sort_pairs_seconds(size_type n, int key_bytes, int width, int sort_bits,
 
 double permute_seconds(size_type n, int width, device_bandwidths const& bw) {
   auto const rows = static_cast<double>(n);
-  return seq(rows * (order_bytes + width), bw) + rows * read_seconds(width, false, bw);
+  return seq(rows * (order_bytes + width), bw) + rows * read_seconds(width, false, n, bw);
 }
 
 }  // namespace
 
-double gather_seconds(size_type m, int width, bool clustered, device_bandwidths const& bw) {
+double gather_seconds(size_type m, int width, bool clustered, size_type n,
+                      device_bandwidths const& bw) {
   auto const rows = static_cast<double>(m);
-  return seq(rows * (id_bytes + width), bw) + rows * read_seconds(width, clustered, bw);
+  return seq(rows * (id_bytes + width), bw) + rows * read_seconds(width, clustered, n, bw);
 }
 
 bool sort_transform_cheaper(size_type n, int key_bytes, int width, int sort_bits,
@@ -66,13 +82,13 @@ materialize_estimate estimate_materialization(materialize_workload const& w,
   auto const m = w.output_rows;
   // A side sorted by no bits keeps its order: its row ids are positions, both gathers cluster.
   // The probe key: GFUR gathers it from the input, GFTR from the join's sorted probe keys.
-  e.gfur_seconds = gather_seconds(m, w.key_bytes, w.probe_sort_bits == 0, bw);
-  e.gftr_seconds = gather_seconds(m, w.key_bytes, true, bw);
+  e.gfur_seconds = gather_seconds(m, w.key_bytes, w.probe_sort_bits == 0, w.probe_rows, bw);
+  e.gftr_seconds = gather_seconds(m, w.key_bytes, true, w.probe_rows, bw);
   auto side = [&](std::vector<int> const& widths, size_type n, int bits) {
     for (int width : widths) {
-      e.gfur_seconds += gather_seconds(m, width, bits == 0, bw);
+      e.gfur_seconds += gather_seconds(m, width, bits == 0, n, bw);
       e.gftr_seconds += transform_seconds(n, w.key_bytes, width, bits, bw) +
-                        gather_seconds(m, width, true, bw);
+                        gather_seconds(m, width, true, n, bw);
     }
   };
   side(w.build_widths, w.build_rows, w.build_sort_bits);

@@ -27,6 +27,11 @@ struct device_bandwidths {
   /// ids random over a column larger than the L2 cache (unclustered).
   double clustered_gather = 0;
   double unclustered_gather = 0;
+  /// The L2 cache and the bytes of the column the unclustered gather read (0: no cache
+  /// modelled). A random read into a column of B bytes hits the cache with probability
+  /// min(1, l2 / B): small build sides are gathered at nearly clustered speed.
+  double l2_bytes = 0;
+  double unclustered_column_bytes = 0;
 };
 
 struct materialize_workload {
@@ -58,8 +63,9 @@ double transform_seconds(size_type n, int key_bytes, int width, int sort_bits,
 /// reads and writes sequentially).
 bool sort_transform_cheaper(size_type n, int key_bytes, int width, int sort_bits,
                             device_bandwidths const& bw);
-/// Seconds of a gather of m `width`-byte values through int64 ids.
-double gather_seconds(size_type m, int width, bool clustered, device_bandwidths const& bw);
+/// Seconds of a gather of m `width`-byte values through int64 ids from a column of n rows.
+double gather_seconds(size_type m, int width, bool clustered, size_type n,
+                      device_bandwidths const& bw);
 
 materialize_estimate estimate_materialization(materialize_workload const& w,
                                               device_bandwidths const& bw);

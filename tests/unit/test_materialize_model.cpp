@@ -93,6 +93,25 @@ TEST(MaterializeModel, KeyOnlyTablesTakeTheSortedKeys) {
   EXPECT_LT(e.gftr_seconds, e.gfur_seconds);
 }
 
+TEST(MaterializeModel, InputsThatFitTheL2CacheStayWithGfur) {
+  // The L2 cache serves random reads into columns smaller than it: gathering at random from a
+  // small build side costs about what a clustered gather does, so transforming first only adds.
+  auto bw = h200_like();
+  bw.l2_bytes = 60e6;
+  bw.unclustered_column_bytes = 256e6;  // measured over 4x the L2
+  auto small = wide_default(1.0);
+  small.build_rows = size_type{1} << 20;  // 4 MiB columns
+  small.probe_rows = size_type{1} << 21;
+  small.output_rows = small.probe_rows;
+  small.build_sort_bits = small.probe_sort_bits = 9;
+  EXPECT_EQ(estimate_materialization(small, bw).choice, materialization::gfur);
+  // Join-sized columns miss the cache: GFTR, and GFUR dearer than the measured blend suggests.
+  auto const large = estimate_materialization(wide_default(1.0), bw);
+  EXPECT_EQ(large.choice, materialization::gftr);
+  auto const blended = estimate_materialization(wide_default(1.0), h200_like());
+  EXPECT_GT(large.gfur_seconds, blended.gfur_seconds);
+}
+
 TEST(MaterializeModel, TransformPicksSortPairsUnlessTheSortHasManyPasses) {
   auto const bw = h200_like();
   // Radix partitioning on 16 bits: two sequential passes beat a random permutation.

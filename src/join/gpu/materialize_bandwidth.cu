@@ -99,6 +99,12 @@ device_bandwidths measure(size_type n, stream_ref stream) {
   };
   bw.clustered_gather = gather_bw(P::window);
   bw.unclustered_gather = gather_bw(0);
+  int dev = 0;
+  JOINERY_CUDA_TRY(cudaGetDevice(&dev));
+  int l2 = 0;
+  JOINERY_CUDA_TRY(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
+  bw.l2_bytes = static_cast<double>(l2);
+  bw.unclustered_column_bytes = bytes;
   return bw;
 }
 
