@@ -26,6 +26,7 @@
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace joinery::detail::gpu {
@@ -360,11 +361,8 @@ device_matches run_three_phase(M const& m, size_type n, join_request const& rq, 
   auto const s = to_cuda(stream);
   auto const smem = m.smem_bytes();
   auto const kernel_count = match_count_kernel<M>;
-  auto const kernel_write = match_write_kernel<M>;
   if (smem > 48 * 1024) {
     JOINERY_CUDA_TRY(cudaFuncSetAttribute(kernel_count, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          static_cast<int>(smem)));
-    JOINERY_CUDA_TRY(cudaFuncSetAttribute(kernel_write, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                           static_cast<int>(smem)));
   }
   int const per_sm = std::min(policy::max_blocks_per_sm,
@@ -396,22 +394,37 @@ device_matches run_three_phase(M const& m, size_type n, join_request const& rq, 
     out.checksum = read_scalar(as<unsigned long long>(checksum), stream);
     return out;
   }
-  // GFTR: matchers that can write positions (a `positions` flag) are asked whether to.
-  M mw = m;
-  if constexpr (requires { mw.positions; }) {
-    if (rq.positions_for) {
-      mw.positions = rq.positions_for(total, mw.build_sort_bits(), mw.probe_sort_bits());
-      out.positions = mw.positions;
-    }
+  // GFTR: matchers that can write positions (with_positions()) are asked whether to.
+  constexpr bool can_position = requires { m.with_positions(); };
+  if constexpr (can_position) {
+    out.positions = rq.positions_for &&
+                    rq.positions_for(total, M::build_sort_bits(), M::probe_sort_bits());
   }
   allocate_matches(out, total, with_build, rq, algorithm, stream, mr);
   JOINERY_CUDA_TRY(cudaMemsetAsync(checksum.data(), 0, checksum.size(), s));
   clock.mark("write");
-  kernel_write<<<grid.blocks, policy::threads, smem, s>>>(
-      mw, n, grid.items_per_block, rq.kind, sums, as<std::uint32_t>(counts),
-      keep_first ? as<std::uint32_t>(first_rows) : nullptr, as<size_type>(block_rows), with_build ? out.build_rows.data_as<size_type>() : nullptr,
-      out.probe_rows.data_as<size_type>(), as<unsigned long long>(checksum));
-  JOINERY_CHECK_LAUNCH();
+  auto write = [&](auto const& mw) {
+    auto const kernel_write = match_write_kernel<std::decay_t<decltype(mw)>>;
+    if (smem > 48 * 1024) {
+      JOINERY_CUDA_TRY(cudaFuncSetAttribute(
+          kernel_write, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+    }
+    kernel_write<<<grid.blocks, policy::threads, smem, s>>>(
+        mw, n, grid.items_per_block, rq.kind, sums, as<std::uint32_t>(counts),
+        keep_first ? as<std::uint32_t>(first_rows) : nullptr, as<size_type>(block_rows),
+        with_build ? out.build_rows.data_as<size_type>() : nullptr,
+        out.probe_rows.data_as<size_type>(), as<unsigned long long>(checksum));
+    JOINERY_CHECK_LAUNCH();
+  };
+  if constexpr (can_position) {
+    if (out.positions) {
+      write(m.with_positions());
+    } else {
+      write(m);
+    }
+  } else {
+    write(m);
+  }
   out.checksum = read_scalar(as<unsigned long long>(checksum), stream);
   return out;
 }

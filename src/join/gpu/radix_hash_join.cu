@@ -60,7 +60,6 @@ struct radix_join_args {
   row_sums sums;
   bool with_checksum;
   key_codec codec;
-  bool positions;  // GFTR: write positions in the partitioned sides, not input row ids
   size_type* item_rows;           // count mode: output rows of each item
   size_type const* item_offsets;  // write mode: first output row of each item
   size_type* out_build;
@@ -135,7 +134,9 @@ __device__ __forceinline__ size_type partition_of(size_type const* item_start, s
   return lo;
 }
 
-template <class U, bool Write>
+/// Write mode with Positions (GFTR) writes positions in the partitioned sides instead of input
+/// row ids: a separate instantiation, so the row-id kernel keeps its registers.
+template <class U, bool Write, bool Positions>
 __global__ void __launch_bounds__(radix_join_policy::threads, radix_join_policy::min_blocks)
     radix_join_kernel(radix_join_args<U> a) {
   using P = radix_join_policy;
@@ -214,15 +215,18 @@ __global__ void __launch_bounds__(radix_join_policy::threads, radix_join_policy:
         if (with_matches) {
           for (size_type ch = 0; ch < chunks; ++ch) {
             if (chunks > 1) { table.build(a.build_keys + b0 + ch * P::chunk, chunk_rows(ch)); }
-            size_type const chunk0 = b0 + ch * P::chunk;
-            auto const* rows_of_chunk = a.build_rows + chunk0;
+            // Positions fit 32 bits (sides hold at most max_row_id_rows): fewer registers.
+            auto const chunk0 = static_cast<std::uint32_t>(b0 + ch * P::chunk);
+            auto const* rows_of_chunk = a.build_rows + b0 + ch * P::chunk;
 #pragma unroll
             for (int j = 0; j < ipt; ++j) {
               if (item_of(j) < p1) {
-                size_type const prow = a.positions ? item_of(j) : a.probe_rows[item_of(j)];
+                std::uint32_t const prow = Positions ? static_cast<std::uint32_t>(item_of(j))
+                                                     : a.probe_rows[item_of(j)];
                 table.for_each_match(k[j], [&](int t) {
                   size_type const pos = cursor[j]++;
-                  a.out_build[pos] = a.positions ? chunk0 + t : rows_of_chunk[t];
+                  a.out_build[pos] = Positions ? chunk0 + static_cast<std::uint32_t>(t)
+                                               : rows_of_chunk[t];
                   a.out_probe[pos] = prow;
                 });
               }
@@ -234,7 +238,7 @@ __global__ void __launch_bounds__(radix_join_policy::threads, radix_join_policy:
           if (item_of(j) < p1) {
             if (emits_lone_row(a.kind, c[j])) {
               if (a.kind == join_kind::left_outer) { a.out_build[cursor[j]] = -1; }
-              a.out_probe[cursor[j]] = a.positions ? item_of(j) : a.probe_rows[item_of(j)];
+              a.out_probe[cursor[j]] = Positions ? item_of(j) : a.probe_rows[item_of(j)];
             }
           }
         }
@@ -364,12 +368,13 @@ device_matches run(join_request const& rq, stream_ref stream, memory_resource* m
   a.checksum = as<unsigned long long>(checksum);
 
   constexpr std::size_t smem = radix_join_smem<U>();
-  auto const count_kernel = radix_join_kernel<U, false>;
-  auto const write_kernel = radix_join_kernel<U, true>;
-  JOINERY_CUDA_TRY(cudaFuncSetAttribute(count_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        static_cast<int>(smem)));
-  JOINERY_CUDA_TRY(cudaFuncSetAttribute(write_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        static_cast<int>(smem)));
+  auto const count_kernel = radix_join_kernel<U, false, false>;
+  auto const write_ids_kernel = radix_join_kernel<U, true, false>;
+  auto const write_positions_kernel = radix_join_kernel<U, true, true>;
+  for (auto kernel : {count_kernel, write_ids_kernel, write_positions_kernel}) {
+    JOINERY_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          static_cast<int>(smem)));
+  }
   auto const grid = static_cast<unsigned>(std::min<size_type>(items, 1 << 30));
 
   clock.mark("join count");
@@ -384,15 +389,14 @@ device_matches run(join_request const& rq, stream_ref stream, memory_resource* m
     return out;
   }
   // GFTR: ask whether to write positions into the partitioned sides (stable, contiguous).
-  a.positions = rq.positions_for && rq.positions_for(total, bits, bits);
-  out.positions = a.positions;
+  out.positions = rq.positions_for && rq.positions_for(total, bits, bits);
   allocate_matches(out, total, with_build, rq, "radix_hash", stream, mr);
   JOINERY_CUDA_TRY(cudaMemsetAsync(checksum.data(), 0, checksum.size(), s));
   a.item_offsets = as<size_type>(item_rows);
   a.out_build = with_build ? out.build_rows.data_as<size_type>() : nullptr;
   a.out_probe = out.probe_rows.data_as<size_type>();
   clock.mark("join write");
-  write_kernel<<<grid, P::threads, smem, s>>>(a);
+  (out.positions ? write_positions_kernel : write_ids_kernel)<<<grid, P::threads, smem, s>>>(a);
   JOINERY_CHECK_LAUNCH();
   out.checksum = read_scalar(as<unsigned long long>(checksum), stream);
   out.phases = clock.finish();

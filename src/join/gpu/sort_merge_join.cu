@@ -14,7 +14,9 @@ namespace {
 
 using smj_policy = three_phase_policy<256, 4>;
 
-template <class U>
+/// Positions (GFTR): the output holds positions in the sorted sides instead of input row ids;
+/// with_positions() gives that matcher, a separate write-kernel instantiation.
+template <class U, bool Positions = false>
 struct merge_matcher {
   using policy = smj_policy;
   U const* build;  // sorted
@@ -23,9 +25,10 @@ struct merge_matcher {
   U const* probe;  // sorted
   std::uint32_t const* probe_rows;
   key_codec codec;
-  /// GFTR: output positions in the sorted sides instead of input row ids.
-  bool positions = false;
 
+  merge_matcher<U, true> with_positions() const {
+    return {build, build_rows, nb, probe, probe_rows, codec};
+  }
   static constexpr int build_sort_bits() { return 8 * static_cast<int>(sizeof(U)); }
   static constexpr int probe_sort_bits() { return 8 * static_cast<int>(sizeof(U)); }
 
@@ -62,10 +65,10 @@ struct merge_matcher {
     }
   }
   __device__ size_type build_row(size_type b) const {
-    return positions ? b : static_cast<size_type>(build_rows[b]);
+    return Positions ? b : static_cast<size_type>(build_rows[b]);
   }
   __device__ size_type probe_row(size_type item) const {
-    return positions ? item : static_cast<size_type>(probe_rows[item]);
+    return Positions ? item : static_cast<size_type>(probe_rows[item]);
   }
   __device__ std::uint64_t probe_value(size_type item) const {
     return checksum_of(probe[item], codec);
