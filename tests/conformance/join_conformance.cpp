@@ -181,7 +181,8 @@ INSTANTIATE_TEST_SUITE_P(Families, WideJoinConformance,
                                             ::testing::ValuesIn(join_workload_names())),
                          [](auto const& info) {
                            auto const& c = std::get<0>(info.param);
-                           return gtest_name(std::string(to_string(c.algo)) + "_" +
+                           // "gpu_" so that the sanitizer's '*gpu*' filter takes them too.
+                           return gtest_name("gpu_" + std::string(to_string(c.algo)) + "_" +
                                              std::string(to_string(c.strategy)) + "_" +
                                              std::get<1>(info.param));
                          });
