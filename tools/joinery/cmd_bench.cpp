@@ -315,7 +315,7 @@ void run_gpu_joins_bench(recorder& rec, bench_args const& a) {
 /// Wu et al.'s wide-join experiments (issue 6), table output: the wide default |R| = M/2,
 /// |S| = M (M = --max-rows, default 2^28), 4-byte keys, 2 four-byte payloads per side, 100% match,
 /// for radix_hash and sort_merge with GFUR, GFTR and the model's choice, and no_partition_hash;
-/// then at |S| = M/4: payload columns 1..8, match ratio 0..100%, Zipf 0..2, 8-byte keys and
+/// then at |S| = M/4: payload columns 0 (narrow: the key only) .. 8, match ratio 0..100%, Zipf 0..2, 8-byte keys and
 /// payloads; and many-to-many |R| = |S| = M/4 over |K| = M/32 .. M/8 keys. Every line records
 /// the model's predicted materialization times beside the measured median.
 void run_wide_joins_bench(recorder& rec, bench_args const& a) {
@@ -339,7 +339,7 @@ void run_wide_joins_bench(recorder& rec, bench_args const& a) {
   auto const t = output_form::table;
   strategies({m / 2, m, i32, 0.0, 1.0, 2, t}, true);
   auto const n = m / 4;
-  for (int k = 1; k <= 8; ++k) { strategies({n / 2, n, i32, 0.0, 1.0, k, t}, false); }
+  for (int k = 0; k <= 8; ++k) { strategies({n / 2, n, i32, 0.0, 1.0, k, t}, false); }
   for (double mr : {0.0, 0.1, 0.25, 0.5, 0.75, 1.0}) {
     strategies({n, n, i32, 0.0, mr, 2, t}, false);
   }
