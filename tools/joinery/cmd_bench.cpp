@@ -315,9 +315,10 @@ void run_gpu_joins_bench(recorder& rec, bench_args const& a) {
 /// Wu et al.'s wide-join experiments (issue 6), table output: the wide default |R| = M/2,
 /// |S| = M (M = --max-rows, default 2^28), 4-byte keys, 2 four-byte payloads per side, 100% match,
 /// for radix_hash and sort_merge with GFUR, GFTR and the model's choice, and no_partition_hash;
-/// then at |S| = M/4: payload columns 0 (narrow: the key only) .. 8, match ratio 0..100%, Zipf 0..2, 8-byte keys and
-/// payloads; and many-to-many |R| = |S| = M/4 over |K| = M/32 .. M/8 keys. Every line records
-/// the model's predicted materialization times beside the measured median.
+/// then at |S| = M/4: payload columns 0 (narrow: the key only) .. 8, match ratio 0..100%,
+/// Zipf 0..2, 8-byte keys and payloads; and many-to-many |R| = |S| = M/4 over |K| = M/32 ..
+/// M/8 keys. Every line records the model's predicted materialization times beside the
+/// measured median.
 void run_wide_joins_bench(recorder& rec, bench_args const& a) {
   JOINERY_EXPECTS(device_count() > 0, "bench wide-joins needs a GPU");
   auto const m = a.max_rows == bench_args{}.max_rows ? std::int64_t{1} << 28
