@@ -27,11 +27,13 @@ double l2_hits(double column_bytes, device_bandwidths const& bw) {
 }
 
 /// Seconds per element of a gather's source reads from a column of n `width`-byte values.
-/// Clustered reads scale with the width. Unclustered reads cost a sector whatever the width up
-/// to it, from DRAM (the measurement less its cache hits) except for the share the L2 serves.
-double read_seconds(int width, bool clustered, size_type n, device_bandwidths const& bw) {
+/// Sequential and clustered reads scale with the width. Unclustered reads cost a sector whatever
+/// the width up to it, from DRAM (the measurement less its cache hits) except for the share the
+/// L2 serves.
+double read_seconds(int width, access_pattern access, size_type n, device_bandwidths const& bw) {
+  if (access == access_pattern::sequential) { return seq(width, bw); }
   double const c4 = read4_seconds(bw.clustered_gather, bw);
-  if (clustered) { return c4 * width / 4.0; }
+  if (access == access_pattern::clustered) { return c4 * width / 4.0; }
   double const measured = read4_seconds(bw.unclustered_gather, bw);
   double const h0 = l2_hits(bw.unclustered_column_bytes, bw);
   double const dram = h0 < 1 ? std::max((measured - h0 * c4) / (1 - h0), c4) : measured;
@@ -50,15 +52,16 @@ double sort_pairs_seconds(size_type n, int key_bytes, int width, int sort_bits,
 
 double permute_seconds(size_type n, int width, device_bandwidths const& bw) {
   auto const rows = static_cast<double>(n);
-  return seq(rows * (order_bytes + width), bw) + rows * read_seconds(width, false, n, bw);
+  return seq(rows * (order_bytes + width), bw) +
+         rows * read_seconds(width, access_pattern::unclustered, n, bw);
 }
 
 }  // namespace
 
-double gather_seconds(size_type m, int width, bool clustered, size_type n,
+double gather_seconds(size_type m, int width, access_pattern access, size_type n,
                       device_bandwidths const& bw) {
   auto const rows = static_cast<double>(m);
-  return seq(rows * (id_bytes + width), bw) + rows * read_seconds(width, clustered, n, bw);
+  return seq(rows * (id_bytes + width), bw) + rows * read_seconds(width, access, n, bw);
 }
 
 bool sort_transform_cheaper(size_type n, int key_bytes, int width, int sort_bits,
@@ -80,19 +83,23 @@ materialize_estimate estimate_materialization(materialize_workload const& w,
                   "the materialization model needs positive bandwidths");
   materialize_estimate e;
   auto const m = w.output_rows;
-  // A side sorted by no bits keeps its order: its row ids are positions, both gathers cluster.
+  // GFTR's positions walk the probe side in order and each build partition at random; a side
+  // sorted by no bits keeps its input order, so its GFUR row ids walk it the same way.
+  using enum access_pattern;
+  auto gfur_access = [](int bits, access_pattern gftr) { return bits == 0 ? gftr : unclustered; };
   // The probe key: GFUR gathers it from the input, GFTR from the join's sorted probe keys.
-  e.gfur_seconds = gather_seconds(m, w.key_bytes, w.probe_sort_bits == 0, w.probe_rows, bw);
-  e.gftr_seconds = gather_seconds(m, w.key_bytes, true, w.probe_rows, bw);
-  auto side = [&](std::vector<int> const& widths, size_type n, int bits) {
+  e.gfur_seconds = gather_seconds(m, w.key_bytes, gfur_access(w.probe_sort_bits, sequential),
+                                  w.probe_rows, bw);
+  e.gftr_seconds = gather_seconds(m, w.key_bytes, sequential, w.probe_rows, bw);
+  auto side = [&](std::vector<int> const& widths, size_type n, int bits, access_pattern gftr) {
     for (int width : widths) {
-      e.gfur_seconds += gather_seconds(m, width, bits == 0, n, bw);
+      e.gfur_seconds += gather_seconds(m, width, gfur_access(bits, gftr), n, bw);
       e.gftr_seconds += transform_seconds(n, w.key_bytes, width, bits, bw) +
-                        gather_seconds(m, width, true, n, bw);
+                        gather_seconds(m, width, gftr, n, bw);
     }
   };
-  side(w.build_widths, w.build_rows, w.build_sort_bits);
-  side(w.probe_widths, w.probe_rows, w.probe_sort_bits);
+  side(w.build_widths, w.build_rows, w.build_sort_bits, clustered);
+  side(w.probe_widths, w.probe_rows, w.probe_sort_bits, sequential);
   e.choice = e.gftr_seconds < e.gfur_seconds ? materialization::gftr : materialization::gfur;
   return e;
 }

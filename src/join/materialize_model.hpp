@@ -6,7 +6,9 @@
 // differ only in how the output's payload columns (and the probe key) are produced:
 //   GFUR  per column: one gather of M output rows through permuted row ids (unclustered reads).
 //   GFTR  per column: a transform of the whole side (N rows) with the key's stable radix sort,
-//         then a gather of M rows through positions into it (clustered reads). The transform is
+//         then a gather of M rows through positions into it: monotone positions on the probe
+//         side (sequential reads), random within a partition on the build side (clustered;
+//         sort-merge's build positions are monotone too, modelled the same). The transform is
 //         either a sort of (key, value) pairs over the same bits (sequential passes) or a gather
 //         through the sort's permutation (random reads over N rows), whichever is cheaper.
 //         The probe key needs no transform: the join already holds the sorted probe keys.
@@ -14,6 +16,7 @@
 // backend measures them once per device, tests pass synthetic numbers).
 #include <joinery/join.hpp>
 
+#include <cstdint>
 #include <vector>
 
 namespace joinery::detail {
@@ -63,8 +66,11 @@ double transform_seconds(size_type n, int key_bytes, int width, int sort_bits,
 /// reads and writes sequentially).
 bool sort_transform_cheaper(size_type n, int key_bytes, int width, int sort_bits,
                             device_bandwidths const& bw);
+/// How a gather's ids walk its source column.
+enum class access_pattern : std::uint8_t { sequential, clustered, unclustered };
+
 /// Seconds of a gather of m `width`-byte values through int64 ids from a column of n rows.
-double gather_seconds(size_type m, int width, bool clustered, size_type n,
+double gather_seconds(size_type m, int width, access_pattern access, size_type n,
                       device_bandwidths const& bw);
 
 materialize_estimate estimate_materialization(materialize_workload const& w,
