@@ -31,6 +31,11 @@ enum class output_form : std::uint8_t {
   table,      ///< key + chosen payload columns of both sides
   aggregate,  ///< count and wrapping checksum only, nothing materialized
 };
+/// How a table result is materialized by the partitioning / sorting GPU joins (Wu et al. 2025):
+/// gfur gathers each payload column from the untransformed input through the permuted row ids
+/// (random reads); gftr transforms every payload column with the same stable radix sort as its
+/// key, then gathers it through the join's positions in clustered order. automatic picks the
+/// cheaper by a cost model fed with the device's measured bandwidths (DESIGN.md, "Wide joins").
 enum class materialization : std::uint8_t { automatic, gfur, gftr };
 
 /// Join predicate: equality, or the band build.key <= probe.key <= build.key + width.
@@ -71,6 +76,12 @@ struct join_stats {
   std::vector<phase_time> phases;
   std::uint64_t bytes_moved = 0;  ///< bytes read and written by the algorithm (estimate)
   double seconds = 0;             ///< wall time of the whole call
+  /// Table form on the GPU: the strategy used (gfur or gftr; automatic where none applies, e.g.
+  /// the CPU backend) and the cost model's predicted materialization seconds of each (0 when the
+  /// algorithm has no choice: the no-partitioning hash join gathers in probe order, i.e. gfur).
+  materialization strategy = materialization::automatic;
+  double predicted_gfur_seconds = 0;
+  double predicted_gftr_seconds = 0;
 };
 
 /// Count and checksum of what a table result would hold: the wrapping uint64 sum of every output
@@ -112,9 +123,11 @@ std::string_view to_string(join_algorithm a) noexcept;
 std::string_view to_string(backend b) noexcept;
 std::string_view to_string(join_kind k) noexcept;
 std::string_view to_string(output_form f) noexcept;
+std::string_view to_string(materialization m) noexcept;
 join_algorithm join_algorithm_from_string(std::string_view name);
 backend backend_from_string(std::string_view name);
 join_kind join_kind_from_string(std::string_view name);
+materialization materialization_from_string(std::string_view name);
 std::vector<join_algorithm> all_join_algorithms();
 
 /// Which (backend, algorithm) pairs this build implements; used by automatic and by tests.

@@ -15,6 +15,7 @@ constexpr std::array<std::string_view, 3> backend_names = {"automatic", "cpu", "
 constexpr std::array<std::string_view, 4> join_kind_names = {"inner", "left_semi", "left_anti",
                                                              "left_outer"};
 constexpr std::array<std::string_view, 3> output_form_names = {"index", "table", "aggregate"};
+constexpr std::array<std::string_view, 3> materialization_names = {"automatic", "gfur", "gftr"};
 constexpr std::array<std::string_view, 8> groupby_algorithm_names = {
   "automatic", "global_hash", "hash", "sort", "sort_transformed", "sort_dictionary", "partition",
   "partition_transformed"};
@@ -42,6 +43,9 @@ std::string_view to_string(join_algorithm a) noexcept { return name_of(join_algo
 std::string_view to_string(backend b) noexcept { return name_of(backend_names, b); }
 std::string_view to_string(join_kind k) noexcept { return name_of(join_kind_names, k); }
 std::string_view to_string(output_form f) noexcept { return name_of(output_form_names, f); }
+std::string_view to_string(materialization m) noexcept {
+  return name_of(materialization_names, m);
+}
 std::string_view to_string(groupby_algorithm a) noexcept {
   return name_of(groupby_algorithm_names, a);
 }
@@ -56,6 +60,9 @@ backend backend_from_string(std::string_view s) {
 }
 join_kind join_kind_from_string(std::string_view s) {
   return parse<join_kind>(join_kind_names, s, "join kind");
+}
+materialization materialization_from_string(std::string_view s) {
+  return parse<materialization>(materialization_names, s, "materialization strategy");
 }
 groupby_algorithm groupby_algorithm_from_string(std::string_view s) {
   return parse<groupby_algorithm>(groupby_algorithm_names, s, "group-by algorithm");

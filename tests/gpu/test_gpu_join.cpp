@@ -209,6 +209,146 @@ TEST_F(GpuJoin, ResultLargerThanTheBudgetIsRefused) {
   }
 }
 
+TEST_F(GpuJoin, TableLargerThanTheBudgetIsRefusedWithEachStrategy) {
+  // 400 x 300 rows of one key: 120000 output rows of 16 bytes of row ids plus a 4-byte key, an
+  // 8-byte build payload and a 2-byte probe payload: 3600000 bytes. The ids alone (1920000 bytes)
+  // fit the 3 MiB budget, the table does not.
+  std::vector<std::int32_t> bk(400, 5);
+  std::vector<std::int64_t> bv(400, -7);
+  std::vector<std::int32_t> pk(300, 5);
+  std::vector<std::uint16_t> pv(300, 9);
+  std::vector<column> b;
+  b.push_back(column::from_host(bk, device_resource()));
+  b.push_back(column::from_host(bv, device_resource()));
+  std::vector<column> p;
+  p.push_back(column::from_host(pk, device_resource()));
+  p.push_back(column::from_host(pv, device_resource()));
+  table const build(std::move(b));
+  table const probe(std::move(p));
+  for (auto algo : join_algorithms_on(backend::gpu)) {
+    for (auto strategy :
+         {materialization::gfur, materialization::gftr, materialization::automatic}) {
+      SCOPED_TRACE(std::string(to_string(algo)) + " " + std::string(to_string(strategy)));
+      join_options o;
+      o.algorithm = algo;
+      o.backend = backend::gpu;
+      o.output = output_form::table;
+      o.strategy = strategy;
+      o.build_payloads = {1};
+      o.probe_payloads = {1};
+      o.device_memory_budget = 3 << 20;
+      try {
+        (void)join(build.view(), 0, probe.view(), 0, o);
+        ADD_FAILURE() << to_string(algo) << " accepted a table over its budget";
+      } catch (out_of_memory const& e) {
+        EXPECT_NE(std::string(e.what()).find("120000 rows and needs 3600000 bytes of device memory "
+                                             "(row ids and table columns)"),
+                  std::string::npos)
+          << e.what();
+      }
+      o.device_memory_budget = 4 << 20;  // fits
+      auto const r = join(build.view(), 0, probe.view(), 0, o);
+      EXPECT_EQ(r.num_rows(), 120000);
+      EXPECT_EQ(r.aggregate.checksum, 120000ull * 5 + 120000ull * static_cast<std::uint64_t>(-7) +
+                                          120000ull * 9);
+    }
+  }
+}
+
+/// GFUR and GFTR (and the model's choice) of the sorting joins against the CPU backend's table,
+/// at sizes where the radix join partitions on several bits, with payloads of every width.
+void expect_strategies_match_cpu(table const& build, table const& probe) {
+  auto const db = place(build.view(), memory_space::device);
+  auto const dp = place(probe.view(), memory_space::device);
+  for (auto kind : {join_kind::inner, join_kind::left_semi, join_kind::left_anti,
+                    join_kind::left_outer}) {
+    join_options o;
+    o.kind = kind;
+    o.output = output_form::table;
+    o.build_payloads = payload_columns(build);
+    o.probe_payloads = payload_columns(probe);
+    o.backend = backend::cpu;
+    o.algorithm = join_algorithm::radix_hash;
+    auto const expected = join(build.view(), 0, probe.view(), 0, o);
+    auto const expected_rows = table_rows(expected.columns.view());
+    o.backend = backend::gpu;
+    for (auto algo : {join_algorithm::radix_hash, join_algorithm::sort_merge}) {
+      for (auto strategy :
+           {materialization::gfur, materialization::gftr, materialization::automatic}) {
+        SCOPED_TRACE(std::string(to_string(algo)) + " " + std::string(to_string(kind)) + " " +
+                     std::string(to_string(strategy)));
+        o.algorithm = algo;
+        o.strategy = strategy;
+        auto const r = join(db.view(), 0, dp.view(), 0, o);
+        EXPECT_EQ(r.aggregate.count, expected.aggregate.count);
+        EXPECT_EQ(r.aggregate.checksum, expected.aggregate.checksum);
+        EXPECT_EQ(diff_rows(expected_rows, table_rows(r.columns.view())), "");
+        if (strategy != materialization::automatic) { EXPECT_EQ(r.stats.strategy, strategy); }
+        if (r.aggregate.count > 0) {  // the model ran once the output size was known
+          EXPECT_GT(r.stats.predicted_gfur_seconds, 0.0);
+          EXPECT_GT(r.stats.predicted_gftr_seconds, 0.0);
+        }
+      }
+    }
+  }
+}
+
+std::vector<type_id> all_payload_widths() {
+  return {type_id::int8, type_id::uint16, type_id::int32, type_id::uint64,
+          type_id::uint8, type_id::int16, type_id::uint32, type_id::int64};
+}
+
+TEST_F(GpuJoin, WideJoinsGfurAndGftrMatchCpu) {
+  gen::relation_spec b;
+  b.rows = 1 << 18;  // radix join: 7 partition bits
+  b.kind = gen::key_kind::primary;
+  b.payload_types = all_payload_widths();
+  b.seed = 101;
+  gen::relation_spec p;
+  p.rows = 1 << 19;
+  p.kind = gen::key_kind::foreign;
+  p.domain = b.rows;
+  p.payload_types = all_payload_widths();
+  p.seed = 102;
+  expect_strategies_match_cpu(gen::generate(b), gen::generate(p));
+
+  b.key_type = p.key_type = type_id::int64;  // 8-byte keys, Zipf, half the build keys matching
+  b.match_ratio = 0.5;
+  b.payload_types = p.payload_types = {type_id::int16, type_id::int64};
+  p.zipf = 1.0;
+  expect_strategies_match_cpu(gen::generate(b), gen::generate(p));
+}
+
+TEST_F(GpuJoin, SixteenPayloadsPerSideGfurAndGftrMatchCpu) {
+  auto widths = all_payload_widths();
+  auto const more = all_payload_widths();
+  widths.insert(widths.end(), more.rbegin(), more.rend());  // 16 columns, every width 4 times
+  gen::relation_spec b;
+  b.rows = 1 << 15;  // radix join: 4 partition bits
+  b.kind = gen::key_kind::primary;
+  b.key_type = type_id::uint32;
+  b.payload_types = widths;
+  b.seed = 105;
+  gen::relation_spec p = b;
+  p.rows = 1 << 16;
+  p.kind = gen::key_kind::foreign;
+  p.domain = b.rows;
+  p.seed = 106;
+  expect_strategies_match_cpu(gen::generate(b), gen::generate(p));
+}
+
+TEST_F(GpuJoin, WideManyToManyGfurAndGftrMatchCpu) {
+  gen::relation_spec s;
+  s.rows = 1 << 16;
+  s.kind = gen::key_kind::foreign;
+  s.domain = 1 << 13;  // 8 matches per probe row: output 8x the probe side
+  s.payload_types = {type_id::uint8, type_id::int32};
+  s.seed = 103;
+  auto const build = gen::generate(s);
+  s.seed = 104;
+  expect_strategies_match_cpu(build, gen::generate(s));
+}
+
 TEST_F(GpuJoin, RadixAndSortMergePastTwoToThe31ProbeRows) {
   // Build: keys 0 .. nb-1 once each (row i holds key i). Probe row j holds (j mod (nb + 2)) - 1,
   // so keys -1 and nb miss. Counts and row-id sums have closed forms checked on the host.

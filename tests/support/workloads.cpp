@@ -123,10 +123,28 @@ join_workload build_join_workload(std::string const& n) {
     p.key_offset = -500;
     return make(n, b, p);
   }
-  for (int k : {0, 2, 8}) {
+  for (int k : {0, 1, 2, 8}) {
     if (n == "payloads_" + std::to_string(k)) {
       return make(n, pk(1000, i32, k, 50 + k), fk(2500, 1000, i32, k, 60 + k));
     }
+  }
+  // Wide joins: build sides large enough that the radix join partitions (bits > 0), so GFTR
+  // transforms really reorder the payloads; every payload width on both sides.
+  if (n == "wide_pk_fk_8") {
+    return make(n, pk(20000, i32, 8, 70), fk(50000, 20000, i32, 8, 71), true);
+  }
+  if (n == "wide_many_to_many_2") {
+    return make(n, fk(6000, 300, i32, 2, 72), fk(8000, 300, i32, 2, 73), true);
+  }
+  if (n == "wide_zipf_int64_2") {
+    auto f = fk(30000, 12000, type_id::int64, 2, 75);
+    f.zipf = 1.0;
+    return make(n, pk(12000, type_id::int64, 2, 74), f, true);
+  }
+  if (n == "wide_match_0.3_uint32_1") {
+    auto b = pk(16000, type_id::uint32, 1, 76);
+    b.match_ratio = 0.3;
+    return make(n, b, fk(40000, 16000, type_id::uint32, 1, 77), true);
   }
   throw std::invalid_argument("unknown join workload " + n);
 }
@@ -170,7 +188,8 @@ std::vector<std::string> join_workload_names() {
   }
   for (auto s : {"extremes_int32", "extremes_int64", "extremes_uint32", "extremes_uint64",
                  "keys_int64", "keys_uint32", "keys_uint64", "negative_keys", "payloads_0",
-                 "payloads_2", "payloads_8"}) {
+                 "payloads_1", "payloads_2", "payloads_8", "wide_pk_fk_8", "wide_many_to_many_2",
+                 "wide_zipf_int64_2", "wide_match_0.3_uint32_1"}) {
     v.emplace_back(s);
   }
   return v;

@@ -46,6 +46,7 @@ struct bench_args {
   double match_ratio = 1;
   int payloads = 1;
   std::string output_form = "aggregate";
+  std::string strategy = "automatic";
   std::string rows = "2^24";
   std::string groups = "2^10";
   std::string max_rows = "2^24";
@@ -170,7 +171,13 @@ class recorder {
               << j.value("algorithm", std::string("?")) << " " << params.dump() << ": median "
               << std::setprecision(4) << med * 1e3 << " ms, " << j["throughput_gtuples_s"].get<double>()
               << " G tuples/s (" << args_.runs << " runs, " << j["threads"].get<int>()
-              << " host threads)\n";
+              << " host threads)";
+    if (j.contains("strategy_used")) {
+      std::cout << "; " << j["strategy_used"].get<std::string>() << " used, model: gfur "
+                << j["predicted_gfur_ms"].get<double>() << " ms, gftr "
+                << j["predicted_gftr_ms"].get<double>() << " ms of materialization";
+    }
+    std::cout << "\n";
     return j;
   }
 
@@ -202,6 +209,8 @@ struct join_point {
   output_form form;
   /// Many-to-many: both sides foreign keys over this many distinct keys (0: primary-foreign).
   std::int64_t mn_keys = 0;
+  /// Table form: how the GPU's sorting joins materialize (GFUR, GFTR or the model's choice).
+  materialization strategy = materialization::automatic;
 };
 
 struct join_data {
@@ -237,6 +246,7 @@ nlohmann::json measure_join(recorder& rec, join_point const& p, join_data const&
   o.algorithm = algo;
   o.backend = be;
   o.output = p.form;
+  o.strategy = p.strategy;
   for (int i = 1; i <= p.payloads; ++i) {
     o.build_payloads.push_back(i);
     o.probe_payloads.push_back(i);
@@ -247,13 +257,20 @@ nlohmann::json measure_join(recorder& rec, join_point const& p, join_data const&
                         {"output", std::string(to_string(p.form))},
                         {"algorithm", std::string(to_string(algo))}};
   if (p.mn_keys > 0) { params["mn_keys"] = p.mn_keys; }
+  if (p.form == output_form::table) { params["strategy"] = std::string(to_string(p.strategy)); }
   return rec.measure(params, be, p.build_rows + p.probe_rows, [&] {
     auto const res = join(build.view(), 0, probe.view(), 0, o);
-    return nlohmann::json{{"phases", phases_json(res.stats.phases)},
-                          {"algorithm", std::string(to_string(res.stats.algorithm))},
-                          {"rows_out", res.aggregate.count},
-                          {"checksum", res.aggregate.checksum},
-                          {"bytes_moved", res.stats.bytes_moved}};
+    nlohmann::json j{{"phases", phases_json(res.stats.phases)},
+                     {"algorithm", std::string(to_string(res.stats.algorithm))},
+                     {"rows_out", res.aggregate.count},
+                     {"checksum", res.aggregate.checksum},
+                     {"bytes_moved", res.stats.bytes_moved}};
+    if (p.form == output_form::table) {
+      j["strategy_used"] = std::string(to_string(res.stats.strategy));
+      j["predicted_gfur_ms"] = res.stats.predicted_gfur_seconds * 1e3;
+      j["predicted_gftr_ms"] = res.stats.predicted_gftr_seconds * 1e3;
+    }
+    return j;
   });
 }
 
@@ -293,6 +310,45 @@ void run_gpu_joins_bench(recorder& rec, bench_args const& a) {
   for (double z : {0.5, 1.0, 1.5, 2.0}) { sweep({m / 2, m, i32, z, 1.0, 0, output_form::index}); }
   for (double mr : {0.0, 0.5}) { sweep({m / 2, m, i32, 0.0, mr, 0, output_form::index}); }
   for (std::int64_t ratio : {1, 4, 16}) { sweep({m / ratio, m, i32, 0.0, 1.0, 0, output_form::index}); }
+}
+
+/// Wu et al.'s wide-join experiments (issue 6), table output: the wide default |R| = M/2,
+/// |S| = M (M = --max-rows, default 2^28), 4-byte keys, 2 four-byte payloads per side, 100% match,
+/// for radix_hash and sort_merge with GFUR, GFTR and the model's choice, and no_partition_hash;
+/// then at |S| = M/4: payload columns 0 (narrow: the key only) .. 8, match ratio 0..100%,
+/// Zipf 0..2, 8-byte keys and payloads; and many-to-many |R| = |S| = M/4 over |K| = M/32 ..
+/// M/8 keys. Every line records the model's predicted materialization times beside the
+/// measured median.
+void run_wide_joins_bench(recorder& rec, bench_args const& a) {
+  JOINERY_EXPECTS(device_count() > 0, "bench wide-joins needs a GPU");
+  auto const m = a.max_rows == bench_args{}.max_rows ? std::int64_t{1} << 28
+                                                     : parse_size(a.max_rows, "--max-rows");
+  auto const i32 = type_id::int32;
+  auto strategies = [&](join_point const& p, bool with_no_partition) {
+    auto const data = make_join_data(p, backend::gpu, a.seed);
+    for (auto algo : {join_algorithm::radix_hash, join_algorithm::sort_merge}) {
+      for (auto st : {materialization::gfur, materialization::gftr, materialization::automatic}) {
+        auto q = p;
+        q.strategy = st;
+        measure_join(rec, q, data, backend::gpu, algo);
+      }
+    }
+    if (with_no_partition) {
+      measure_join(rec, p, data, backend::gpu, join_algorithm::no_partition_hash);
+    }
+  };
+  auto const t = output_form::table;
+  strategies({m / 2, m, i32, 0.0, 1.0, 2, t}, true);
+  auto const n = m / 4;
+  for (int k = 0; k <= 8; ++k) { strategies({n / 2, n, i32, 0.0, 1.0, k, t}, false); }
+  for (double mr : {0.0, 0.1, 0.25, 0.5, 0.75, 1.0}) {
+    strategies({n, n, i32, 0.0, mr, 2, t}, false);
+  }
+  for (double z : {0.5, 1.0, 1.5, 2.0}) { strategies({n / 2, n, i32, z, 1.0, 2, t}, false); }
+  strategies({n / 2, n, type_id::int64, 0.0, 1.0, 2, t}, false);
+  for (std::int64_t keys : {m / 32, m / 16, m / 8}) {
+    strategies({n, n, i32, 0.0, 1.0, 2, t, std::max<std::int64_t>(keys, 1)}, false);
+  }
 }
 
 nlohmann::json run_groupby_point(recorder& rec, std::int64_t rows, std::int64_t groups,
@@ -339,6 +395,7 @@ void run_bench(bench_args const& a) {
     join_point p{parse_size(a.build_rows, "--build-rows"), parse_size(a.probe_rows, "--probe-rows"),
                  type_from_string(a.key_type), a.zipf, a.match_ratio, a.payloads,
                  parse_form(a.output_form)};
+    p.strategy = materialization_from_string(a.strategy);
     run_join_point(rec, p, be, join_algorithm_from_string(a.algorithm), a.seed);
   } else if (a.experiment == "groupby") {
     auto const be = resolve_backend(a.backend, !groupby_algorithms_on(backend::gpu).empty());
@@ -430,6 +487,8 @@ void run_bench(bench_args const& a) {
                           a.runs, a.warmup, a.out, a.seed, git_revision(), today()});
   } else if (a.experiment == "gpu-joins") {
     run_gpu_joins_bench(rec, a);
+  } else if (a.experiment == "wide-joins") {
+    run_wide_joins_bench(rec, a);
   } else if (a.experiment == "gpu-groupby") {
     // Every GPU group-by over g = 4^0 .. 2^26 (bench_groupby_gpu.cpp); --rows default 2^28.
     gpu_groupby_bench_args g;
@@ -452,7 +511,7 @@ void run_bench(bench_args const& a) {
   } else {
     throw input_error("unknown experiment '" + a.experiment +
                       "'; known: join, groupby, cpu-join-scaling, cpu-groupby, cpu-bandwidth, "
-                      "smoke, primitives, gpu-joins, gpu-groupby");
+                      "smoke, primitives, gpu-joins, wide-joins, gpu-groupby");
   }
 }
 
@@ -474,9 +533,14 @@ void add_bench(CLI::App& app) {
   c->add_option("--match-ratio", args->match_ratio, "join: fraction of build keys that match");
   c->add_option("--payloads", args->payloads, "join: payload columns per side");
   c->add_option("--output-form", args->output_form, "join: aggregate, index or table");
+  c->add_option("--strategy", args->strategy,
+                "join, table output on the GPU: automatic, gfur or gftr materialization");
   c->add_option("--rows", args->rows, "groupby: input rows");
-  c->add_option("--groups", args->groups, "groupby: number of groups; gpu-groupby: the largest g (2^26)");
-  c->add_option("--max-rows", args->max_rows, "cpu-join-scaling: largest |R| = |S| (2^20 ..); gpu-joins: |S| of the default workload (2^28)");
+  c->add_option("--groups", args->groups,
+                "groupby: number of groups; gpu-groupby: the largest g (2^26)");
+  c->add_option("--max-rows", args->max_rows,
+                "cpu-join-scaling: largest |R| = |S| (2^20 ..); gpu-joins, wide-joins: |S| of the "
+                "default workload (2^28)");
   c->add_option("--seed", args->seed, "random seed");
   c->callback([args] { run_bench(*args); });
 }

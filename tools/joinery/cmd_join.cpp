@@ -17,6 +17,7 @@ struct join_args {
   std::string algorithm = "automatic";
   std::string backend = "auto";
   std::string kind = "inner";
+  std::string strategy = "automatic";
   std::string build_columns = "*", probe_columns = "*";
   std::int64_t band = -1;
   std::string output;
@@ -50,6 +51,7 @@ void run_join(join_args const& a) {
   o.algorithm = join_algorithm_from_string(a.algorithm);
   o.backend = backend_from_string(a.backend);
   o.kind = join_kind_from_string(a.kind);
+  o.strategy = materialization_from_string(a.strategy);
   if (a.band >= 0) { o.pred = predicate::band(static_cast<std::uint64_t>(a.band)); }
   o.build_payloads = pick_columns(build, bk, a.build_columns);
   o.probe_payloads = pick_columns(probe, pk, a.probe_columns);
@@ -78,6 +80,9 @@ void run_join(join_args const& a) {
     j["checksum"] = r.aggregate.checksum;
     j["algorithm"] = std::string(to_string(r.stats.algorithm));
     j["backend"] = std::string(to_string(r.stats.backend));
+    if (r.stats.strategy != materialization::automatic) {
+      j["strategy"] = std::string(to_string(r.stats.strategy));
+    }
     j["seconds"] = r.stats.seconds;
     std::cout << j.dump() << "\n";
   }
@@ -97,6 +102,9 @@ void add_join(CLI::App& app) {
                 "no_partition_hash, streamed, triton, multi_gpu_sort_merge");
   c->add_option("--backend", args->backend, "auto, cpu or gpu");
   c->add_option("--kind", args->kind, "inner, left_semi, left_anti or left_outer");
+  c->add_option("--strategy", args->strategy,
+                "GPU table output: automatic, gfur or gftr (how sort_merge and radix_hash "
+                "materialize payloads)");
   c->add_option("--band", args->band,
                 "band predicate: build.key <= probe.key <= build.key + D (nested loops)");
   c->add_option("--build-columns", args->build_columns,

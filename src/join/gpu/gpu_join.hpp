@@ -4,6 +4,7 @@
 #include <joinery/join.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace joinery::detail::gpu {
@@ -36,7 +37,24 @@ struct join_request {
   std::uint64_t const* probe_sums = nullptr;
   /// Bytes the output may take; 0 means no limit beyond what allocations allow.
   std::size_t budget = 0;
+  /// Bytes per output row the caller will add after the join (the table form's columns), counted
+  /// against the budget together with the row ids.
+  std::size_t extra_bytes_per_row = 0;
   double load_factor = 0.5;
+  /// GFTR hook (table form only, nullptr otherwise): the algorithms that sort or partition both
+  /// sides with a stable radix sort (sort_merge, radix_hash) call it once the output row count is
+  /// known, with the bits [0, bits) each side was sorted by; true asks them to write positions
+  /// into the sorted sides instead of row ids, and to hand the sorted sides back.
+  std::function<bool(size_type output_rows, int build_sort_bits, int probe_sort_bits)>
+    positions_for;
+};
+
+/// One side as a join's stable radix sort left it: keys (the unsigned bit patterns, sorted by
+/// their bits [0, sort_bits)) and the 32-bit input row of each sorted position.
+struct sorted_side {
+  buffer keys;
+  buffer order;
+  int sort_bits = 0;
 };
 
 /// What an algorithm returns: device int64 row ids (build_rows empty for semi/anti; -1 for the
@@ -47,6 +65,11 @@ struct device_matches {
   std::uint64_t count = 0;
   std::uint64_t checksum = 0;
   std::vector<phase_time> phases;
+  /// True when build_rows / probe_rows are positions into the sorted sides below (GFTR), not
+  /// input row ids; -1 still marks the missing build row of a left outer join.
+  bool positions = false;
+  sorted_side build_side;
+  sorted_side probe_side;
 };
 
 device_matches nested_loop_join(join_request const& rq, stream_ref stream, memory_resource* mr);

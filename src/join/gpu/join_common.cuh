@@ -26,6 +26,7 @@
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace joinery::detail::gpu {
@@ -168,8 +169,20 @@ void exclusive_scan_with_total(size_type* data, size_type n, stream_ref stream,
 
 /// Output columns for `rows` matches (build_rows only when `with_build`), refused with a clear
 /// error when they exceed the budget or the memory left.
-void allocate_matches(device_matches& out, size_type rows, bool with_build, std::size_t budget,
-                      char const* algorithm, stream_ref stream, memory_resource* mr);
+void allocate_matches(device_matches& out, size_type rows, bool with_build,
+                      join_request const& rq, char const* algorithm, stream_ref stream,
+                      memory_resource* mr);
+
+/// Build row of a match handle: matchers whose handles are not row ids (sort-merge: positions in
+/// the sorted build side) translate them with build_row(); the others emit row ids.
+template <class M>
+__device__ __forceinline__ size_type build_row_of(M const& m, size_type handle) {
+  if constexpr (requires { m.build_row(handle); }) {
+    return m.build_row(handle);
+  } else {
+    return handle;
+  }
+}
 
 // ---------------------------------------------------------------------------------------------
 // Three-phase output driver
@@ -222,7 +235,7 @@ __global__ void __launch_bounds__(M::policy::threads, M::policy::min_blocks_per_
     m.template match_items<ipt, policy::threads>(smem, base, end, ~0u, [&](int j, size_type b) {
       if (c[j] == 0) { first[j] = static_cast<std::uint32_t>(b); }
       ++c[j];
-      if (with_checksum && sums.build != nullptr) { bs[j] += sums.build[b]; }
+      if (with_checksum && sums.build != nullptr) { bs[j] += sums.build[build_row_of(m, b)]; }
     });
 #pragma unroll
     for (int j = 0; j < ipt; ++j) {
@@ -346,7 +359,7 @@ __global__ void __launch_bounds__(M::policy::threads, M::policy::min_blocks_per_
       for (int j = 0; j < ipt; ++j) {
         size_type const item = base + static_cast<size_type>(j) * policy::threads;
         if (item < end && c[j] == 1 && first_known) {
-          size_type const b = first[j];
+          size_type const b = build_row_of(m, first[j]);
           out_build[cursor[j]] = b;
           out_probe[cursor[j]] = m.probe_row(item);
           if (sums.build != nullptr) { bs[j] += sums.build[b]; }
@@ -359,9 +372,10 @@ __global__ void __launch_bounds__(M::policy::threads, M::policy::min_blocks_per_
         m.template match_items<ipt, policy::threads>(
             smem, base, end, again, [&](int j, size_type b) {
               size_type const pos = cursor[j]++;
-              out_build[pos] = b;
+              size_type const row = build_row_of(m, b);
+              out_build[pos] = row;
               out_probe[pos] = m.probe_row(base + static_cast<size_type>(j) * policy::threads);
-              if (sums.build != nullptr) { bs[j] += sums.build[b]; }
+              if (sums.build != nullptr) { bs[j] += sums.build[row]; }
             });
       }
     }
@@ -397,20 +411,19 @@ device_matches run_three_phase(M const& m, size_type n, join_request const& rq, 
   device_matches out;
   bool const with_build = rq.kind == join_kind::inner || rq.kind == join_kind::left_outer;
   if (n == 0) {
-    if (!rq.aggregate_only) { allocate_matches(out, 0, with_build, rq.budget, algorithm, stream, mr); }
+    if (!rq.aggregate_only) { allocate_matches(out, 0, with_build, rq, algorithm, stream, mr); }
     return out;
   }
   auto const s = to_cuda(stream);
   auto const smem = m.smem_bytes();
   auto const kernel_count = match_count_kernel<M>;
-  auto const kernel_write = match_write_kernel<M, false>;
   auto const kernel_direct = match_write_kernel<M, true>;
   if (smem > 48 * 1024) {
-    for (auto k : {kernel_write, kernel_direct}) {
+    for (auto k : {kernel_count}) {
       JOINERY_CUDA_TRY(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                             static_cast<int>(smem)));
     }
-    JOINERY_CUDA_TRY(cudaFuncSetAttribute(kernel_count, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    JOINERY_CUDA_TRY(cudaFuncSetAttribute(kernel_direct, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                           static_cast<int>(smem)));
   }
   int const per_sm = std::min(policy::max_blocks_per_sm,
@@ -422,11 +435,13 @@ device_matches run_three_phase(M const& m, size_type n, join_request const& rq, 
 
   // Direct output first when one row per probe item fits the budget: most joins (PK-FK inner,
   // semi, anti, outer without duplicates) produce at most that, and then no count phase runs.
-  auto const guess_bytes = static_cast<std::size_t>(n) * sizeof(size_type) * (with_build ? 2 : 1);
-  if (!rq.aggregate_only && (rq.budget == 0 || guess_bytes <= rq.budget)) {
+  // Not when GFTR may be asked for: that choice needs the output size first.
+  auto const guess_bytes = static_cast<std::size_t>(n) *
+                           (sizeof(size_type) * (with_build ? 2 : 1) + rq.extra_bytes_per_row);
+  if (!rq.aggregate_only && !rq.positions_for && (rq.budget == 0 || guess_bytes <= rq.budget)) {
     bool allocated = true;
     try {
-      allocate_matches(out, n, with_build, rq.budget, algorithm, stream, mr);
+      allocate_matches(out, n, with_build, rq, algorithm, stream, mr);
     } catch (out_of_memory const&) {
       allocated = false;  // the three phases allocate exactly what is needed
     }
@@ -477,18 +492,40 @@ device_matches run_three_phase(M const& m, size_type n, join_request const& rq, 
     out.checksum = read_scalar(as<unsigned long long>(checksum), stream);
     return out;
   }
-  allocate_matches(out, total, with_build, rq.budget, algorithm, stream, mr);
+  // GFTR: matchers that can write positions (with_positions()) are asked whether to.
+  constexpr bool can_position = requires { m.with_positions(); };
+  if constexpr (can_position) {
+    out.positions = rq.positions_for &&
+                    rq.positions_for(total, M::build_sort_bits(), M::probe_sort_bits());
+  }
+  allocate_matches(out, total, with_build, rq, algorithm, stream, mr);
   JOINERY_CUDA_TRY(cudaMemsetAsync(checksum.data(), 0, checksum.size(), s));
   write_plan plan;
   plan.counts = as<std::uint32_t>(counts);
   plan.first_rows = keep_first ? as<std::uint32_t>(first_rows) : nullptr;
   plan.block_offsets = as<size_type>(block_rows);
   clock.mark("write");
-  kernel_write<<<grid.blocks, policy::threads, smem, s>>>(
-      m, n, grid.items_per_block, rq.kind, sums, plan,
-      with_build ? out.build_rows.data_as<size_type>() : nullptr,
-      out.probe_rows.data_as<size_type>(), as<unsigned long long>(checksum));
-  JOINERY_CHECK_LAUNCH();
+  auto write = [&](auto const& mw) {
+    auto const kernel_write = match_write_kernel<std::decay_t<decltype(mw)>, false>;
+    if (smem > 48 * 1024) {
+      JOINERY_CUDA_TRY(cudaFuncSetAttribute(
+          kernel_write, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+    }
+    kernel_write<<<grid.blocks, policy::threads, smem, s>>>(
+        mw, n, grid.items_per_block, rq.kind, sums, plan,
+        with_build ? out.build_rows.data_as<size_type>() : nullptr,
+        out.probe_rows.data_as<size_type>(), as<unsigned long long>(checksum));
+    JOINERY_CHECK_LAUNCH();
+  };
+  if constexpr (can_position) {
+    if (out.positions) {
+      write(m.with_positions());
+    } else {
+      write(m);
+    }
+  } else {
+    write(m);
+  }
   out.checksum = read_scalar(as<unsigned long long>(checksum), stream);
   return out;
 }

@@ -142,7 +142,9 @@ __device__ __forceinline__ size_type partition_of(size_type const* item_start, s
 /// nothing and its block stops (the caller then counts and writes).
 enum class radix_mode { count, write, direct };
 
-template <class U, radix_mode Mode>
+/// Positions (GFTR, write mode) writes positions in the partitioned sides instead of input row
+/// ids: a separate instantiation, so the row-id kernels keep their registers.
+template <class U, radix_mode Mode, bool Positions = false>
 __global__ void __launch_bounds__(radix_join_policy::threads, radix_join_policy::min_blocks)
     radix_join_kernel(radix_join_args<U> a) {
   constexpr bool Write = Mode != radix_mode::count;
@@ -243,8 +245,8 @@ __global__ void __launch_bounds__(radix_join_policy::threads, radix_join_policy:
           for (int j = 0; j < ipt; ++j) {
             if (item_of(j) < p1 && c[j] > 0) {
               if (chunks == 1 && c[j] == 1) {
-                a.out_build[cursor[j]] = a.build_rows[b0 + first_t[j]];
-                a.out_probe[cursor[j]] = a.probe_rows[item_of(j)];
+                a.out_build[cursor[j]] = Positions ? b0 + first_t[j] : a.build_rows[b0 + first_t[j]];
+                a.out_probe[cursor[j]] = Positions ? item_of(j) : a.probe_rows[item_of(j)];
               } else {
                 again |= 1u << j;
               }
@@ -255,14 +257,18 @@ __global__ void __launch_bounds__(radix_join_policy::threads, radix_join_policy:
         if (with_matches && (chunks > 1 || __syncthreads_or(again != 0))) {
           for (size_type ch = 0; ch < chunks; ++ch) {
             if (chunks > 1) { table.build(a.build_keys + b0 + ch * P::chunk, chunk_rows(ch)); }
+            // Positions fit 32 bits (sides hold at most max_row_id_rows): fewer registers.
+            auto const chunk0 = static_cast<std::uint32_t>(b0 + ch * P::chunk);
             auto const* rows_of_chunk = a.build_rows + b0 + ch * P::chunk;
 #pragma unroll
             for (int j = 0; j < ipt; ++j) {
               if (((again >> j) & 1u) != 0) {
-                size_type const prow = a.probe_rows[item_of(j)];
+                std::uint32_t const prow = Positions ? static_cast<std::uint32_t>(item_of(j))
+                                                     : a.probe_rows[item_of(j)];
                 table.for_each_match(k[j], [&](int t) {
                   size_type const pos = cursor[j]++;
-                  a.out_build[pos] = rows_of_chunk[t];
+                  a.out_build[pos] = Positions ? chunk0 + static_cast<std::uint32_t>(t)
+                                               : rows_of_chunk[t];
                   a.out_probe[pos] = prow;
                 });
               }
@@ -274,7 +280,7 @@ __global__ void __launch_bounds__(radix_join_policy::threads, radix_join_policy:
           if (item_of(j) < p1) {
             if (emits_lone_row(a.kind, c[j])) {
               if (a.kind == join_kind::left_outer) { a.out_build[cursor[j]] = -1; }
-              a.out_probe[cursor[j]] = a.probe_rows[item_of(j)];
+              a.out_probe[cursor[j]] = Positions ? item_of(j) : a.probe_rows[item_of(j)];
             }
           }
         }
@@ -377,7 +383,7 @@ device_matches run(join_request const& rq, stream_ref stream, memory_resource* m
   device_matches out;
   bool const with_build = rq.kind == join_kind::inner || rq.kind == join_kind::left_outer;
   if (items == 0) {
-    if (!rq.aggregate_only) { allocate_matches(out, 0, with_build, rq.budget, "radix_hash", stream, mr); }
+    if (!rq.aggregate_only) { allocate_matches(out, 0, with_build, rq, "radix_hash", stream, mr); }
     out.phases = clock.finish();
     return out;
   }
@@ -405,20 +411,23 @@ device_matches run(join_request const& rq, stream_ref stream, memory_resource* m
 
   constexpr std::size_t smem = radix_join_smem<U>();
   auto const count_kernel = radix_join_kernel<U, radix_mode::count>;
-  auto const write_kernel = radix_join_kernel<U, radix_mode::write>;
+  auto const write_ids_kernel = radix_join_kernel<U, radix_mode::write>;
+  auto const write_positions_kernel = radix_join_kernel<U, radix_mode::write, true>;
   auto const direct_kernel = radix_join_kernel<U, radix_mode::direct>;
-  for (auto k : {count_kernel, write_kernel, direct_kernel}) {
+  for (auto k : {count_kernel, write_ids_kernel, write_positions_kernel, direct_kernel}) {
     JOINERY_CUDA_TRY(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                           static_cast<int>(smem)));
   }
   auto const grid = static_cast<unsigned>(std::min<size_type>(items, 1 << 30));
 
-  // Direct output first when one row per probe row fits the budget (see join_common.cuh).
-  auto const guess_bytes = static_cast<std::size_t>(np) * sizeof(size_type) * (with_build ? 2 : 1);
-  if (!rq.aggregate_only && (rq.budget == 0 || guess_bytes <= rq.budget)) {
+  // Direct output first when one row per probe row fits the budget and GFTR cannot be asked
+  // for (see join_common.cuh).
+  auto const guess_bytes = static_cast<std::size_t>(np) *
+                           (sizeof(size_type) * (with_build ? 2 : 1) + rq.extra_bytes_per_row);
+  if (!rq.aggregate_only && !rq.positions_for && (rq.budget == 0 || guess_bytes <= rq.budget)) {
     bool allocated = true;
     try {
-      allocate_matches(out, np, with_build, rq.budget, "radix_hash", stream, mr);
+      allocate_matches(out, np, with_build, rq, "radix_hash", stream, mr);
     } catch (out_of_memory const&) {
       allocated = false;
     }
@@ -456,16 +465,22 @@ device_matches run(join_request const& rq, stream_ref stream, memory_resource* m
     out.phases = clock.finish();
     return out;
   }
-  allocate_matches(out, total, with_build, rq.budget, "radix_hash", stream, mr);
+  // GFTR: ask whether to write positions into the partitioned sides (stable, contiguous).
+  out.positions = rq.positions_for && rq.positions_for(total, bits, bits);
+  allocate_matches(out, total, with_build, rq, "radix_hash", stream, mr);
   JOINERY_CUDA_TRY(cudaMemsetAsync(checksum.data(), 0, checksum.size(), s));
   a.item_offsets = as<size_type>(item_rows);
   a.out_build = with_build ? out.build_rows.data_as<size_type>() : nullptr;
   a.out_probe = out.probe_rows.data_as<size_type>();
   clock.mark("join write");
-  write_kernel<<<grid, P::threads, smem, s>>>(a);
+  (out.positions ? write_positions_kernel : write_ids_kernel)<<<grid, P::threads, smem, s>>>(a);
   JOINERY_CHECK_LAUNCH();
   out.checksum = read_scalar(as<unsigned long long>(checksum), stream);
   out.phases = clock.finish();
+  if (out.positions) {  // the caller transforms the payloads with the same partitioning
+    out.build_side = {std::move(bk), std::move(br), bits};
+    out.probe_side = {std::move(pk), std::move(pr), bits};
+  }
   return out;
 }
 

@@ -1,11 +1,18 @@
 // The GPU join backend's host side: inputs onto the device, the per-row payload sums the checksum
 // needs, the algorithm, and the output form (row ids, a gathered table, or the aggregate).
+//
+// Table form (DESIGN.md, "Wide joins"): GFUR gathers every output column from the inputs through
+// the row ids; GFTR (sort_merge, radix_hash) has the join write positions into its sorted sides,
+// transforms each payload column with the same stable sort, then gathers it in clustered order.
+// One payload column is transformed at a time, so GFTR's extra memory is one column.
 #include "join/gpu/gpu_join.hpp"
 #include "join/gpu/join_common.cuh"
+#include "join/gpu/materialize.hpp"
 
 #include <joinery/primitives/gather.hpp>
 
 #include <algorithm>
+#include <optional>
 #include <type_traits>
 
 namespace joinery::detail::gpu {
@@ -25,12 +32,16 @@ void exclusive_scan_with_total(size_type* data, size_type n, stream_ref stream,
   JOINERY_CUDA_TRY(cub::DeviceScan::ExclusiveSum(scratch.data(), temp, data, data, n + 1, s));
 }
 
-void allocate_matches(device_matches& out, size_type rows, bool with_build, std::size_t budget,
-                      char const* algorithm, stream_ref stream, memory_resource* mr) {
+void allocate_matches(device_matches& out, size_type rows, bool with_build,
+                      join_request const& rq, char const* algorithm, stream_ref stream,
+                      memory_resource* mr) {
   JOINERY_EXPECTS(rows >= 0, std::string(algorithm) + ": the match count overflowed");
-  auto const bytes = static_cast<std::size_t>(rows) * sizeof(size_type) * (with_build ? 2 : 1);
+  auto const per_row = sizeof(size_type) * (with_build ? 2 : 1) + rq.extra_bytes_per_row;
+  auto const bytes = static_cast<std::size_t>(rows) * per_row;
   auto const need = "the " + std::string(algorithm) + " join result has " + std::to_string(rows) +
-                    " rows and needs " + std::to_string(bytes) + " bytes of device memory";
+                    " rows and needs " + std::to_string(bytes) + " bytes of device memory" +
+                    (rq.extra_bytes_per_row != 0 ? " (row ids and table columns)" : "");
+  auto const budget = rq.budget;
   if (budget != 0 && bytes > budget) {
     throw out_of_memory(need + ", more than the device memory budget of " +
                         std::to_string(budget) + " bytes");
@@ -108,6 +119,40 @@ __global__ void gather_nullable_kernel(T const* __restrict__ src, size_type cons
   if (mine != 0) { atomicAdd(nulls, mine); }
 }
 
+/// *sum += the wrapping sum of col's values, sign-extended (nulls hold 0 and add nothing).
+template <class T>
+__global__ void __launch_bounds__(threads)
+    column_sum_kernel(T const* __restrict__ col, size_type n, unsigned long long* sum) {
+  using reduce = cub::BlockReduce<unsigned long long, threads>;
+  __shared__ typename reduce::TempStorage storage;
+  size_type const stride = static_cast<size_type>(gridDim.x) * blockDim.x;
+  unsigned long long mine = 0;
+  for (size_type i = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += stride) {
+    if constexpr (std::is_signed_v<T>) {
+      mine += static_cast<unsigned long long>(static_cast<std::int64_t>(col[i]));
+    } else {
+      mine += static_cast<unsigned long long>(col[i]);
+    }
+  }
+  auto const total = reduce(storage).Sum(mine);
+  if (threadIdx.x == 0 && total != 0) { atomicAdd(sum, total); }
+}
+
+void add_column_sum(column_view const& col, unsigned long long* sum, stream_ref stream) {
+  if (col.empty()) { return; }
+  dispatch_type(col.type(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_floating_point_v<T>) {
+      JOINERY_FAIL("floating-point join payloads are not supported");
+    } else {
+      column_sum_kernel<T><<<blocks_for(col.size()), threads, 0, to_cuda(stream)>>>(
+          static_cast<T const*>(col.data()), col.size(), sum);
+      JOINERY_CHECK_LAUNCH();
+    }
+  });
+}
+
 /// Device copies of the columns that are not on the device yet.
 struct device_inputs {
   std::vector<column> owned;
@@ -173,6 +218,55 @@ column to_space(column&& c, memory_resource* mr, stream_ref stream) {
   return column::copy_of(c.view(), mr, stream);
 }
 
+bool sorts_both_sides(join_algorithm a) {
+  return a == join_algorithm::sort_merge || a == join_algorithm::radix_hash;
+}
+
+/// One input side as the table form reads it.
+struct table_side {
+  std::vector<column_view> const& cols;
+  size_type key;
+  sorted_side const& sorted;  // GFTR only
+};
+
+/// The side's column c in the order the join's output ids index: the input itself (GFUR, or a
+/// side kept in input order), the join's sorted keys (the key column under GFTR), or a transform
+/// of the column kept alive in `hold`.
+column_view column_for_output(table_side const& side, size_type c, bool positions,
+                              std::optional<device_bandwidths> const& bw, column& hold,
+                              stream_ref stream, memory_resource* mr) {
+  auto const& src = side.cols[static_cast<std::size_t>(c)];
+  if (!positions || side.sorted.sort_bits == 0 || src.empty()) { return src; }
+  if (c == side.key) {
+    return column_view(src.type(), side.sorted.keys.data(), src.size(), memory_space::device);
+  }
+  auto const& key = side.cols[static_cast<std::size_t>(side.key)];
+  auto const width = size_of(src.type());
+  auto const key_width = size_of(key.type());
+  hold = column(src.type(), src.size(), mr, stream);
+  // Without measured bandwidths, the sort: its passes are sequential.
+  bool const sort = !bw || sort_transform_cheaper(src.size(), static_cast<int>(key_width),
+                                                  static_cast<int>(width),
+                                                  side.sorted.sort_bits, *bw);
+  if (sort) {
+    sort_values_by_keys(key.data(), key_width, src.data(), width, src.size(),
+                        side.sorted.sort_bits, hold.data(), stream, mr);
+  } else {
+    permute_values(src.data(), static_cast<std::uint32_t const*>(side.sorted.order.data()),
+                   src.size(), width, hold.data(), stream);
+  }
+  return hold.view();
+}
+
+std::vector<int> widths_of(std::vector<column_view> const& cols,
+                           std::vector<size_type> const& which) {
+  std::vector<int> v;
+  for (auto c : which) {
+    v.push_back(static_cast<int>(size_of(cols[static_cast<std::size_t>(c)].type())));
+  }
+  return v;
+}
+
 }  // namespace
 
 join_result run_join(join_algorithm algo, table_view const& build, size_type build_key,
@@ -196,12 +290,53 @@ join_result run_join(join_algorithm algo, table_view const& build, size_type bui
   rq.pred = options.pred;
   rq.aggregate_only = options.output == output_form::aggregate;
   rq.budget = options.device_memory_budget;
-  auto const build_sums = probe_only ? buffer{}
-                                     : row_sums_of(b.cols, options.build_payloads, rq.build_rows,
-                                                   stream, dev);
-  auto const probe_sums = row_sums_of(p.cols, options.probe_payloads, rq.probe_rows, stream, dev);
+  // The table form sums its payloads from the output columns (sequential reads) instead of
+  // having the join read per-row sums at random: the join's checksum covers the key only.
+  bool const table_form = options.output == output_form::table;
+  auto const build_payloads = probe_only ? std::vector<size_type>{} : options.build_payloads;
+  auto const build_sums =
+    table_form ? buffer{} : row_sums_of(b.cols, build_payloads, rq.build_rows, stream, dev);
+  auto const probe_sums =
+    table_form ? buffer{} : row_sums_of(p.cols, options.probe_payloads, rq.probe_rows, stream, dev);
   rq.build_sums = static_cast<std::uint64_t const*>(build_sums.data());
   rq.probe_sums = static_cast<std::uint64_t const*>(probe_sums.data());
+
+  // Table form: the columns count against the budget with the ids; the sorting joins choose GFUR
+  // or GFTR once their output size is known.
+  auto const build_widths = widths_of(b.cols, build_payloads);
+  auto const probe_widths = widths_of(p.cols, options.probe_payloads);
+  std::optional<device_bandwidths> bw;
+  std::optional<materialize_estimate> estimate;
+  if (table_form) {
+    rq.extra_bytes_per_row = size_of(rq.key_type);
+    for (int w : build_widths) { rq.extra_bytes_per_row += static_cast<std::size_t>(w); }
+    for (int w : probe_widths) { rq.extra_bytes_per_row += static_cast<std::size_t>(w); }
+    if (sorts_both_sides(algo)) {
+      try {
+        bw = measured_bandwidths(stream);
+      } catch (out_of_memory const&) {
+        // No room to measure: an explicit strategy still runs, automatic takes GFUR.
+      }
+      rq.positions_for = [&](size_type rows, int build_bits, int probe_bits) {
+        if (bw) {
+          materialize_workload w;
+          w.build_rows = rq.build_rows;
+          w.probe_rows = rq.probe_rows;
+          w.output_rows = rows;
+          w.key_bytes = static_cast<int>(size_of(rq.key_type));
+          w.build_widths = build_widths;
+          w.probe_widths = probe_widths;
+          w.build_sort_bits = build_bits;
+          w.probe_sort_bits = probe_bits;
+          estimate = estimate_materialization(w, *bw);
+        }
+        auto const chosen = options.strategy != materialization::automatic ? options.strategy
+                            : estimate ? estimate->choice
+                                       : materialization::gfur;
+        return chosen == materialization::gftr;
+      };
+    }
+  }
 
   device_matches m;
   switch (algo) {
@@ -223,24 +358,39 @@ join_result run_join(join_algorithm algo, table_view const& build, size_type bui
       r.probe_rows = to_space(std::move(m.probe_rows), mr, stream);
       break;
     case output_form::table: {
-      // Gathered on the device, then moved where the caller wants the result.
-      auto take = [&](column_view const& src, column_view const& rows) {
-        return to_space(gather(src, rows, bounds_check::unchecked, stream, dev), mr, stream);
+      // Gathered on the device (GFTR: from each column's transform, one at a time), summed for
+      // the checksum, then moved where the caller wants the result.
+      phase_clock clock(stream);
+      clock.mark(m.positions ? "materialize gftr" : "materialize gfur");
+      buffer payload_sum(sizeof(unsigned long long), dev, stream);
+      JOINERY_CUDA_TRY(cudaMemsetAsync(payload_sum.data(), 0, payload_sum.size(), to_cuda(stream)));
+      table_side const bside{b.cols, build_key, m.build_side};
+      table_side const pside{p.cols, probe_key, m.probe_side};
+      auto take = [&](table_side const& side, size_type c, column_view const& ids, bool nullable,
+                      bool is_payload) {
+        column hold;
+        auto const src = column_for_output(side, c, m.positions, bw, hold, stream, dev);
+        auto out = nullable ? gather_nullable(src, ids, stream, dev)
+                            : gather(src, ids, bounds_check::unchecked, stream, dev);
+        if (is_payload) { add_column_sum(out.view(), as<unsigned long long>(payload_sum), stream); }
+        return to_space(std::move(out), mr, stream);
       };
       std::vector<column> cols;
-      cols.push_back(take(pk, m.probe_rows));
-      if (!probe_only) {
-        for (auto c : options.build_payloads) {
-          auto const& src = b.cols[static_cast<std::size_t>(c)];
-          cols.push_back(options.kind == join_kind::left_outer
-                             ? to_space(gather_nullable(src, m.build_rows, stream, dev), mr, stream)
-                             : take(src, m.build_rows));
-        }
+      cols.push_back(take(pside, probe_key, m.probe_rows, false, false));
+      for (auto c : build_payloads) {
+        cols.push_back(take(bside, c, m.build_rows, options.kind == join_kind::left_outer, true));
       }
       for (auto c : options.probe_payloads) {
-        cols.push_back(take(p.cols[static_cast<std::size_t>(c)], m.probe_rows));
+        cols.push_back(take(pside, c, m.probe_rows, false, true));
       }
       r.columns = table(std::move(cols));
+      r.aggregate.checksum += read_scalar(as<unsigned long long>(payload_sum), stream);
+      for (auto& ph : clock.finish()) { r.stats.phases.push_back(std::move(ph)); }
+      r.stats.strategy = m.positions ? materialization::gftr : materialization::gfur;
+      if (estimate) {
+        r.stats.predicted_gfur_seconds = estimate->gfur_seconds;
+        r.stats.predicted_gftr_seconds = estimate->gftr_seconds;
+      }
       break;
     }
     case output_form::aggregate: break;

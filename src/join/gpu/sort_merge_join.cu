@@ -50,7 +50,9 @@ __global__ void merge_window_kernel(U const* __restrict__ build, size_type nb,
   }
 }
 
-template <class U>
+/// Positions (GFTR): the output holds positions in the sorted sides instead of input row ids;
+/// with_positions() gives that matcher, a separate write-kernel instantiation.
+template <class U, bool Positions = false>
 struct merge_matcher {
   using policy = smj_policy;
   /// Build keys of a tile's window staged in shared memory (larger windows, from duplicates
@@ -63,6 +65,12 @@ struct merge_matcher {
   std::uint32_t const* probe_rows;
   size_type const* window;  // two entries per tile of policy::tile probe keys
   key_codec codec;
+
+  merge_matcher<U, true> with_positions() const {
+    return {build, build_rows, nb, probe, probe_rows, window, codec};
+  }
+  static constexpr int build_sort_bits() { return 8 * static_cast<int>(sizeof(U)); }
+  static constexpr int probe_sort_bits() { return 8 * static_cast<int>(sizeof(U)); }
 
   std::size_t smem_bytes() const { return sizeof(U) * static_cast<std::size_t>(staged_keys); }
   __device__ void init_block(unsigned char*) const {}
@@ -99,13 +107,17 @@ struct merge_matcher {
         U const k = probe[item];
         // A thread's items ascend, so each bound lies at or after the previous one.
         if (lb < len && sorted[lb] < k) { lb = search<false>(sorted, lb + 1, len, k); }
-        for (size_type b = lb; b < len && sorted[b] == k; ++b) {
-          f(j, static_cast<size_type>(build_rows[first + b]));
-        }
+        // Handles are sorted positions; build_row() turns them into what the output holds.
+        for (size_type b = lb; b < len && sorted[b] == k; ++b) { f(j, first + b); }
       }
     }
   }
-  __device__ size_type probe_row(size_type item) const { return probe_rows[item]; }
+  __device__ size_type build_row(size_type b) const {
+    return Positions ? b : static_cast<size_type>(build_rows[b]);
+  }
+  __device__ size_type probe_row(size_type item) const {
+    return Positions ? item : static_cast<size_type>(probe_rows[item]);
+  }
   __device__ std::uint64_t probe_value(size_type item) const {
     return checksum_of(probe[item], codec);
   }
@@ -141,6 +153,10 @@ device_matches run(join_request const& rq, stream_ref stream, memory_resource* m
                      as<std::uint32_t>(pr), as<size_type>(window), codec_of(rq.key_type, false)};
   auto out = run_three_phase(m, np, rq, m.codec, "sort_merge", clock, stream, mr);
   out.phases = clock.finish();
+  if (out.positions) {  // GFTR: the caller transforms the payloads with the same sorts
+    out.build_side = {std::move(bk), std::move(br), m.build_sort_bits()};
+    out.probe_side = {std::move(pk), std::move(pr), m.probe_sort_bits()};
+  }
   return out;
 }
 

@@ -1,0 +1,107 @@
+// The GFUR / GFTR cost model (see materialize_model.hpp); pure host arithmetic.
+#include "join/materialize_model.hpp"
+
+#include <algorithm>
+
+namespace joinery::detail {
+
+namespace {
+
+constexpr double id_bytes = 8;      // int64 ids / positions of the output
+constexpr double order_bytes = 4;   // the 32-bit row ids the joins' sorts carry
+constexpr double sector_bytes = 32;  // the granule of a random device-memory read
+constexpr int radix_digit_bits = 8;  // CUB's onesweep digit
+
+double seq(double bytes, device_bandwidths const& bw) { return bytes / bw.sequential; }
+
+/// Seconds per element of the source reads of a measured 4-byte gather: the whole less its
+/// sequential part (ids in, values out), never below a sequential read.
+double read4_seconds(double gather_bandwidth, device_bandwidths const& bw) {
+  return std::max(16.0 / gather_bandwidth - seq(12.0, bw), seq(4.0, bw));
+}
+
+/// Fraction of random reads into `column_bytes` that the L2 cache serves.
+double l2_hits(double column_bytes, device_bandwidths const& bw) {
+  if (bw.l2_bytes <= 0 || column_bytes <= 0) { return 0; }
+  return std::min(1.0, bw.l2_bytes / column_bytes);
+}
+
+/// Seconds per element of a gather's source reads from a column of n `width`-byte values.
+/// Sequential and clustered reads scale with the width. Unclustered reads cost a sector whatever
+/// the width up to it, from DRAM (the measurement less its cache hits) except for the share the
+/// L2 serves.
+double read_seconds(int width, access_pattern access, size_type n, device_bandwidths const& bw) {
+  if (access == access_pattern::sequential) { return seq(width, bw); }
+  double const c4 = read4_seconds(bw.clustered_gather, bw);
+  if (access == access_pattern::clustered) { return c4 * width / 4.0; }
+  double const measured = read4_seconds(bw.unclustered_gather, bw);
+  double const h0 = l2_hits(bw.unclustered_column_bytes, bw);
+  double const dram = h0 < 1 ? std::max((measured - h0 * c4) / (1 - h0), c4) : measured;
+  double const h = l2_hits(static_cast<double>(n) * width, bw);
+  return (h * c4 + (1 - h) * dram) * std::max(1.0, width / sector_bytes);
+}
+
+double sort_pairs_seconds(size_type n, int key_bytes, int width, int sort_bits,
+                          device_bandwidths const& bw) {
+  int const passes = (sort_bits + radix_digit_bits - 1) / radix_digit_bits;
+  // One histogram pass over the keys, then each digit pass reads and writes keys and values.
+  double const bytes = static_cast<double>(n) *
+                       (key_bytes + 2.0 * passes * (key_bytes + static_cast<double>(width)));
+  return seq(bytes, bw);
+}
+
+double permute_seconds(size_type n, int width, device_bandwidths const& bw) {
+  auto const rows = static_cast<double>(n);
+  return seq(rows * (order_bytes + width), bw) +
+         rows * read_seconds(width, access_pattern::unclustered, n, bw);
+}
+
+}  // namespace
+
+double gather_seconds(size_type m, int width, access_pattern access, size_type n,
+                      device_bandwidths const& bw) {
+  auto const rows = static_cast<double>(m);
+  return seq(rows * (id_bytes + width), bw) + rows * read_seconds(width, access, n, bw);
+}
+
+bool sort_transform_cheaper(size_type n, int key_bytes, int width, int sort_bits,
+                            device_bandwidths const& bw) {
+  return sort_pairs_seconds(n, key_bytes, width, sort_bits, bw) <=
+         permute_seconds(n, width, bw);
+}
+
+double transform_seconds(size_type n, int key_bytes, int width, int sort_bits,
+                         device_bandwidths const& bw) {
+  if (sort_bits <= 0 || n == 0) { return 0; }  // the identity order: the column as it is
+  return std::min(sort_pairs_seconds(n, key_bytes, width, sort_bits, bw),
+                  permute_seconds(n, width, bw));
+}
+
+materialize_estimate estimate_materialization(materialize_workload const& w,
+                                              device_bandwidths const& bw) {
+  JOINERY_EXPECTS(bw.sequential > 0 && bw.clustered_gather > 0 && bw.unclustered_gather > 0,
+                  "the materialization model needs positive bandwidths");
+  materialize_estimate e;
+  auto const m = w.output_rows;
+  // GFTR's positions walk the probe side in order and each build partition at random; a side
+  // sorted by no bits keeps its input order, so its GFUR row ids walk it the same way.
+  using enum access_pattern;
+  auto gfur_access = [](int bits, access_pattern gftr) { return bits == 0 ? gftr : unclustered; };
+  // The probe key: GFUR gathers it from the input, GFTR from the join's sorted probe keys.
+  e.gfur_seconds = gather_seconds(m, w.key_bytes, gfur_access(w.probe_sort_bits, sequential),
+                                  w.probe_rows, bw);
+  e.gftr_seconds = gather_seconds(m, w.key_bytes, sequential, w.probe_rows, bw);
+  auto side = [&](std::vector<int> const& widths, size_type n, int bits, access_pattern gftr) {
+    for (int width : widths) {
+      e.gfur_seconds += gather_seconds(m, width, gfur_access(bits, gftr), n, bw);
+      e.gftr_seconds += transform_seconds(n, w.key_bytes, width, bits, bw) +
+                        gather_seconds(m, width, gftr, n, bw);
+    }
+  };
+  side(w.build_widths, w.build_rows, w.build_sort_bits, clustered);
+  side(w.probe_widths, w.probe_rows, w.probe_sort_bits, sequential);
+  e.choice = e.gftr_seconds < e.gfur_seconds ? materialization::gftr : materialization::gfur;
+  return e;
+}
+
+}  // namespace joinery::detail

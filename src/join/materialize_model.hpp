@@ -1,0 +1,79 @@
+#pragma once
+// Internal, host-only: the cost model that chooses between GFUR and GFTR materialization
+// (Wu et al. 2025, 4.1.3-4.1.4), generalised to our sides, widths and sort bits.
+//
+// Both strategies share the transformation of (key, row id) pairs and the match finding; they
+// differ only in how the output's payload columns (and the probe key) are produced:
+//   GFUR  per column: one gather of M output rows through permuted row ids (unclustered reads).
+//   GFTR  per column: a transform of the whole side (N rows) with the key's stable radix sort,
+//         then a gather of M rows through positions into it: monotone positions on the probe
+//         side (sequential reads), random within a partition on the build side (clustered;
+//         sort-merge's build positions are monotone too, modelled the same). The transform is
+//         either a sort of (key, value) pairs over the same bits (sequential passes) or a gather
+//         through the sort's permutation (random reads over N rows), whichever is cheaper.
+//         The probe key needs no transform: the join already holds the sorted probe keys.
+// Costs are bytes over the device's measured bandwidths; bandwidths come from the caller (the GPU
+// backend measures them once per device, tests pass synthetic numbers).
+#include <joinery/join.hpp>
+
+#include <cstdint>
+#include <vector>
+
+namespace joinery::detail {
+
+/// Measured bandwidths, bytes per second.
+struct device_bandwidths {
+  /// A device-to-device copy, bytes read plus bytes written.
+  double sequential = 0;
+  /// A gather of 4-byte values through int64 ids, counting ids read + values read + values
+  /// written (16 bytes per element): with ids random within small windows (clustered), and with
+  /// ids random over a column larger than the L2 cache (unclustered).
+  double clustered_gather = 0;
+  double unclustered_gather = 0;
+  /// The L2 cache and the bytes of the column the unclustered gather read (0: no cache
+  /// modelled). A random read into a column of B bytes hits the cache with probability
+  /// min(1, l2 / B): small build sides are gathered at nearly clustered speed.
+  double l2_bytes = 0;
+  double unclustered_column_bytes = 0;
+};
+
+struct materialize_workload {
+  size_type build_rows = 0;
+  size_type probe_rows = 0;
+  size_type output_rows = 0;
+  int key_bytes = 4;
+  /// Widths (bytes) of the payload columns taken from each side (empty for semi/anti build).
+  std::vector<int> build_widths;
+  std::vector<int> probe_widths;
+  /// Bits [0, bits) the stable radix sort of each side orders by (radix join: the partition bits;
+  /// sort-merge: all key bits); 0 means the side keeps its input order.
+  int build_sort_bits = 0;
+  int probe_sort_bits = 0;
+};
+
+struct materialize_estimate {
+  double gfur_seconds = 0;
+  double gftr_seconds = 0;
+  /// gfur or gftr: the cheaper (gfur on a tie).
+  materialization choice = materialization::gfur;
+};
+
+/// Seconds to bring one `width`-byte column of n rows into the order of a stable radix sort over
+/// `sort_bits` bits of `key_bytes`-byte keys: min of the sort-pairs and the permute transform.
+double transform_seconds(size_type n, int key_bytes, int width, int sort_bits,
+                         device_bandwidths const& bw);
+/// Whether sorting (key, value) pairs is cheaper than permuting the column (ties: sort, which
+/// reads and writes sequentially).
+bool sort_transform_cheaper(size_type n, int key_bytes, int width, int sort_bits,
+                            device_bandwidths const& bw);
+/// How a gather's ids walk its source column.
+enum class access_pattern : std::uint8_t { sequential, clustered, unclustered };
+
+/// Seconds of a gather of m `width`-byte values through int64 ids from a column of n rows.
+double gather_seconds(size_type m, int width, access_pattern access, size_type n,
+                      device_bandwidths const& bw);
+
+materialize_estimate estimate_materialization(materialize_workload const& w,
+                                              device_bandwidths const& bw);
+
+}  // namespace joinery::detail
