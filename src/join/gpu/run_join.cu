@@ -387,6 +387,11 @@ join_result run_join(join_algorithm algo, table_view const& build, size_type bui
       r.aggregate.checksum += read_scalar(as<unsigned long long>(payload_sum), stream);
       for (auto& ph : clock.finish()) { r.stats.phases.push_back(std::move(ph)); }
       r.stats.strategy = m.positions ? materialization::gftr : materialization::gfur;
+      // An empty side ends the join before it asks: nothing is materialized either way, and an
+      // explicit strategy is reported as asked.
+      if (!m.positions && options.strategy == materialization::gftr && m.count == 0) {
+        r.stats.strategy = materialization::gftr;
+      }
       if (estimate) {
         r.stats.predicted_gfur_seconds = estimate->gfur_seconds;
         r.stats.predicted_gftr_seconds = estimate->gftr_seconds;
