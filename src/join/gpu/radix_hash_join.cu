@@ -38,6 +38,10 @@ struct radix_join_policy {
   /// Probe tuples per work item when the build partition fits one chunk.
   static constexpr int max_probe_span = 4 * tile;  // 4096: one item per average partition
   static constexpr int max_radix_bits = 22;
+  /// Direct output is skipped when a count of the first 1/sample_every of the work items
+  /// extrapolates to more than direct_margin x |S| output rows.
+  static constexpr size_type sample_every = 64;
+  static constexpr double direct_margin = 1.1;
 };
 
 template <class U>
@@ -424,7 +428,22 @@ device_matches run(join_request const& rq, stream_ref stream, memory_resource* m
   // for (see join_common.cuh).
   auto const guess_bytes = static_cast<std::size_t>(np) *
                            (sizeof(size_type) * (with_build ? 2 : 1) + rq.extra_bytes_per_row);
-  if (!rq.aggregate_only && !rq.positions_for && (rq.budget == 0 || guess_bytes <= rq.budget)) {
+  bool direct = !rq.aggregate_only && !rq.positions_for && (rq.budget == 0 || guess_bytes <= rq.budget);
+  if (direct && items >= P::sample_every) {
+    // Count a sample of the work items first: a many-to-many join whose output is clearly larger
+    // than the probe side would only waste the direct pass, which then stops part-way.
+    auto sample = a;
+    sample.num_items = items / P::sample_every;
+    count_kernel<<<static_cast<unsigned>(sample.num_items), P::threads, smem, s>>>(sample);
+    JOINERY_CHECK_LAUNCH();
+    exclusive_scan_with_total(as<size_type>(item_rows), sample.num_items, stream, mr);
+    auto const sampled = read_scalar(as<size_type>(item_rows) + sample.num_items, stream);
+    double const estimate = static_cast<double>(sampled) * static_cast<double>(items) /
+                            static_cast<double>(sample.num_items);
+    direct = estimate <= P::direct_margin * static_cast<double>(np);
+    JOINERY_CUDA_TRY(cudaMemsetAsync(item_rows.data(), 0, item_rows.size(), s));
+  }
+  if (direct) {
     bool allocated = true;
     try {
       allocate_matches(out, np, with_build, rq, "radix_hash", stream, mr);
