@@ -121,14 +121,40 @@ __device__ __forceinline__ void warp_uniform(size_type const (&gid)[N], bool con
   }
 }
 
+/// acc[gid] op= v in shared memory: a 64-bit integer add is two native 32-bit atomics (the low
+/// word, then the high word with the carry its own add reports, so the carries sum exactly),
+/// where a 64-bit shared atomic add is a compare-and-swap loop that serialises when lanes of a
+/// warp share a group.
+__device__ __forceinline__ void shared_atomic_update(acc_op op, value_kind in, void* acc,
+                                                     size_type gid, acc_value v) {
+  if (op == acc_op::count || op == acc_op::sum_int) {
+    auto* word = reinterpret_cast<unsigned*>(static_cast<unsigned long long*>(acc) + gid);
+    auto const lo = static_cast<unsigned>(v.lo);
+    auto const hi = static_cast<unsigned>(v.lo >> 32);
+    unsigned const old = atomicAdd(word, lo);
+    unsigned const high = hi + (old + lo < old ? 1U : 0U);
+    if (high != 0) { atomicAdd(word + 1, high); }
+    return;
+  }
+  atomic_update(op, in, acc, gid, v);
+}
+
 /// acc[gid] op= v for one item of every lane; a uniform item is reduced first. Warp-wide.
+template <bool Shared = false>
 __device__ __forceinline__ void update_value(acc_op op, value_kind in, void* acc, size_type gid,
                                              acc_value v, bool uniform, bool valid) {
+  auto const update = [&](acc_value x) {
+    if constexpr (Shared) {
+      shared_atomic_update(op, in, acc, gid, x);
+    } else {
+      atomic_update(op, in, acc, gid, x);
+    }
+  };
   if (uniform) {
     auto const r = warp_reduce(op, v);
-    if ((threadIdx.x & 31) == 0) { atomic_update(op, in, acc, gid, r); }
+    if ((threadIdx.x & 31) == 0) { update(r); }
   } else if (valid) {
-    atomic_update(op, in, acc, gid, v);
+    update(v);
   }
 }
 
@@ -198,13 +224,15 @@ struct warp_carry {
   size_type gid = -1;
   acc_value v[NA];
 
-  /// Lane 0 adds the carried values into acc_ptr(a)[gid] and the carry empties.
+  /// Lane 0 adds the carried values into the shared acc_ptr(a)[gid] and the carry empties.
   template <class AccPtr>
   __device__ void flush(acc_batch const& batch, AccPtr acc_ptr) {
     if (gid >= 0 && (threadIdx.x & 31) == 0) {
 #pragma unroll
       for (int a = 0; a < NA; ++a) {
-        if (a < batch.count) { atomic_update(batch.op[a], batch.in[a], acc_ptr(a), gid, v[a]); }
+        if (a < batch.count) {
+          shared_atomic_update(batch.op[a], batch.in[a], acc_ptr(a), gid, v[a]);
+        }
       }
     }
     gid = -1;
@@ -242,7 +270,11 @@ __device__ __forceinline__ void update_loaded(acc_batch const& batch, AccPtr acc
         acc_op const op = batch.op[a];
         value_kind const in = batch.in[a];
         acc_value const v = valid[j] ? to_acc(op, in, raw[a][j]) : identity(op, in);
-        update_value(op, in, acc_ptr(a), gid[j], v, uniform[j], valid[j]);
+        if (carry != nullptr) {  // tier 1: shared memory
+          update_value<true>(op, in, acc_ptr(a), gid[j], v, uniform[j], valid[j]);
+        } else {
+          update_value(op, in, acc_ptr(a), gid[j], v, uniform[j], valid[j]);
+        }
       }
     }
   }
