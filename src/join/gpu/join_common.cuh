@@ -261,6 +261,43 @@ __global__ void __launch_bounds__(M::policy::threads, M::policy::min_blocks_per_
   }
 }
 
+/// Output rows of a tile, one block scan per item slot: slot j of every thread takes a contiguous
+/// range (so 1:1 matches of neighbouring threads land in neighbouring rows); cursor[j] is this
+/// thread's first row of slot j and `running` grows by the tile's rows. `rows_of(j)` gives the
+/// rows of the thread's item j. Block-wide.
+template <class Scan, int N, class RowsOf>
+__device__ __forceinline__ void tile_offsets(typename Scan::TempStorage& storage, RowsOf&& rows_of,
+                                             size_type (&cursor)[N], size_type& running) {
+#pragma unroll
+  for (int j = 0; j < N; ++j) {
+    size_type offset = 0;
+    size_type slot_total = 0;
+    Scan(storage).ExclusiveSum(rows_of(j), offset, slot_total);
+    __syncthreads();
+    cursor[j] = running + offset;
+    running += slot_total;
+  }
+}
+
+/// Direct output: the block claims the tile's `rows` output rows with one atomic and moves its
+/// cursors there; false (block-uniform) when they would pass `capacity`. `first` is a __shared__
+/// scratch variable. Block-wide.
+template <int N>
+__device__ __forceinline__ bool claim_tile_rows(unsigned long long* claimed, size_type capacity,
+                                                size_type rows, size_type& first,
+                                                size_type (&cursor)[N]) {
+  if (threadIdx.x == 0) {
+    first = static_cast<size_type>(atomicAdd(claimed, static_cast<unsigned long long>(rows)));
+  }
+  __syncthreads();
+  size_type const at = first;
+  __syncthreads();  // `first` is rewritten by the next tile
+  if (at + rows > capacity) { return false; }
+#pragma unroll
+  for (int j = 0; j < N; ++j) { cursor[j] += at; }
+  return true;
+}
+
 /// Where the write kernel's rows go. Three-phase: the counts and first matches stored by the
 /// count phase, each block's first row from the scan of the block totals. Direct (no count
 /// phase, after Rui & Tu's output buffer): each tile counts its own matches and claims its rows
@@ -326,30 +363,15 @@ __global__ void __launch_bounds__(M::policy::threads, M::policy::min_blocks_per_
       });
       running = 0;
     }
-    // One block scan per item slot: slot j of every thread takes a contiguous output range, so
-    // 1:1 matches of neighbouring threads land in neighbouring rows.
-#pragma unroll
-    for (int j = 0; j < ipt; ++j) {
-      size_type const item = base + static_cast<size_type>(j) * policy::threads;
-      size_type const mine = item < end ? emitted_rows(kind, c[j]) : 0;
-      size_type offset = 0;
-      size_type slot_total = 0;
-      scan(storage.scan).ExclusiveSum(mine, offset, slot_total);
-      __syncthreads();
-      cursor[j] = running + offset;
-      running += slot_total;
-    }
+    tile_offsets<scan>(
+        storage.scan,
+        [&](int j) {
+          return base + static_cast<size_type>(j) * policy::threads < end ? emitted_rows(kind, c[j])
+                                                                           : size_type{0};
+        },
+        cursor, running);
     if constexpr (Direct) {
-      if (threadIdx.x == 0) {
-        tile_first = static_cast<size_type>(
-            atomicAdd(plan.claimed, static_cast<unsigned long long>(running)));
-      }
-      __syncthreads();
-      size_type const at = tile_first;
-      __syncthreads();  // tile_first is rewritten by the next tile
-      if (at + running > plan.capacity) { return; }  // block-uniform
-#pragma unroll
-      for (int j = 0; j < ipt; ++j) { cursor[j] += at; }
+      if (!claim_tile_rows(plan.claimed, plan.capacity, running, tile_first, cursor)) { return; }
     }
     bool const first_known = Direct || plan.first_rows != nullptr;
     if (with_matches) {

@@ -218,27 +218,12 @@ __global__ void __launch_bounds__(radix_join_policy::threads, radix_join_policy:
       }
       if constexpr (Write) {
         size_type cursor[ipt];
-#pragma unroll
-        for (int j = 0; j < ipt; ++j) {
-          size_type const mine = item_of(j) < p1 ? emitted_rows(a.kind, c[j]) : 0;
-          size_type offset = 0;
-          size_type slot_total = 0;
-          scan(storage.scan).ExclusiveSum(mine, offset, slot_total);
-          __syncthreads();
-          cursor[j] = running + offset;
-          running += slot_total;
-        }
+        tile_offsets<scan>(
+            storage.scan,
+            [&](int j) { return item_of(j) < p1 ? emitted_rows(a.kind, c[j]) : size_type{0}; },
+            cursor, running);
         if constexpr (Mode == radix_mode::direct) {
-          if (threadIdx.x == 0) {
-            tile_first = static_cast<size_type>(
-                atomicAdd(a.claimed, static_cast<unsigned long long>(running)));
-          }
-          __syncthreads();
-          size_type const at = tile_first;
-          __syncthreads();  // tile_first is rewritten by the next tile
-          if (at + running > a.capacity) { return; }  // block-uniform
-#pragma unroll
-          for (int j = 0; j < ipt; ++j) { cursor[j] += at; }
+          if (!claim_tile_rows(a.claimed, a.capacity, running, tile_first, cursor)) { return; }
           running = 0;
         }
         // Pass B: write the matches, then the lone rows of outer / semi / anti joins. With one
