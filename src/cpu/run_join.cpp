@@ -39,30 +39,6 @@ std::unique_ptr<std::uint64_t[]> row_sums(table_view const& t, std::vector<size_
   return s;
 }
 
-match_list concatenate(std::vector<list_sink>& parts) {
-  if (parts.size() == 1) { return std::move(parts.front().m); }
-  match_list out;
-  std::size_t nb = 0, np = 0;
-  for (auto const& p : parts) {
-    nb += p.m.build.size();
-    np += p.m.probe.size();
-  }
-  out.build.resize(nb);
-  out.probe.resize(np);
-  std::size_t ob = 0, op = 0;
-  for (auto& p : parts) {
-    if (!p.m.build.empty()) {
-      std::memcpy(out.build.data() + ob, p.m.build.data(), p.m.build.size() * sizeof(std::int64_t));
-    }
-    if (!p.m.probe.empty()) {
-      std::memcpy(out.probe.data() + op, p.m.probe.data(), p.m.probe.size() * sizeof(std::int64_t));
-    }
-    ob += p.m.build.size();
-    op += p.m.probe.size();
-    p.m = {};
-  }
-  return out;
-}
 
 template <class Key, class Sink>
 void dispatch(join_algorithm algo, join_input<Key> const& in, std::vector<Sink>& sinks) {
@@ -127,7 +103,10 @@ join_result run_join(join_algorithm algo, table_view const& build, size_type bui
       std::vector<list_sink> sinks(nthreads);
       dispatch(algo, in, sinks);
       phase_timer t(&phases, "materialize");
-      result = assemble_host_result(concatenate(sinks), build, probe, probe_key, options);
+      std::vector<match_list> parts;
+      parts.reserve(sinks.size());
+      for (auto& s : sinks) { parts.push_back(std::move(s.m)); }
+      result = assemble_host_result(concatenate(parts), build, probe, probe_key, options);
     }
   });
   result.stats.phases = std::move(phases);

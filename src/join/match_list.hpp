@@ -13,10 +13,20 @@ struct match_list {
   std::vector<std::int64_t> probe;
 };
 
+/// Row-id pairs as host int64 columns (build_rows empty for semi/anti joins).
+struct match_columns {
+  column build_rows;
+  column probe_rows;
+};
+
+/// The matches of several threads' lists as one pair of columns, each list copied by its own
+/// thread (the copies and the first touch of the output pages run in parallel).
+match_columns concatenate(std::vector<match_list> const& parts);
+
 /// Turns matches into the requested output form (host memory), filling the aggregate too.
-join_result assemble_host_result(match_list&& matches, table_view const& build,
-                                 table_view const& probe,
-                                 size_type probe_key, join_options const& options);
+join_result assemble_host_result(match_columns&& matches, table_view const& build,
+                                 table_view const& probe, size_type probe_key,
+                                 join_options const& options);
 
 /// value as the checksum sees it: sign-extended to 64 bits, then taken modulo 2^64.
 template <class T>
