@@ -101,6 +101,16 @@ join_result run_join(join_algorithm algo, table_view const& build, size_type bui
       }
     } else {
       std::vector<list_sink> sinks(nthreads);
+      // Room for one match per probe row, spread over the threads: PK-FK joins then never
+      // reallocate (and copy) their lists while probing.
+      bool const with_build =
+        options.kind == join_kind::inner || options.kind == join_kind::left_outer;
+      auto const share = static_cast<std::size_t>(in.probe_rows) / nthreads + 1;
+#pragma omp parallel for schedule(static, 1)
+      for (std::size_t i = 0; i < sinks.size(); ++i) {
+        if (with_build) { sinks[i].m.build.reserve(share); }
+        sinks[i].m.probe.reserve(share);
+      }
       dispatch(algo, in, sinks);
       phase_timer t(&phases, "materialize");
       std::vector<match_list> parts;
