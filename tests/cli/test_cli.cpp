@@ -3,6 +3,7 @@
 #include "support/oracle.hpp"
 
 #include <joinery/io.hpp>
+#include <joinery/memory.hpp>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -239,6 +240,19 @@ TEST_F(Cli, UsageErrorsExitNonZero) {
   auto const o = run("join --build x.csv");
   EXPECT_NE(o.status, 0);
   EXPECT_FALSE(o.err.empty());
+}
+
+TEST_F(Cli, GpuExperimentsRefuseWithoutAGpuAndWriteNothing) {
+  if (device_count() > 0) {
+    GTEST_SKIP() << "a GPU is present: the GPU experiments run (scripts/device-check.sh --bench)";
+  }
+  for (auto const* experiment : {"gpu-joins", "gpu-groupby", "wide-joins", "primitives"}) {
+    expect_refused(std::string("bench ") + experiment + " --out " + path("gpu.jsonl"),
+                   std::string("bench ") + experiment + " needs a GPU");
+  }
+  expect_refused("bench gpu-groupby --algorithm hash,sort --groups 2^10 --out " + path("gpu.jsonl"),
+                 "needs a GPU");
+  EXPECT_TRUE(listing().empty());
 }
 
 TEST_F(Cli, BenchSmokeWritesJsonLines) {

@@ -120,8 +120,15 @@ class recorder {
     if (!a.out.empty()) {
       auto const parent = std::filesystem::path(a.out).parent_path();
       if (!parent.empty()) { std::filesystem::create_directories(parent); }
+      // Checked now, opened at the first record: an experiment that refuses to run (no GPU, bad
+      // options) leaves no empty file behind.
+      bool const existed = std::filesystem::exists(a.out);
       file_.open(a.out, std::ios::app);
       if (!file_) { throw input_error("cannot open benchmark output " + a.out); }
+      if (!existed) {
+        file_.close();
+        std::filesystem::remove(a.out);
+      }
     }
   }
 
@@ -166,7 +173,11 @@ class recorder {
     for (auto const& [k, v] : last.items()) {
       if (k != "phases") { j[k] = v; }
     }
-    if (file_) { file_ << j.dump() << "\n" << std::flush; }
+    if (!args_.out.empty() && !file_.is_open()) {
+      file_.open(args_.out, std::ios::app);
+      if (!file_) { throw input_error("cannot open benchmark output " + args_.out); }
+    }
+    if (file_.is_open()) { file_ << j.dump() << "\n" << std::flush; }
     std::cout << experiment_ << " " << j["backend"].get<std::string>() << " "
               << j.value("algorithm", std::string("?")) << " " << params.dump() << ": median "
               << std::setprecision(4) << med * 1e3 << " ms, " << j["throughput_gtuples_s"].get<double>()
