@@ -9,9 +9,11 @@
 namespace joinery {
 
 enum class groupby_algorithm : std::uint8_t {
+  /// CPU: hash. GPU: hash while the groups fit its tables in shared memory or the L2 cache, else
+  /// sort_transformed (Wu et al. Figure 21); groupby_stats::algorithm names the one that ran.
   automatic,
   global_hash,  ///< libcudf-style: hash table of first rows, atomics into sparse arrays
-  hash,         ///< Wu et al. HGB
+  hash,         ///< Wu et al. HGB (on the GPU one pass over the input while the groups fit)
   sort,
   sort_transformed,
   sort_dictionary,
