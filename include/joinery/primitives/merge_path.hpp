@@ -18,6 +18,7 @@
 #include <joinery/memory.hpp>
 #include <joinery/types.hpp>
 
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -30,24 +31,32 @@ constexpr size_type merge_path_diagonal(size_type total, size_type parts, size_t
 }
 
 /// The split a of diagonal `diagonal` (b = diagonal - a) by binary search on the cross-diagonal:
-/// O(log min(|A|, |B|)). Both arrays ascending; 0 <= diagonal <= na + nb. Host and device (the
-/// GPU kernel calls this same function).
-template <class K>
+/// O(log min(|A|, |B|)). Both arrays ordered by `comp` (a strict weak order: comp(x, y) when x
+/// goes first); 0 <= diagonal <= na + nb. Host and device (the GPU kernels call this same
+/// function; `comp` must then be callable on the device).
+template <class K, class Compare>
 constexpr size_type merge_path_search(K const* a, size_type na, K const* b, size_type nb,
-                                      size_type diagonal) noexcept {
+                                      size_type diagonal, Compare comp) noexcept {
   size_type lo = diagonal > nb ? diagonal - nb : 0;
   size_type hi = diagonal < na ? diagonal : na;
   while (lo < hi) {
     size_type const mid = lo + (hi - lo) / 2;
     // A[mid] precedes B[diagonal - 1 - mid] in the merge (ties: A first): at least mid + 1 of
     // the first `diagonal` merged elements come from A.
-    if (!(b[diagonal - 1 - mid] < a[mid])) {
+    if (!comp(b[diagonal - 1 - mid], a[mid])) {
       lo = mid + 1;
     } else {
       hi = mid;
     }
   }
   return lo;
+}
+
+/// merge_path_search over ascending arrays (operator<).
+template <class K>
+constexpr size_type merge_path_search(K const* a, size_type na, K const* b, size_type nb,
+                                      size_type diagonal) noexcept {
+  return merge_path_search(a, na, b, nb, diagonal, std::less<>{});
 }
 
 /// Host merge path partitioning of host-resident sorted arrays into `parts` >= 1 equal diagonals:
