@@ -1,7 +1,7 @@
 #pragma once
 // Internal: host-callable dispatch layer of the sort and merge-path primitives (defined in
-// sort.cu and merge_path.cu, explicitly instantiated there over the four key types and the
-// payload widths). Arguments are already checked by the public functions (sort.cpp,
+// sort.cu, merge_sort.cu and merge_path.cu, explicitly instantiated there over the four key
+// types and the payload widths). Arguments are already checked by the public functions (sort.cpp,
 // merge_path.cpp). Every pointer is device memory; work is ordered on `stream`, temporaries come
 // from `mr`. K: std::int32_t, std::int64_t, std::uint32_t or std::uint64_t (sorted by value).
 #include <joinery/memory.hpp>
@@ -26,6 +26,30 @@ void radix_sort_pairs(K const* keys_in, K* keys_out, V const* values_in, V* valu
 template <class K>
 void radix_sort_row_ids(K const* keys_in, K* keys_out, std::int64_t* row_ids_out, size_type n,
                         stream_ref stream, memory_resource* mr);
+
+/// Comparators of merge_sort_pairs with explicit instantiations (merge_sort.cu). constexpr, so
+/// device code may call them (the library builds with --expt-relaxed-constexpr).
+struct sort_less {
+  template <class T>
+  constexpr bool operator()(T const& x, T const& y) const noexcept { return x < y; }
+};
+struct sort_greater {
+  template <class T>
+  constexpr bool operator()(T const& x, T const& y) const noexcept { return y < x; }
+};
+
+/// The row ids merge_sort_pairs carries through its passes: 32-bit while n < 2^32 (less traffic
+/// per pass), else 64-bit. `wide` forces 64-bit ids at any n (the tests' way into that path).
+enum class merge_sort_ids : std::uint8_t { automatic, wide };
+
+/// Stable merge sort by `comp` (Rui & Tu 2017, 3.3.1): keys_out = keys_in ordered by comp, equal
+/// keys in input order, and row_ids_out[i] = the input row of keys_out[i]. keys_in must not
+/// alias keys_out. Temporaries: n keys, n row ids and one split per tile. The template is
+/// defined in detail/merge_sort.cuh: merge_sort.cu instantiates it for the four key types with
+/// sort_less and sort_greater; a .cu needing another comparator instantiates it there.
+template <class K, class Compare>
+void merge_sort_pairs(K const* keys_in, K* keys_out, std::int64_t* row_ids_out, size_type n,
+                      Compare comp, merge_sort_ids ids, stream_ref stream, memory_resource* mr);
 
 /// a_splits[i] = merge_path_search(a, na, b, nb, merge_path_diagonal(na + nb, parts, i)) and
 /// b_splits[i] = that diagonal - a_splits[i], for 0 <= i <= parts.
