@@ -1,6 +1,6 @@
-// Public sort primitives: argument checks, NVTX range, then the GPU dispatch layer (sort.cu) and,
-// for several payloads, the project's gather by the sorted row ids. Built without CUDA, every
-// entry point refuses.
+// Public sort primitives: argument checks, NVTX range, then the GPU dispatch layer (sort.cu,
+// merge_sort.cu) and, for several payloads or the merge sort, the project's gather by the sorted
+// row ids. Built without CUDA, every entry point refuses.
 #include <joinery/primitives/gather.hpp>
 #include <joinery/primitives/sort.hpp>
 
@@ -23,6 +23,41 @@ using detail::expect_device;
 using detail::expect_keys;
 using detail::expect_no_nulls;
 using detail::result_resource;
+
+/// The arguments of sort_pairs and merge_sort_pairs: a device key column and device payloads of
+/// 1/2/4/8-byte types, as long as the keys, no nulls anywhere.
+void expect_sort_inputs(column_view const& keys, std::vector<column_view> const& payloads,
+                        char const* fn) {
+  expect_cuda(fn);
+  expect_keys(keys, fn);
+  for (std::size_t i = 0; i < payloads.size(); ++i) {
+    auto const& p = payloads[i];
+    std::string const what = "payload " + std::to_string(i);
+    auto const w = size_of(p.type());
+    JOINERY_EXPECTS(w == 1 || w == 2 || w == 4 || w == 8,
+                    std::string(fn) + ": the " + what + " column is " +
+                      std::string(to_string(p.type())) + "; payloads must be 1/2/4/8-byte types");
+    JOINERY_EXPECTS(p.size() == keys.size(),
+                    std::string(fn) + ": the " + what + " column has " +
+                      std::to_string(p.size()) + " rows but the keys have " +
+                      std::to_string(keys.size()));
+    expect_no_nulls(p, fn, what);
+  }
+  expect_device(keys, fn, "key");
+  for (std::size_t i = 0; i < payloads.size(); ++i) {
+    expect_device(payloads[i], fn, "payload " + std::to_string(i));
+  }
+}
+
+#if defined(JOINERY_HAS_CUDA)
+/// Appends every payload gathered by the sorted row ids to `out`.
+void gather_payloads(std::vector<column>& out, std::vector<column_view> const& payloads,
+                     column const& ids, stream_ref stream, memory_resource* res) {
+  for (auto const& p : payloads) {
+    out.push_back(gather(p, ids.view(), bounds_check::unchecked, stream, res));
+  }
+}
+#endif
 
 }  // namespace
 
@@ -47,25 +82,7 @@ column sort_keys(column_view const& keys, stream_ref stream, memory_resource_ref
 table sort_pairs(column_view const& keys, std::vector<column_view> const& payloads,
                  stream_ref stream, memory_resource_ref mr) {
   constexpr char const* fn = "sort_pairs";
-  expect_cuda(fn);
-  expect_keys(keys, fn);
-  for (std::size_t i = 0; i < payloads.size(); ++i) {
-    auto const& p = payloads[i];
-    std::string const what = "payload " + std::to_string(i);
-    auto const w = size_of(p.type());
-    JOINERY_EXPECTS(w == 1 || w == 2 || w == 4 || w == 8,
-                    std::string(fn) + ": the " + what + " column is " +
-                      std::string(to_string(p.type())) + "; payloads must be 1/2/4/8-byte types");
-    JOINERY_EXPECTS(p.size() == keys.size(),
-                    std::string(fn) + ": the " + what + " column has " +
-                      std::to_string(p.size()) + " rows but the keys have " +
-                      std::to_string(keys.size()));
-    expect_no_nulls(p, fn, what);
-  }
-  expect_device(keys, fn, "key");
-  for (std::size_t i = 0; i < payloads.size(); ++i) {
-    expect_device(payloads[i], fn, "payload " + std::to_string(i));
-  }
+  expect_sort_inputs(keys, payloads, fn);
   auto* res = result_resource(mr, fn);
   scoped_range range("joinery::sort_pairs");
   std::vector<column> out;
@@ -98,11 +115,45 @@ table sort_pairs(column_view const& keys, std::vector<column_view> const& payloa
       column ids(type_id::int64, n, res, stream);
       detail::gpu::radix_sort_row_ids<K>(k_in, k_out, ids.data_as<std::int64_t>(), n, stream,
                                          res);
-      for (auto const& p : payloads) {
-        out.push_back(gather(p, ids.view(), bounds_check::unchecked, stream, res));
-      }
+      gather_payloads(out, payloads, ids, stream, res);
     }
   });
+#else
+  for (auto const& p : payloads) { out.emplace_back(p.type(), p.size(), res, stream); }
+#endif
+  return table(std::move(out));
+}
+
+table merge_sort_pairs(column_view const& keys, std::vector<column_view> const& payloads,
+                       sort_order order, stream_ref stream, memory_resource_ref mr) {
+  constexpr char const* fn = "merge_sort_pairs";
+  expect_cuda(fn);
+  JOINERY_EXPECTS(order == sort_order::ascending || order == sort_order::descending,
+                  std::string(fn) + ": the order must be ascending or descending, got " +
+                    std::to_string(static_cast<int>(order)));
+  expect_sort_inputs(keys, payloads, fn);
+  auto* res = result_resource(mr, fn);
+  scoped_range range("joinery::merge_sort_pairs");
+  std::vector<column> out;
+  out.emplace_back(keys.type(), keys.size(), res, stream);
+#if defined(JOINERY_HAS_CUDA)
+  size_type const n = keys.size();
+  // The ids are a temporary: on the caller's resource, freed in stream order after the gathers.
+  column ids(type_id::int64, n, res, stream);
+  dispatch_key_type(keys.type(), [&](auto tag) {
+    using K = typename decltype(tag)::type;
+    auto const* k_in = static_cast<K const*>(keys.data());
+    auto* k_out = static_cast<K*>(out.front().data());
+    auto* id_out = ids.data_as<std::int64_t>();
+    if (order == sort_order::ascending) {
+      detail::gpu::merge_sort_pairs<K>(k_in, k_out, id_out, n, detail::gpu::sort_less{},
+                                       detail::gpu::merge_sort_ids::automatic, stream, res);
+    } else {
+      detail::gpu::merge_sort_pairs<K>(k_in, k_out, id_out, n, detail::gpu::sort_greater{},
+                                       detail::gpu::merge_sort_ids::automatic, stream, res);
+    }
+  });
+  gather_payloads(out, payloads, ids, stream, res);
 #else
   for (auto const& p : payloads) { out.emplace_back(p.type(), p.size(), res, stream); }
 #endif

@@ -1,6 +1,6 @@
 #pragma once
-// GPU radix sort of key columns, alone or with payload columns permuted along (CUB
-// DeviceRadixSort, LSD, stable).
+// GPU sorts of key columns, alone or with payload columns permuted along: radix sort (CUB
+// DeviceRadixSort, LSD, stable) and merge sort (merge path, Rui & Tu 2017, stable, either order).
 //
 // Host-only header (no CUDA types). Every function works on device columns, orders its work on
 // `stream` and returns without waiting for it: the results are valid in stream order. Results and
@@ -15,6 +15,7 @@
 #include <joinery/memory.hpp>
 #include <joinery/table.hpp>
 
+#include <cstdint>
 #include <vector>
 
 namespace joinery {
@@ -31,5 +32,19 @@ column sort_keys(column_view const& keys, stream_ref stream = default_stream(),
 /// directly; otherwise (key, row id) pairs are sorted and every payload gathered by the ids.
 table sort_pairs(column_view const& keys, std::vector<column_view> const& payloads,
                  stream_ref stream = default_stream(), memory_resource_ref mr = nullptr);
+
+/// The order of merge_sort_pairs: ascending (smallest key first) or descending.
+enum class sort_order : std::uint8_t { ascending, descending };
+
+/// Sorts rows by key in `order`, stably, by merge sort (Rui & Tu 2017, section 3.3.1): each
+/// block sorts a tile in registers and shared memory, then log2(tiles) merge passes in which
+/// merge path gives every block an equal share of each pair of runs. Comparison-based (it sorts
+/// by any strict weak order inside the library; here by value in `order`). Same arguments and
+/// result as sort_pairs; equal keys keep their input order in both orders. The sort carries
+/// 32-bit row ids below 2^32 rows and 64-bit ones beyond, and gathers every payload by the
+/// sorted row ids. Temporaries: about n * (key + 12) bytes.
+table merge_sort_pairs(column_view const& keys, std::vector<column_view> const& payloads,
+                       sort_order order, stream_ref stream = default_stream(),
+                       memory_resource_ref mr = nullptr);
 
 }  // namespace joinery
