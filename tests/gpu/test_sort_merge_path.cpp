@@ -1,11 +1,13 @@
-// GPU sort (sort_keys, sort_pairs), merge path partitioning (device and host) and sorted search
-// (lower_bound, upper_bound) against CPU references (std::stable_sort, std::merge,
-// std::lower_bound / std::upper_bound) on random data for the four key types: sizes 0, 1, tile
-// edges, several blocks, duplicate-heavy and all-equal keys, extreme values; and the refusals.
+// GPU sort (sort_keys, sort_pairs, merge_sort_pairs in both orders), merge path partitioning
+// (device and host) and sorted search (lower_bound, upper_bound) against CPU references
+// (std::stable_sort, std::merge, std::lower_bound / std::upper_bound) on random data for the four
+// key types: sizes 0, 1, tile edges, several blocks, duplicate-heavy and all-equal keys, extreme
+// values; and the refusals.
 // GPU tests skip with a message when no GPU is present; the refusals and the host merge path run
 // everywhere.
 #include "core/hash.hpp"
 #include "primitives/detail/sort_policy.hpp"
+#include "primitives/sort_dispatch.hpp"
 
 #include <joinery/gen.hpp>
 #include <joinery/primitives/merge_path.hpp>
@@ -28,6 +30,7 @@
 namespace joinery::test {
 namespace {
 
+using detail::gpu::merge_sort_policy;
 using detail::gpu::radix_sort_policy;
 using detail::gpu::sorted_search_policy;
 
@@ -45,6 +48,7 @@ enum class key_mix : std::uint8_t {
   duplicates,  ///< few distinct keys (|K| = 7), negative ones included when signed
   all_equal,   ///< one key repeated
   extremes,    ///< min, max, 0, -1 (as the type's bit pattern), min + 1, max - 1 and random keys
+  hot,         ///< one key in about 9 rows of 10, random keys over the whole width in the rest
 };
 
 /// Generated keys (joinery::gen, never all zero), reshaped by `mix`.
@@ -62,8 +66,14 @@ std::vector<K> make_keys(size_type n, key_mix mix, std::uint64_t seed) {
   std::vector<K> keys = t.column(0).to_vector<K>();
   switch (mix) {
     case key_mix::wide:
+    case key_mix::hot:
       for (auto& k : keys) {
         k = static_cast<K>(detail::mix64(static_cast<std::uint64_t>(k) ^ (seed * 0x9e3779b97f4a7c15ULL)));
+      }
+      if (mix == key_mix::hot) {
+        for (std::size_t i = 1; i < keys.size(); ++i) {
+          if (detail::mix64(i ^ seed) % 10 != 0) { keys[i] = keys[0]; }
+        }
       }
       break;
     case key_mix::duplicates: break;
@@ -104,13 +114,13 @@ column to_device(std::vector<K> const& v, stream_ref s) {
   return column::from_host(v, device_resource(), s);
 }
 
-/// The stable permutation of the keys (the reference of every sort test).
-template <class K>
-std::vector<std::size_t> stable_order(std::vector<K> const& keys) {
+/// The stable permutation of the keys ordered by `comp` (the reference of every sort test).
+template <class K, class Compare = std::less<>>
+std::vector<std::size_t> stable_order(std::vector<K> const& keys, Compare comp = {}) {
   std::vector<std::size_t> idx(keys.size());
   std::iota(idx.begin(), idx.end(), std::size_t{0});
   std::stable_sort(idx.begin(), idx.end(),
-                   [&](std::size_t x, std::size_t y) { return keys[x] < keys[y]; });
+                   [&](std::size_t x, std::size_t y) { return comp(keys[x], keys[y]); });
   return idx;
 }
 
@@ -171,10 +181,15 @@ TYPED_TEST(SortMergePath, SortKeysMatchesStdSort) {
 
 // ---- sort_pairs -----------------------------------------------------------------------------
 
-/// Checks sort_pairs(keys, payloads) against the stable permutation, payload bits exactly.
-template <class K>
-void check_sort_pairs(std::vector<K> const& keys, std::vector<type_id> const& payload_types,
-                      bool with_row_ids, stream_ref s) {
+/// A sort of (keys, payloads) under test: sort_pairs or merge_sort_pairs in one order.
+using pair_sorter = std::function<table(column_view const&, std::vector<column_view> const&)>;
+
+/// Checks sort(keys, payloads) against the stable permutation by `comp`, payload bits exactly.
+/// `with_row_ids` adds the input position as an int64 payload: the stability check in plain view.
+template <class K, class Compare = std::less<>>
+void check_sorted_pairs(std::vector<K> const& keys, std::vector<type_id> const& payload_types,
+                        bool with_row_ids, stream_ref s, pair_sorter const& sort,
+                        Compare comp = {}) {
   auto const n = static_cast<size_type>(keys.size());
   // Random payloads (joinery::gen) plus, optionally, the row id itself as an int64 payload.
   gen::relation_spec spec;
@@ -199,12 +214,15 @@ void check_sort_pairs(std::vector<K> const& keys, std::vector<type_id> const& pa
   for (auto const& p : host_payloads) { d_payloads.push_back(to_device(p.view(), s)); }
   for (auto const& p : d_payloads) { views.push_back(p.view()); }
 
-  auto const out = sort_pairs(d_keys.view(), views, s);
+  auto const out = sort(d_keys.view(), views);
   ASSERT_EQ(out.num_columns(), static_cast<size_type>(views.size()) + 1);
   ASSERT_EQ(out.num_rows(), n);
+  ASSERT_EQ(out.column(0).type(), type_to_id_v<K>);
+  ASSERT_EQ(out.column(0).space(), memory_space::device);
 
-  auto const order = stable_order(keys);
+  auto const order = stable_order(keys, comp);
   auto const got_keys = to_host<K>(out.column(0), s);
+  ASSERT_EQ(got_keys.size(), keys.size());
   for (std::size_t i = 0; i < order.size(); ++i) {
     ASSERT_EQ(got_keys[i], keys[order[i]]) << "key at row " << i;
   }
@@ -219,6 +237,15 @@ void check_sort_pairs(std::vector<K> const& keys, std::vector<type_id> const& pa
         << ": not the stable order";
     }
   }
+}
+
+template <class K>
+void check_sort_pairs(std::vector<K> const& keys, std::vector<type_id> const& payload_types,
+                      bool with_row_ids, stream_ref s) {
+  check_sorted_pairs(keys, payload_types, with_row_ids, s,
+                     [s](column_view const& k, std::vector<column_view> const& p) {
+                       return sort_pairs(k, p, s);
+                     });
 }
 
 TYPED_TEST(SortMergePath, SortPairsOnePayloadDirect) {
@@ -257,6 +284,125 @@ TYPED_TEST(SortMergePath, SortPairsNoPayloadIsSortKeys) {
   std::sort(keys.begin(), keys.end());
   EXPECT_EQ(to_host<K>(out.column(0), this->stream_), keys);
 }
+
+// ---- merge_sort_pairs -----------------------------------------------------------------------
+
+template <class K>
+class MergeSort : public SortMergePath<K> {};
+TYPED_TEST_SUITE(MergeSort, key_types);
+
+constexpr size_type msort_tile = merge_sort_policy::tile_items;
+/// Sizes at the merge sort's tile edges, one pass (2 tiles), an odd run left over (3 tiles),
+/// non-power-of-two tile counts (5, 7, 12 tiles), and many passes.
+std::vector<size_type> const merge_sort_sizes = {
+  0,  1,  2,  33, msort_tile - 1, msort_tile, msort_tile + 1, 2 * msort_tile,
+  2 * msort_tile + 1, 3 * msort_tile - 1, 5 * msort_tile + 7, 7 * msort_tile,
+  12 * msort_tile + 1, 65537, 300007};
+
+constexpr key_mix merge_sort_mixes[] = {key_mix::wide, key_mix::duplicates, key_mix::all_equal,
+                                        key_mix::extremes, key_mix::hot};
+
+/// Checks merge_sort_pairs in `order` against std::stable_sort in that order.
+template <class K>
+void check_merge_sort(std::vector<K> const& keys, std::vector<type_id> const& payload_types,
+                      bool with_row_ids, sort_order order, stream_ref s) {
+  auto const sort = [s, order](column_view const& k, std::vector<column_view> const& p) {
+    return merge_sort_pairs(k, p, order, s);
+  };
+  if (order == sort_order::ascending) {
+    check_sorted_pairs(keys, payload_types, with_row_ids, s, sort, std::less<>{});
+  } else {
+    check_sorted_pairs(keys, payload_types, with_row_ids, s, sort, std::greater<>{});
+  }
+}
+
+constexpr sort_order orders[] = {sort_order::ascending, sort_order::descending};
+
+std::string trace(size_type n, key_mix mix, sort_order order) {
+  return "n=" + std::to_string(n) + " mix=" + std::to_string(int(mix)) +
+         (order == sort_order::ascending ? " ascending" : " descending");
+}
+
+TYPED_TEST(MergeSort, MatchesStableSortAtTileEdges) {
+  using K = TypeParam;
+  for (auto order : orders) {
+    for (auto mix : merge_sort_mixes) {
+      for (auto n : merge_sort_sizes) {
+        SCOPED_TRACE(trace(n, mix, order));
+        auto const keys = make_keys<K>(n, mix, 17 + n);
+        // A random 4-byte payload and the input position (int64): stable order checked exactly.
+        check_merge_sort(keys, {type_id::uint32}, /*with_row_ids=*/true, order, this->stream_);
+      }
+    }
+  }
+}
+
+TYPED_TEST(MergeSort, KeysOnlyAndNarrowOrSeveralPayloads) {
+  using K = TypeParam;
+  for (auto order : orders) {
+    for (auto n : {size_type{0}, size_type{1}, msort_tile + 1, 5 * msort_tile + 7}) {
+      SCOPED_TRACE(trace(n, key_mix::duplicates, order));
+      auto const keys = make_keys<K>(n, key_mix::duplicates, 19 + n);
+      check_merge_sort(keys, {}, false, order, this->stream_);
+      check_merge_sort(keys, {type_id::int8}, false, order, this->stream_);
+      check_merge_sort(keys, {type_id::uint16}, true, order, this->stream_);
+      check_merge_sort(keys, {type_id::int8, type_id::int16, type_id::uint32, type_id::int64},
+                       true, order, this->stream_);
+    }
+  }
+}
+
+TYPED_TEST(MergeSort, AboutTwoToThe20RowsManyPasses) {
+  using K = TypeParam;
+  size_type const n = (size_type{1} << 20) + 3;
+  for (auto order : orders) {
+    for (auto mix : {key_mix::wide, key_mix::duplicates, key_mix::hot}) {
+      SCOPED_TRACE(trace(n, mix, order));
+      auto const keys = make_keys<K>(n, mix, 23);
+      check_merge_sort(keys, {type_id::uint64}, true, order, this->stream_);
+    }
+  }
+}
+
+#if defined(JOINERY_HAS_CUDA)
+TYPED_TEST(MergeSort, SixtyFourBitRowIdsPath) {
+  // The 64-bit id path runs by itself from 2^32 rows; forced here at sizes a test can afford.
+  using K = TypeParam;
+  auto const s = this->stream_.ref();
+  for (auto order : orders) {
+    for (auto n : {size_type{1}, msort_tile, msort_tile + 1, 3 * msort_tile - 1,
+                   12 * msort_tile + 1, size_type{300007}}) {
+      SCOPED_TRACE(trace(n, key_mix::duplicates, order));
+      auto const keys = make_keys<K>(n, key_mix::duplicates, 29 + n);
+      auto const d_keys = to_device(keys, s);
+      column sorted(type_to_id_v<K>, n, device_resource(), s);
+      column ids(type_id::int64, n, device_resource(), s);
+      auto const ascending = order == sort_order::ascending;
+      auto sort = [&](auto comp) {
+        detail::gpu::merge_sort_pairs<K>(static_cast<K const*>(d_keys.view().data()),
+                                         static_cast<K*>(sorted.data()),
+                                         ids.data_as<std::int64_t>(), n, comp,
+                                         detail::gpu::merge_sort_ids::wide, s, device_resource());
+      };
+      if (ascending) {
+        sort(detail::gpu::sort_less{});
+      } else {
+        sort(detail::gpu::sort_greater{});
+      }
+      auto const expect = ascending ? stable_order(keys, std::less<>{})
+                                    : stable_order(keys, std::greater<>{});
+      auto const got_keys = to_host<K>(sorted, s);
+      auto const got_ids = to_host<std::int64_t>(ids, s);
+      ASSERT_EQ(got_keys.size(), keys.size());
+      ASSERT_EQ(got_ids.size(), keys.size());
+      for (std::size_t i = 0; i < expect.size(); ++i) {
+        ASSERT_EQ(got_ids[i], static_cast<std::int64_t>(expect[i])) << "row id at row " << i;
+        ASSERT_EQ(got_keys[i], keys[expect[i]]) << "key at row " << i;
+      }
+    }
+  }
+}
+#endif
 
 // ---- merge path -----------------------------------------------------------------------------
 
@@ -566,6 +712,32 @@ TEST(SortMergePathRefusals, MismatchedLengthsAndTypes) {
   expect_refused([&] { (void)upper_bound(k64c.view(), kc.view()); }, "same key type");
   expect_refused([&] { (void)merge_path_partition(kc.view(), kc.view(), 0); },
                  "parts must lie in [1, 2^31)");
+}
+
+TEST(SortMergePathRefusals, MergeSortPairs) {
+  std::vector<std::int32_t> const k = {3, 1, 2};
+  std::vector<std::int64_t> const p = {1, 2};
+  std::vector<double> const d = {1.0, 2.0, 3.0};
+  auto const kc = column::from_host(k);
+  auto const pc = column::from_host(p);
+  auto const dc = column::from_host(d);
+  auto nk = column::from_host(k);
+  nk.make_nullable();
+  auto const asc = sort_order::ascending;
+  expect_refused([&] { (void)merge_sort_pairs(kc.view(), {}, asc); }, "must be in device memory");
+  expect_refused([&] { (void)merge_sort_pairs(kc.view(), {kc.view()}, sort_order::descending); },
+                 "the key column is in host memory but must be in device memory");
+  expect_refused([&] { (void)merge_sort_pairs(kc.view(), {pc.view()}, asc); },
+                 "merge_sort_pairs: the payload 0 column has 2 rows but the keys have 3");
+  expect_refused([&] { (void)merge_sort_pairs(kc.view(), {kc.view(), pc.view()}, asc); },
+                 "the payload 1 column has 2 rows but the keys have 3");
+  expect_refused([&] { (void)merge_sort_pairs(dc.view(), {}, asc); },
+                 "merge_sort_pairs: keys must be int32, int64, uint32 or uint64, got float64");
+  expect_refused([&] { (void)merge_sort_pairs(nk.view(), {}, asc); }, "nullable");
+  expect_refused([&] { (void)merge_sort_pairs(kc.view(), {nk.view()}, asc); },
+                 "payload 0 column is nullable");
+  expect_refused([&] { (void)merge_sort_pairs(kc.view(), {}, static_cast<sort_order>(7)); },
+                 "the order must be ascending or descending, got 7");
 }
 
 TEST(SortMergePathRefusals, Nullable) {
