@@ -1,11 +1,13 @@
 // joinery bench primitives: CUDA-event timings (median of --runs after --warmup) of the radix
-// primitives at --rows elements, each against the device-to-device copy of the same data.
+// primitives and the sorts at --rows elements, each against the device-to-device copy of the same
+// data.
 #include "bench_primitives.hpp"
 #include "timing.hpp"
 
 #include <joinery/gen.hpp>
 #include <joinery/primitives/checksum.hpp>
 #include <joinery/primitives/partition.hpp>
+#include <joinery/primitives/sort.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -162,6 +164,36 @@ class primitives_bench {
           auto const r = radix_partition(keys.view(), {payload.view()}, 0, bits, algo, s);
         });
       }
+    }
+    // Sorts of (key, payload) pairs: CUB's radix sort and the merge path merge sort (payload
+    // gathered by row ids). GB/s counts one read and one write of the tuples, so the fraction of
+    // copy is the sort's cost in copies of its input.
+    struct sort_row {
+      char const* primitive;
+      char const* algorithm;
+      table (*run)(column_view const&, column_view const&, stream_ref);
+    };
+    sort_row const sorts[] = {
+      {"sort_pairs", "radix_cub",
+       [](column_view const& k, column_view const& p, stream_ref st) {
+         return sort_pairs(k, {p}, st);
+       }},
+      {"merge_sort_pairs", "merge_path",
+       [](column_view const& k, column_view const& p, stream_ref st) {
+         return merge_sort_pairs(k, {p}, sort_order::ascending, st);
+       }},
+    };
+    for (auto const& row : sorts) {
+      {  // Not timed: the result is a permutation of the input.
+        auto const r = row.run(keys.view(), payload.view(), s);
+        JOINERY_EXPECTS(checksum(r.column(0).view(), s) == key_sum,
+                        std::string("bench primitives: ") + row.primitive + " lost keys");
+      }
+      auto params = base;
+      params["primitive"] = row.primitive;
+      params["algorithm"] = row.algorithm;
+      measure(params, 2 * nd * tuple_bytes,
+              [&] { auto const r = row.run(keys.view(), payload.view(), s); });
     }
     // The histogram reads the keys once.
     for (int bits : {8, 11}) {

@@ -16,8 +16,9 @@ struct primitives_bench_args {
 };
 
 /// For 4- and 8-byte tuples halves (key + payload of that width): the device-to-device copy
-/// (the roofline), one radix-partition pass at 8..11 bits per algorithm, the radix histogram and
-/// the prefix scan; GB/s counts bytes read + written. Needs a GPU.
+/// (the roofline), one radix-partition pass at 8..11 bits per algorithm, the sort of the pairs
+/// (CUB radix sort and merge path merge sort), the radix histogram and the prefix scan; GB/s
+/// counts bytes read + written. Needs a GPU.
 void run_primitives_bench(primitives_bench_args const& a);
 
 }  // namespace joinery::cli
