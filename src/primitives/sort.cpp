@@ -24,10 +24,12 @@ using detail::expect_keys;
 using detail::expect_no_nulls;
 using detail::result_resource;
 
-/// The arguments of sort_pairs and merge_sort_pairs: a device key column and device payloads of
-/// 1/2/4/8-byte types, as long as the keys, no nulls anywhere.
-void expect_sort_inputs(column_view const& keys, std::vector<column_view> const& payloads,
-                        char const* fn) {
+/// Checks the arguments of sort_pairs and merge_sort_pairs (a device key column and device
+/// payloads of 1/2/4/8-byte types, as long as the keys, no nulls anywhere) and returns the
+/// resource the results come from.
+memory_resource* checked_sort_resource(column_view const& keys,
+                                       std::vector<column_view> const& payloads,
+                                       memory_resource_ref mr, char const* fn) {
   expect_cuda(fn);
   expect_keys(keys, fn);
   for (std::size_t i = 0; i < payloads.size(); ++i) {
@@ -47,6 +49,15 @@ void expect_sort_inputs(column_view const& keys, std::vector<column_view> const&
   for (std::size_t i = 0; i < payloads.size(); ++i) {
     expect_device(payloads[i], fn, "payload " + std::to_string(i));
   }
+  return result_resource(mr, fn);
+}
+
+/// The result's columns so far: the sorted keys' column, not yet written.
+std::vector<column> sorted_keys_column(column_view const& keys, stream_ref stream,
+                                       memory_resource* res) {
+  std::vector<column> out;
+  out.emplace_back(keys.type(), keys.size(), res, stream);
+  return out;
 }
 
 #if defined(JOINERY_HAS_CUDA)
@@ -82,11 +93,9 @@ column sort_keys(column_view const& keys, stream_ref stream, memory_resource_ref
 table sort_pairs(column_view const& keys, std::vector<column_view> const& payloads,
                  stream_ref stream, memory_resource_ref mr) {
   constexpr char const* fn = "sort_pairs";
-  expect_sort_inputs(keys, payloads, fn);
-  auto* res = result_resource(mr, fn);
+  auto* res = checked_sort_resource(keys, payloads, mr, fn);
   scoped_range range("joinery::sort_pairs");
-  std::vector<column> out;
-  out.emplace_back(keys.type(), keys.size(), res, stream);
+  auto out = sorted_keys_column(keys, stream, res);
 #if defined(JOINERY_HAS_CUDA)
   size_type const n = keys.size();
   bool const direct = payloads.size() == 1 && (size_of(payloads[0].type()) == 4 ||
@@ -131,14 +140,12 @@ table merge_sort_pairs(column_view const& keys, std::vector<column_view> const& 
   JOINERY_EXPECTS(order == sort_order::ascending || order == sort_order::descending,
                   std::string(fn) + ": the order must be ascending or descending, got " +
                     std::to_string(static_cast<int>(order)));
-  expect_sort_inputs(keys, payloads, fn);
-  auto* res = result_resource(mr, fn);
+  auto* res = checked_sort_resource(keys, payloads, mr, fn);
   scoped_range range("joinery::merge_sort_pairs");
-  std::vector<column> out;
-  out.emplace_back(keys.type(), keys.size(), res, stream);
+  auto out = sorted_keys_column(keys, stream, res);
 #if defined(JOINERY_HAS_CUDA)
-  size_type const n = keys.size();
   // The ids are a temporary: on the caller's resource, freed in stream order after the gathers.
+  size_type const n = keys.size();
   column ids(type_id::int64, n, res, stream);
   dispatch_key_type(keys.type(), [&](auto tag) {
     using K = typename decltype(tag)::type;
@@ -154,8 +161,6 @@ table merge_sort_pairs(column_view const& keys, std::vector<column_view> const& 
     }
   });
   gather_payloads(out, payloads, ids, stream, res);
-#else
-  for (auto const& p : payloads) { out.emplace_back(p.type(), p.size(), res, stream); }
 #endif
   return table(std::move(out));
 }
