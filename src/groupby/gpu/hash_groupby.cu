@@ -191,9 +191,16 @@ __device__ __forceinline__ void load_values(acc_batch const& batch,
 #pragma unroll
   for (int a = 0; a < NA; ++a) {
     bool const load = a < batch.count && batch.op[a] != acc_op::count;
+    // The width is tested once per accumulator, not per item.
+    bool const narrow = load && value_bytes(batch.in[a]) == 4;
+    auto const* base = static_cast<unsigned char const*>(batch.src[a].base) + batch.src[a].offset;
+    auto const stride = static_cast<std::uint64_t>(batch.src[a].stride);
 #pragma unroll
     for (int j = 0; j < policy::items_per_thread; ++j) {
-      raw[a][j] = load && valid[j] ? load_bits(batch.src[a], batch.in[a], row[j]) : 0;
+      auto const* p = base + static_cast<std::uint64_t>(row[j]) * stride;
+      raw[a][j] = !load || !valid[j] ? 0
+                  : narrow           ? __ldg(reinterpret_cast<unsigned const*>(p))
+                                     : __ldg(reinterpret_cast<unsigned long long const*>(p));
     }
   }
 }
@@ -248,36 +255,58 @@ __device__ __forceinline__ void update_loaded(acc_batch const& batch, AccPtr acc
                                               unsigned long long const (&raw)[NA][policy::items_per_thread],
                                               bool const (&valid)[policy::items_per_thread],
                                               warp_carry<NA>* carry) {
-  bool uniform[policy::items_per_thread];
+  constexpr int ipt = policy::items_per_thread;
+  bool uniform[ipt];
   warp_uniform(gid, valid, true, uniform);
+  bool any_uniform = false;
 #pragma unroll
-  for (int j = 0; j < policy::items_per_thread; ++j) {
-    if (carry != nullptr && uniform[j]) {
+  for (int j = 0; j < ipt; ++j) { any_uniform = any_uniform || uniform[j]; }
+  if (carry != nullptr && any_uniform) {  // same on every lane: uniform[j] comes from __all_sync
+#pragma unroll
+    for (int j = 0; j < ipt; ++j) {
+      if (!uniform[j]) { continue; }
       if (carry->gid != gid[j]) { carry->flush(batch, acc_ptr); }
+      for_each_acc<NA>([&](auto a_constant) {
+        constexpr int a = decltype(a_constant)::value;
+        if (a >= batch.count) { return; }
+        with_static_acc(batch.op[a], batch.in[a], [&](auto op, auto in) {
+          auto const r = warp_reduce(op, in, to_acc(op, in, raw[a][j]));
+          carry->v[a] = carry->gid < 0 ? r : combine(op, carry->v[a], r);
+        });
+      });
+      carry->gid = gid[j];
+    }
+  }
+  if (carry == nullptr) {  // tier 2, bound by its global atomics: the generic loop
+#pragma unroll
+    for (int j = 0; j < ipt; ++j) {
 #pragma unroll
       for (int a = 0; a < NA; ++a) {
         if (a < batch.count) {
-          auto const r = warp_reduce(batch.op[a], to_acc(batch.op[a], batch.in[a], raw[a][j]));
-          carry->v[a] = carry->gid < 0 ? r : combine(batch.op[a], carry->v[a], r);
-        }
-      }
-      carry->gid = gid[j];
-      continue;
-    }
-#pragma unroll
-    for (int a = 0; a < NA; ++a) {
-      if (a < batch.count) {
-        acc_op const op = batch.op[a];
-        value_kind const in = batch.in[a];
-        acc_value const v = valid[j] ? to_acc(op, in, raw[a][j]) : identity(op, in);
-        if (carry != nullptr) {  // tier 1: shared memory
-          update_value<true>(op, in, acc_ptr(a), gid[j], v, uniform[j], valid[j]);
-        } else {
+          acc_op const op = batch.op[a];
+          value_kind const in = batch.in[a];
+          acc_value const v = valid[j] ? to_acc(op, in, raw[a][j]) : identity(op, in);
           update_value(op, in, acc_ptr(a), gid[j], v, uniform[j], valid[j]);
         }
       }
     }
+    return;
   }
+  // Tier 1, bound by instructions: the other items one accumulator at a time, its operation
+  // resolved once per tile (the accumulator index a compile-time constant, so that raw[a] stays
+  // in registers).
+  for_each_acc<NA>([&](auto a_constant) {
+    constexpr int a = decltype(a_constant)::value;
+    if (a >= batch.count) { return; }
+    with_static_acc(batch.op[a], batch.in[a], [&](auto op, auto in) {
+#pragma unroll
+      for (int j = 0; j < ipt; ++j) {
+        if (uniform[j]) { continue; }  // in the carry
+        acc_value const v = valid[j] ? to_acc(op, in, raw[a][j]) : identity(op, in);
+        update_value<true>(op, in, acc_ptr(a), gid[j], v, false, valid[j]);
+      }
+    });
+  });
 }
 
 /// Tier 1's per-block table: `slots` keys (a power of two) in shared memory, claimed by CAS; the

@@ -9,6 +9,8 @@
 #include "groupby/gpu/plan.hpp"
 
 #include <cuda/std/cstdint>
+#include <cuda/std/type_traits>
+#include <cuda/std/utility>
 
 namespace joinery::detail::gpu::gb {
 
@@ -119,9 +121,6 @@ __device__ __forceinline__ bool is_identity(acc_op op, value_kind in, acc_value 
   return v.lo == id.lo && v.hi == id.hi;
 }
 
-__device__ __forceinline__ acc_value shfl_xor(acc_value v, int mask) {
-  return {__shfl_xor_sync(full_warp, v.lo, mask), __shfl_xor_sync(full_warp, v.hi, mask)};
-}
 __device__ __forceinline__ acc_value shfl_up(acc_value v, unsigned d) {
   return {__shfl_up_sync(full_warp, v.lo, d), __shfl_up_sync(full_warp, v.hi, d)};
 }
@@ -129,7 +128,10 @@ __device__ __forceinline__ acc_value shfl_up(acc_value v, unsigned d) {
 /// Every lane gets the combination of all 32 lanes' values (the whole warp must call it).
 __device__ __forceinline__ acc_value warp_reduce(acc_op op, acc_value v) {
 #pragma unroll
-  for (int m = 16; m >= 1; m >>= 1) { v = combine(op, v, shfl_xor(v, m)); }
+  for (int m = 16; m >= 1; m >>= 1) {
+    acc_value const other{__shfl_xor_sync(full_warp, v.lo, m), __shfl_xor_sync(full_warp, v.hi, m)};
+    v = combine(op, v, other);
+  }
   return v;
 }
 
@@ -168,6 +170,66 @@ __device__ __forceinline__ void atomic_update(acc_op op, value_kind in, void* ac
       }
       return;
   }
+}
+
+/// An accumulator's operation and value kind as compile-time constants.
+template <acc_op Op>
+using static_op = cuda::std::integral_constant<acc_op, Op>;
+template <value_kind V>
+using static_kind = cuda::std::integral_constant<value_kind, V>;
+
+template <acc_op Op, value_kind... Kinds, class F>
+__device__ __forceinline__ void with_static_kind(value_kind in, F& f) {
+  (void)((in == Kinds ? (f(static_op<Op>{}, static_kind<Kinds>{}), true) : false) || ...);
+}
+
+/// Calls f(op, in) with the pair as compile-time constants (the pairs a plan can hold), so that
+/// a loop over a tile's items inside f has no switch per item: the functions above fold to the
+/// one case once inlined. The pair is the same for every thread of a launch, so this branches
+/// once per call, not per lane.
+template <class F>
+__device__ __forceinline__ void with_static_acc(acc_op op, value_kind in, F&& f) {
+  using V = value_kind;
+  switch (op) {
+    case acc_op::count: f(static_op<acc_op::count>{}, static_kind<V::i64>{}); return;
+    case acc_op::sum_int: with_static_kind<acc_op::sum_int, V::i32, V::u32, V::i64, V::u64>(in, f); return;
+    case acc_op::sum_int128: with_static_kind<acc_op::sum_int128, V::i64, V::u64>(in, f); return;
+    case acc_op::sum_float: with_static_kind<acc_op::sum_float, V::f32, V::f64>(in, f); return;
+    case acc_op::min:
+      with_static_kind<acc_op::min, V::i32, V::u32, V::i64, V::u64, V::f32, V::f64>(in, f);
+      return;
+    case acc_op::max:
+      with_static_kind<acc_op::max, V::i32, V::u32, V::i64, V::u64, V::f32, V::f64>(in, f);
+      return;
+  }
+}
+
+/// warp_reduce of an accumulator known at compile time: only the words it uses travel (32 bits
+/// for a 4-byte min/max, the high word only for a 128-bit sum).
+template <acc_op Op, value_kind In>
+__device__ __forceinline__ acc_value warp_reduce(static_op<Op>, static_kind<In>, acc_value v) {
+  constexpr bool narrow = (Op == acc_op::min || Op == acc_op::max) && value_bytes(In) == 4;
+#pragma unroll
+  for (int m = 16; m >= 1; m >>= 1) {
+    acc_value other{};
+    if constexpr (narrow) {
+      other.lo = __shfl_xor_sync(full_warp, static_cast<unsigned>(v.lo), m);
+    } else {
+      other.lo = __shfl_xor_sync(full_warp, v.lo, m);
+    }
+    if constexpr (Op == acc_op::sum_int128) { other.hi = __shfl_xor_sync(full_warp, v.hi, m); }
+    v = combine(Op, v, other);
+  }
+  return v;
+}
+
+/// Calls f(std::integral_constant<int, a>) for a = 0 .. N-1: accumulator indices as constants,
+/// so that arrays indexed by them stay in registers inside f.
+template <int N, class F>
+__device__ __forceinline__ void for_each_acc(F&& f) {
+  [&]<int... A>(cuda::std::integer_sequence<int, A...>) {
+    (f(cuda::std::integral_constant<int, A>{}), ...);
+  }(cuda::std::make_integer_sequence<int, N>{});
 }
 
 /// acc[gid] in accumulator form (plain load: the caller orders it after the updates).
