@@ -183,31 +183,42 @@ __device__ __forceinline__ void update_rows(acc_batch const& batch, AccPtr acc_p
 
 /// The fused tiers' values of a tile: every accumulator's raw bits loaded before the first
 /// atomic, so the tile's loads are in flight together. NA bounds the batch length.
-template <int NA>
+template <int NA, int Threads, bool Full>
 __device__ __forceinline__ void load_values(acc_batch const& batch,
                                             size_type const (&row)[policy::items_per_thread],
                                             bool const (&valid)[policy::items_per_thread],
                                             unsigned long long (&raw)[NA][policy::items_per_thread]) {
-#pragma unroll
-  for (int a = 0; a < NA; ++a) {
+  constexpr int ipt = policy::items_per_thread;
+  for_each_acc<NA>([&](auto a_constant) {
+    constexpr int a = decltype(a_constant)::value;
     bool const load = a < batch.count && batch.op[a] != acc_op::count;
-    // The width is tested once per accumulator, not per item.
-    bool const narrow = load && value_bytes(batch.in[a]) == 4;
-    auto const* base = static_cast<unsigned char const*>(batch.src[a].base) + batch.src[a].offset;
     auto const stride = static_cast<std::uint64_t>(batch.src[a].stride);
+    // Item j + 1 is Threads rows after item j: one pointer, stepped.
+    auto const* p = static_cast<unsigned char const*>(batch.src[a].base) + batch.src[a].offset +
+                    static_cast<std::uint64_t>(row[0]) * stride;
+    auto const step = stride * Threads;
+    // The width is tested once per accumulator, not per item (same on every thread).
+    if (load && value_bytes(batch.in[a]) == 4) {
 #pragma unroll
-    for (int j = 0; j < policy::items_per_thread; ++j) {
-      auto const* p = base + static_cast<std::uint64_t>(row[j]) * stride;
-      raw[a][j] = !load || !valid[j] ? 0
-                  : narrow           ? __ldg(reinterpret_cast<unsigned const*>(p))
-                                     : __ldg(reinterpret_cast<unsigned long long const*>(p));
+      for (int j = 0; j < ipt; ++j) {
+        raw[a][j] = Full || valid[j] ? __ldg(reinterpret_cast<unsigned const*>(p + j * step)) : 0;
+      }
+    } else if (load) {
+#pragma unroll
+      for (int j = 0; j < ipt; ++j) {
+        raw[a][j] =
+          Full || valid[j] ? __ldg(reinterpret_cast<unsigned long long const*>(p + j * step)) : 0;
+      }
+    } else {
+#pragma unroll
+      for (int j = 0; j < ipt; ++j) { raw[a][j] = 0; }
     }
-  }
+  });
 }
 
 /// This thread's rows of the tile at `first` (striped: first + threadIdx.x + j * Threads), their
 /// keys and their values, all loads issued before any is used.
-template <int Threads, int NA, class K>
+template <int Threads, int NA, bool Full = false, class K>
 __device__ __forceinline__ void load_tile(K const* __restrict__ keys, size_type n, size_type first,
                                           acc_batch const& batch,
                                           K (&k)[policy::items_per_thread],
@@ -217,10 +228,10 @@ __device__ __forceinline__ void load_tile(K const* __restrict__ keys, size_type 
 #pragma unroll
   for (int j = 0; j < policy::items_per_thread; ++j) {
     row[j] = first + threadIdx.x + static_cast<size_type>(j) * Threads;
-    valid[j] = row[j] < n;
+    valid[j] = Full || row[j] < n;
     if (valid[j]) { k[j] = __ldg(keys + row[j]); }
   }
-  load_values<NA>(batch, row, valid, raw);
+  load_values<NA, Threads, Full>(batch, row, valid, raw);
 }
 
 /// A warp's running aggregate of its last uniform group (all lanes hold it): consecutive
@@ -321,24 +332,84 @@ struct shared_group_table {
   int max_groups;
   int* groups;  // shared counter of claimed slots
 
-  /// k's slot, claimed if new; -1 when claiming it makes more than max_groups groups.
+  /// Slots read by one 16-byte shared load; the probe walks whole aligned groups of them.
+  static constexpr int group = 16 / static_cast<int>(sizeof(bits_type));
+
+  /// The aligned group of slots starting at slot g (a multiple of `group`), in one load.
+  __device__ __forceinline__ void load_group(int g, bits_type (&out)[group]) const {
+    auto const addr = static_cast<unsigned>(__cvta_generic_to_shared(keys + g));
+    if constexpr (group == 4) {
+      asm volatile("ld.volatile.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+                   : "=r"(out[0]), "=r"(out[1]), "=r"(out[2]), "=r"(out[3])
+                   : "r"(addr));
+    } else {
+      asm volatile("ld.volatile.shared.v2.u64 {%0, %1}, [%2];"
+                   : "=l"(out[0]), "=l"(out[1])
+                   : "r"(addr));
+    }
+  }
+
+  /// k's slot, claimed if new; -1 when claiming it makes more than max_groups groups. Linear
+  /// probing, a group of slots per shared load (at g = 2^12 in 2^13 slots a probe one slot at a
+  /// time doubled the shared loads and instructions of the kernel). A key can only sit at or
+  /// after its home slot, so matching the slots before it in its first group finds nothing
+  /// false; only claiming must start at the home slot.
   __device__ int insert(K key) const {
     auto const k = static_cast<bits_type>(key_bits(key));
     if (k == empty) { return slots; }
-    auto h = static_cast<int>(static_cast<std::uint32_t>(murmur_hash{}(key)) & static_cast<std::uint32_t>(slots - 1));
-    for (int probe = 0; probe < slots; ++probe) {
-      bits_type const cur = *reinterpret_cast<bits_type volatile*>(keys + h);
-      if (cur == k) { return h; }
-      if (cur == empty) {
-        bits_type const old = atomicCAS(keys + h, empty, k);
-        if (old == empty) { return atomicAdd(groups, 1) < max_groups ? h : -1; }
-        if (old == k) { return h; }
+    int const home = static_cast<int>(static_cast<std::uint32_t>(murmur_hash{}(key)) &
+                                      static_cast<std::uint32_t>(slots - 1));
+    // Most keys sit in their home slot: one 4- or 8-byte load first.
+    if (*reinterpret_cast<bits_type volatile*>(keys + home) == k) { return home; }
+    int g = home & ~(group - 1);
+    int from = home & (group - 1);
+    for (int step = 0; step < slots / group; ++step) {
+      bits_type cur[group];
+      load_group(g, cur);
+#pragma unroll
+      for (int i = 0; i < group; ++i) {
+        if (cur[i] == k) { return g + i; }
       }
-      h = (h + 1) & (slots - 1);
+#pragma unroll
+      for (int i = 0; i < group; ++i) {
+        if (i < from || cur[i] != empty) { continue; }
+        bits_type const old = atomicCAS(keys + g + i, empty, k);
+        if (old == empty) { return atomicAdd(groups, 1) < max_groups ? g + i : -1; }
+        if (old == k) { return g + i; }
+      }
+      from = 0;
+      g = (g + group) & (slots - 1);
     }
     return -1;
   }
 };
+
+/// Tier 1, one tile of `first`'s rows: number the keys in the block's table, then update the
+/// shared accumulators. Full: every row of the tile exists (no bounds checks).
+template <bool Full, int NA, class K, class AccPtr>
+__device__ __forceinline__ void hgb_shared_tile(K const* __restrict__ keys, size_type n,
+                                                size_type first, acc_batch const& batch,
+                                                shared_group_table<K> const& t, AccPtr acc_ptr,
+                                                warp_carry<NA>& carry, insert_counters* counters,
+                                                int& has_marker) {
+  constexpr int ipt = policy::items_per_thread;
+  K k[ipt];
+  size_type row[ipt];
+  bool valid[ipt];
+  unsigned long long raw[NA][ipt];
+  load_tile<policy::shared_threads, NA, Full>(keys, n, first, batch, k, row, valid, raw);
+  size_type gid[ipt];
+#pragma unroll
+  for (int j = 0; j < ipt; ++j) {
+    gid[j] = valid[j] ? t.insert(k[j]) : 0;
+    if (valid[j] && gid[j] < 0) {
+      atomicExch(&counters->overflow, 1ULL);
+      valid[j] = false;
+    }
+    if (valid[j] && gid[j] == t.slots) { has_marker = 1; }
+  }
+  update_loaded<NA>(batch, acc_ptr, gid, raw, valid, &carry);
+}
 
 /// Tier 1: one pass, per-block shared tables and accumulators, merged into the global table
 /// and slot-indexed global accumulators at the end; stops on a block with too many groups.
@@ -377,22 +448,13 @@ __global__ void __launch_bounds__(policy::shared_threads, 1)
   // while others probe. Each warp stops on its own when any block overflowed.
   for (size_type tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
     if (warp_sees_overflow(counters)) { break; }
-    K k[ipt];
-    size_type row[ipt];
-    bool valid[ipt];
-    unsigned long long raw[NA][ipt];
-    load_tile<policy::shared_threads, NA>(keys, n, tile * tile_rows, batch, k, row, valid, raw);
-    size_type gid[ipt];
-#pragma unroll
-    for (int j = 0; j < ipt; ++j) {
-      gid[j] = valid[j] ? t.insert(k[j]) : 0;
-      if (valid[j] && gid[j] < 0) {
-        atomicExch(&counters->overflow, 1ULL);
-        valid[j] = false;
-      }
-      if (valid[j] && gid[j] == slots) { has_marker = 1; }
+    // Every tile but the last is full: its loads and updates need no bounds checks.
+    size_type const first = tile * tile_rows;
+    if (first + tile_rows <= n) {
+      hgb_shared_tile<true, NA>(keys, n, first, batch, t, acc_ptr, carry, counters, has_marker);
+    } else {
+      hgb_shared_tile<false, NA>(keys, n, first, batch, t, acc_ptr, carry, counters, has_marker);
     }
-    update_loaded<NA>(batch, acc_ptr, gid, raw, valid, &carry);
   }
   carry.flush(batch, acc_ptr);
   if (__syncthreads_or(threadIdx.x == 0 && overflowed())) { return; }
@@ -596,6 +658,7 @@ shared_shape shared_shape_for(agg_plan const& plan, std::size_t limit) {
       auto const count = std::min<std::size_t>(policy::fused_accs, plan.accs.size() - first);
       accs = std::max(accs, batch_shared_bytes(plan, first, count, slots + 1));
     }
+    accs = (accs + 15) & ~std::size_t{15};  // the keys are read 16 bytes at a time
     std::size_t const keys = (static_cast<std::size_t>(slots + 1) * sizeof(K) + 15) & ~std::size_t{15};
     if (accs + keys > limit) { break; }
     best = {slots, static_cast<std::uint32_t>(accs + keys), static_cast<std::uint32_t>(accs)};
