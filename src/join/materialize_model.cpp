@@ -41,13 +41,15 @@ double read_seconds(int width, access_pattern access, size_type n, device_bandwi
   return (h * c4 + (1 - h) * dram) * std::max(1.0, width / sector_bytes);
 }
 
-double sort_pairs_seconds(size_type n, int key_bytes, int width, int sort_bits,
-                          device_bandwidths const& bw) {
-  int const passes = (sort_bits + radix_digit_bits - 1) / radix_digit_bits;
-  // One histogram pass over the keys, then each digit pass reads and writes keys and values.
-  double const bytes = static_cast<double>(n) *
-                       (key_bytes + 2.0 * passes * (key_bytes + static_cast<double>(width)));
-  return seq(bytes, bw);
+/// Seconds per row of one digit pass of a sort of `tuple_bytes`-byte (key, value) pairs: the
+/// measured one-digit sorts less their histogram pass (a read of the 4-byte keys), linear in
+/// the tuple's bytes through the 8- and 12-byte measurements, never faster than a copy.
+double digit_pass_seconds(double tuple_bytes, device_bandwidths const& bw) {
+  double const copy = seq(2 * tuple_bytes, bw);
+  if (bw.sort_pass_4_4 <= 0 || bw.sort_pass_4_8 <= 0) { return copy; }
+  double const p8 = 16.0 / bw.sort_pass_4_4 - seq(4, bw);
+  double const p12 = 24.0 / bw.sort_pass_4_8 - seq(4, bw);
+  return std::max(p8 + (p12 - p8) * (tuple_bytes - 8.0) / 4.0, copy);
 }
 
 double permute_seconds(size_type n, int width, device_bandwidths const& bw) {
@@ -58,10 +60,23 @@ double permute_seconds(size_type n, int width, device_bandwidths const& bw) {
 
 }  // namespace
 
+double sort_pairs_seconds(size_type n, int key_bytes, int width, int sort_bits,
+                          device_bandwidths const& bw) {
+  int const passes = (sort_bits + radix_digit_bits - 1) / radix_digit_bits;
+  auto const rows = static_cast<double>(n);
+  return seq(rows * key_bytes, bw) +
+         passes * rows * digit_pass_seconds(key_bytes + static_cast<double>(width), bw);
+}
+
 double gather_seconds(size_type m, int width, access_pattern access, size_type n,
                       device_bandwidths const& bw) {
   auto const rows = static_cast<double>(m);
-  return seq(rows * (id_bytes + width), bw) + rows * read_seconds(width, access, n, bw);
+  double const reads = access == access_pattern::unclustered && m > n
+                         ? static_cast<double>(n) * read_seconds(width, access, n, bw) +
+                             static_cast<double>(m - n) *
+                               read_seconds(width, access_pattern::clustered, n, bw)
+                         : rows * read_seconds(width, access, n, bw);
+  return seq(rows * (id_bytes + width), bw) + reads;
 }
 
 bool sort_transform_cheaper(size_type n, int key_bytes, int width, int sort_bits,
@@ -91,6 +106,13 @@ materialize_estimate estimate_materialization(materialize_workload const& w,
   e.gfur_seconds = gather_seconds(m, w.key_bytes, gfur_access(w.probe_sort_bits, sequential),
                                   w.probe_rows, bw);
   e.gftr_seconds = gather_seconds(m, w.key_bytes, sequential, w.probe_rows, bw);
+  // GFUR's join write reads each match's two row ids from the sorted sides (probe in order,
+  // build within a partition); GFTR's writes positions without reading them.
+  if (w.build_sort_bits > 0 || w.probe_sort_bits > 0) {
+    e.gfur_seconds += static_cast<double>(m) *
+                      (read_seconds(order_bytes, sequential, w.probe_rows, bw) +
+                       read_seconds(order_bytes, clustered, w.build_rows, bw));
+  }
   auto side = [&](std::vector<int> const& widths, size_type n, int bits, access_pattern gftr) {
     for (int width : widths) {
       e.gfur_seconds += gather_seconds(m, width, gfur_access(bits, gftr), n, bw);

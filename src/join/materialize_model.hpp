@@ -4,16 +4,21 @@
 //
 // Both strategies share the transformation of (key, row id) pairs and the match finding; they
 // differ only in how the output's payload columns (and the probe key) are produced:
-//   GFUR  per column: one gather of M output rows through permuted row ids (unclustered reads).
+//   GFUR  per column: one gather of M output rows through permuted row ids (unclustered reads;
+//         past the first read of each of the side's N rows, repeats are adjacent in the output
+//         and hit the cache). Its join also reads both sides' 32-bit row ids while writing the
+//         output, where GFTR writes positions it computes: that read is charged to GFUR.
 //   GFTR  per column: a transform of the whole side (N rows) with the key's stable radix sort,
 //         then a gather of M rows through positions into it: monotone positions on the probe
 //         side (sequential reads), random within a partition on the build side (clustered;
 //         sort-merge's build positions are monotone too, modelled the same). The transform is
-//         either a sort of (key, value) pairs over the same bits (sequential passes) or a gather
-//         through the sort's permutation (random reads over N rows), whichever is cheaper.
-//         The probe key needs no transform: the join already holds the sorted probe keys.
+//         either a CUB sort of (key, value) pairs over the same bits (a histogram pass over the
+//         keys, then ceil(bits / 8) digit passes at the device's measured sort-pass speed, well
+//         below copy speed) or a gather through the sort's permutation (random reads over N
+//         rows), whichever is cheaper. The probe key needs no transform: the join already holds
+//         the sorted probe keys.
 // Costs are bytes over the device's measured bandwidths; bandwidths come from the caller (the GPU
-// backend measures them once per device, tests pass synthetic numbers).
+// backend measures them once per device, tests pass synthetic or recorded numbers).
 #include <joinery/join.hpp>
 
 #include <cstdint>
@@ -35,6 +40,12 @@ struct device_bandwidths {
   /// min(1, l2 / B): small build sides are gathered at nearly clustered speed.
   double l2_bytes = 0;
   double unclustered_column_bytes = 0;
+  /// One 8-bit CUB radix sort of (uint32 key, value) pairs (the GFTR transform over one digit:
+  /// a histogram pass and one digit pass), counting keys and values read + written: with 4-byte
+  /// values (16 bytes per row) and with 8-byte values (24 bytes per row). Other tuple widths
+  /// are interpolated per row. 0: not measured, digit passes are charged at copy speed.
+  double sort_pass_4_4 = 0;
+  double sort_pass_4_8 = 0;
 };
 
 struct materialize_workload {
@@ -51,6 +62,8 @@ struct materialize_workload {
   int probe_sort_bits = 0;
 };
 
+/// Seconds each strategy spends on what the other does not: materializing the table, plus, for
+/// GFUR, the join write's reads of the sorted sides' row ids.
 struct materialize_estimate {
   double gfur_seconds = 0;
   double gftr_seconds = 0;
@@ -69,7 +82,13 @@ bool sort_transform_cheaper(size_type n, int key_bytes, int width, int sort_bits
 /// How a gather's ids walk its source column.
 enum class access_pattern : std::uint8_t { sequential, clustered, unclustered };
 
-/// Seconds of a gather of m `width`-byte values through int64 ids from a column of n rows.
+/// Seconds of a stable radix sort of n (`key_bytes` key, `width`-byte value) pairs over bits
+/// [0, sort_bits): a histogram pass over the keys plus ceil(sort_bits / 8) digit passes.
+double sort_pairs_seconds(size_type n, int key_bytes, int width, int sort_bits,
+                          device_bandwidths const& bw);
+
+/// Seconds of a gather of m `width`-byte values through int64 ids from a column of n rows
+/// (unclustered: only the first read of each source row is random, m > n repeats hit the cache).
 double gather_seconds(size_type m, int width, access_pattern access, size_type n,
                       device_bandwidths const& bw);
 

@@ -23,8 +23,8 @@ void sort_values_by_keys(void const* keys, std::size_t key_width, void const* va
                          std::size_t width, size_type n, int sort_bits, void* out,
                          stream_ref stream, memory_resource* mr);
 
-/// The current device's sequential-copy and gather bandwidths: a few milliseconds of
-/// micro-benchmarks on `stream` at the first call for a device, cached for the process.
+/// The current device's sequential-copy, gather and sort-pass bandwidths: about 15 ms of
+/// micro-benchmarks on `stream` (H200) at the first call for a device, cached for the process.
 device_bandwidths measured_bandwidths(stream_ref stream);
 
 }  // namespace joinery::detail::gpu

@@ -1,8 +1,10 @@
 // The bandwidths of the materialization model, measured once per device: a device-to-device
-// copy, and gathers of 4-byte values through int64 ids that are random within 4096-row windows
-// (clustered, like GFTR's build side) or random over the whole column (unclustered, GFUR). The
-// column is four times the L2 cache where memory allows, so unclustered reads mostly reach DRAM
-// as they do on join-sized inputs.
+// copy, gathers of 4-byte values through int64 ids that are random within 4096-row windows
+// (clustered, like GFTR's build side) or random over the whole column (unclustered, GFUR), and
+// GFTR's own transform, sort_values_by_keys over one 8-bit digit of random uint32 keys with
+// 4- and 8-byte values (a CUB radix sort pass runs well below copy speed). The column is four
+// times the L2 cache where memory allows, so the reads mostly reach DRAM as they do on
+// join-sized inputs. On an H200 (2^26 rows) the whole probe is about 15 ms of GPU time.
 #include "core/cuda_try.hpp"
 #include "join/gpu/materialize.hpp"
 #include "primitives/detail/hash.cuh"
@@ -22,12 +24,14 @@ struct bandwidth_probe_policy {
   static constexpr int threads = 256;
   /// Rows of the measured column: 4-byte values filling l2_multiple x the L2 cache (2^26 rows,
   /// 256 MiB, on an H200), within [min_rows, max_rows]; halved while the device cannot hold the
-  /// column, its ids and the outputs (20 bytes a row).
+  /// column, its ids, the outputs and the sort's buffers (about 40 bytes a row).
   static constexpr size_type l2_multiple = 4;
   static constexpr size_type max_rows = size_type{1} << 26;
   static constexpr size_type min_rows = size_type{1} << 20;
   static constexpr size_type window = 4096;
   static constexpr int runs = 3;
+  /// The sort probe orders by one CUB digit: a histogram pass and one digit pass.
+  static constexpr int sort_bits = 8;
 };
 
 __global__ void bandwidth_ids_kernel(size_type* __restrict__ ids, size_type n, size_type window) {
@@ -42,6 +46,14 @@ __global__ void bandwidth_ids_kernel(size_type* __restrict__ ids, size_type n, s
     } else {
       ids[i] = h % n;
     }
+  }
+}
+
+__global__ void bandwidth_keys_kernel(std::uint32_t* __restrict__ keys, size_type n) {
+  size_type const stride = static_cast<size_type>(gridDim.x) * blockDim.x;
+  for (size_type i = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += stride) {
+    keys[i] = static_cast<std::uint32_t>(fmix64(static_cast<std::uint64_t>(i) ^ 0x5bd1e995ULL));
   }
 }
 
@@ -99,6 +111,20 @@ device_bandwidths measure(size_type n, stream_ref stream) {
   };
   bw.clustered_gather = gather_bw(P::window);
   bw.unclustered_gather = gather_bw(0);
+  // The transform: random keys (the gathers are done with src), the ids column as values.
+  bandwidth_keys_kernel<<<grid_stride_blocks(n, P::threads, current_sm_count(), 8), P::threads,
+                          0, s>>>(src.data_as<std::uint32_t>(), n);
+  JOINERY_CHECK_LAUNCH();
+  column sorted(type_id::int64, n, mr, stream);
+  auto sort_bw = [&](std::size_t width) {
+    return static_cast<double>(n) * 2.0 * static_cast<double>(sizeof(std::uint32_t) + width) /
+           time_best(s, [&] {
+             sort_values_by_keys(src.data(), sizeof(std::uint32_t), ids.data(), width, n,
+                                 P::sort_bits, sorted.data(), stream, mr);
+           });
+  };
+  bw.sort_pass_4_4 = sort_bw(sizeof(std::uint32_t));
+  bw.sort_pass_4_8 = sort_bw(sizeof(std::uint64_t));
   int dev = 0;
   JOINERY_CUDA_TRY(cudaGetDevice(&dev));
   int l2 = 0;
