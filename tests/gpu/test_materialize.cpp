@@ -113,9 +113,16 @@ TEST_F(GpuMaterialize, BandwidthsAreMeasuredOnceAndPositive) {
   EXPECT_GT(a.clustered_gather, 0);
   EXPECT_GT(a.unclustered_gather, 0);
   EXPECT_GT(a.clustered_gather, a.unclustered_gather);  // the premise of GFTR
+  // GFTR's transform: a histogram pass plus a digit pass cannot beat one copy of the same bytes
+  // (the model relies on this when it prices the sort).
+  EXPECT_GT(a.sort_pass_4_4, 0);
+  EXPECT_GT(a.sort_pass_4_8, 0);
+  EXPECT_LT(a.sort_pass_4_4, a.sequential);
+  EXPECT_LT(a.sort_pass_4_8, a.sequential);
   auto const b = detail::gpu::measured_bandwidths(default_stream());
   EXPECT_EQ(a.sequential, b.sequential);  // cached, not measured again
   EXPECT_EQ(a.unclustered_gather, b.unclustered_gather);
+  EXPECT_EQ(a.sort_pass_4_4, b.sort_pass_4_4);
 }
 
 #endif
