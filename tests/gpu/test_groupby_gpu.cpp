@@ -1,4 +1,5 @@
-// GPU group-bys (global_hash, hash = HGB, sort = SGB-UR, sort_transformed = SGB-TR) against the
+// GPU group-bys (global_hash, hash = HGB, sort = SGB-UR, sort_transformed = SGB-TR, partition =
+// PGB-UR, partition_transformed = PGB-TR) against the
 // oracle (tests/support), the full result compared as a multiset (floating aggregates with a
 // relative tolerance), groups checked strictly ascending when sorted output is asked for. Inputs:
 // sizes at warp, block and tile edges, g = 1 (every row in one group), g = |R| (all distinct),
@@ -23,6 +24,7 @@
 #include <random>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace joinery::test {
@@ -30,7 +32,8 @@ namespace {
 
 constexpr groupby_algorithm gpu_algorithms[] = {
   groupby_algorithm::global_hash, groupby_algorithm::hash, groupby_algorithm::sort,
-  groupby_algorithm::sort_transformed};
+  groupby_algorithm::sort_transformed, groupby_algorithm::partition,
+  groupby_algorithm::partition_transformed};
 
 bool skip_without_gpu() { return device_count() == 0; }
 #define JOINERY_SKIP_WITHOUT_GPU()                                                  \
@@ -420,6 +423,99 @@ TEST(GpuHashGroupby, RestartsWhenTheFirstTableOverflows) {
     t.hgb_initial_groups = first;
     EXPECT_EQ(diff_groups(expected, groupby_rows(run_hgb(device, aggs, t).view())), "")
       << "initial groups " << first;
+  }
+}
+
+/// PGB (either variant) through the internal entry point with its tuning knobs.
+table run_pgb(groupby_algorithm algo, table const& device_input,
+              std::vector<aggregation> const& aggs, detail::gpu::groupby_tuning const& tuning) {
+  auto t = detail::gpu::run_groupby(algo, device_input.view(), 0, aggs, false, tuning, nullptr,
+                                    nullptr, default_stream(), device_resource());
+  default_stream().synchronize();
+  return place(t.view(), memory_space::host);
+}
+
+constexpr groupby_algorithm pgb_algorithms[] = {groupby_algorithm::partition,
+                                                groupby_algorithm::partition_transformed};
+
+TEST(GpuPartitionGroupby, GroupsBeyondTheSharedTableGoToTheGlobalTable) {
+  JOINERY_SKIP_WITHOUT_GPU();
+  // 50000 groups in 1, 2 or 8 partitions, with tables of 64 and 128 slots (32 and 64 groups) or
+  // the derived size: most rows' groups are not in their block's table.
+  auto const input = make_input(uniform_keys<std::int32_t>(300000, 50000, 31), 31);
+  auto const aggs = all_aggregations(input.view());
+  auto const expected = oracle_groupby(input.view(), 0, aggs);
+  auto const device = place(input.view(), memory_space::device);
+  for (auto algo : pgb_algorithms) {
+    for (auto [bits, slots] : {std::pair{0, 64}, std::pair{1, 128}, std::pair{3, 0}}) {
+      detail::gpu::groupby_tuning t;
+      t.pgb_bits = bits;
+      t.pgb_slots = slots;
+      EXPECT_EQ(diff_groups(expected, groupby_rows(run_pgb(algo, device, aggs, t).view())), "")
+        << to_string(algo) << " bits " << bits << " slots " << slots;
+    }
+  }
+}
+
+TEST(GpuPartitionGroupby, RestartsWhenTheFirstGlobalTableOverflows) {
+  JOINERY_SKIP_WITHOUT_GPU();
+  auto const input = make_input(uniform_keys<std::uint64_t>(100000, 20000, 13), 13);
+  std::vector<aggregation> const aggs{{aggregation_kind::count, -1},
+                                      {aggregation_kind::sum, 3},
+                                      {aggregation_kind::min, 5},
+                                      {aggregation_kind::avg, 1}};
+  auto const expected = oracle_groupby(input.view(), 0, aggs);
+  auto const device = place(input.view(), memory_space::device);
+  for (auto algo : pgb_algorithms) {
+    for (std::int64_t first : {std::int64_t{1}, std::int64_t{16}, std::int64_t{19999},
+                               std::int64_t{20000}}) {
+      detail::gpu::groupby_tuning t;
+      t.pgb_initial_groups = first;
+      EXPECT_EQ(diff_groups(expected, groupby_rows(run_pgb(algo, device, aggs, t).view())), "")
+        << to_string(algo) << " initial groups " << first;
+    }
+  }
+}
+
+TEST(GpuPartitionGroupby, TransformedMovesRowIdsBeyondSixteenColumns) {
+  JOINERY_SKIP_WITHOUT_GPU();
+  // 17 aggregated columns: more than one scatter moves, so PGB-TR moves row ids instead.
+  size_type const n = 70000;
+  std::vector<column> cols;
+  cols.push_back(column::from_host(uniform_keys<std::int64_t>(n, 3000, 17)));
+  std::vector<aggregation> aggs{{aggregation_kind::count, -1}};
+  for (size_type c = 1; c <= 17; ++c) {
+    cols.push_back(column::from_host(random_values<std::int32_t>(n, 100 + static_cast<std::uint64_t>(c))));
+    aggs.push_back({c % 2 == 0 ? aggregation_kind::sum : aggregation_kind::max, c});
+  }
+  table const input(std::move(cols));
+  check_against_oracle(groupby_algorithm::partition_transformed, input, "17 columns", aggs);
+  check_against_oracle(groupby_algorithm::partition, input, "17 columns", aggs);
+}
+
+TEST(GpuPartitionGroupby, HotPartitionIsSpreadOverBlocks) {
+  JOINERY_SKIP_WITHOUT_GPU();
+  // Half of 2^21 rows hold one key; its partition is cut into many work items, whose partial
+  // groups meet in the global table. Also at the largest fanout, and a fanout past it refused.
+  auto keys = uniform_keys<std::uint32_t>(size_type{1} << 21, size_type{1} << 15, 41);
+  for (std::size_t i = 0; i < keys.size(); i += 2) { keys[i] = 42; }
+  auto const input = make_input(keys, 41);
+  std::vector<aggregation> const aggs{{aggregation_kind::count, -1},
+                                      {aggregation_kind::sum, 1},
+                                      {aggregation_kind::max, 4},
+                                      {aggregation_kind::avg, 6}};
+  auto const expected = oracle_groupby(input.view(), 0, aggs);
+  auto const device = place(input.view(), memory_space::device);
+  for (auto algo : pgb_algorithms) {
+    for (int bits : {-1, 11}) {
+      detail::gpu::groupby_tuning t;
+      t.pgb_bits = bits;
+      EXPECT_EQ(diff_groups(expected, groupby_rows(run_pgb(algo, device, aggs, t).view())), "")
+        << to_string(algo) << " bits " << bits;
+    }
+    detail::gpu::groupby_tuning t;
+    t.pgb_bits = 12;
+    EXPECT_THROW((void)run_pgb(algo, device, aggs, t), logic_error) << to_string(algo);
   }
 }
 

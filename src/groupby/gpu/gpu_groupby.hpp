@@ -21,6 +21,12 @@ struct groupby_tuning {
   /// HGB: stop (group_parts::incomplete) instead of restarting when the first global table
   /// overflows; `automatic` then runs the sort group-by, which wins at so many groups.
   bool stop_beyond_first_table = false;
+  /// PGB: partition bits (-1: from the estimated groups), shared-table slots (0: from the groups
+  /// a partition is expected to hold; a power of two, at least 64), and the groups of its first
+  /// global table (0: twice the estimate) before it restarts with a table for every row.
+  int pgb_bits = -1;
+  int pgb_slots = 0;
+  std::int64_t pgb_initial_groups = 0;
 };
 
 /// The GPU group-by algorithms of this build, in the order benchmarks list them.

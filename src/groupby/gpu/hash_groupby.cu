@@ -34,6 +34,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -183,12 +184,30 @@ __device__ __forceinline__ void update_rows(acc_batch const& batch, AccPtr acc_p
 
 /// The fused tiers' values of a tile: every accumulator's raw bits loaded before the first
 /// atomic, so the tile's loads are in flight together. NA bounds the batch length.
-template <int NA, int Threads, bool Full>
+template <int NA, int Threads, bool Full, bool Gather = false>
 __device__ __forceinline__ void load_values(acc_batch const& batch,
                                             size_type const (&row)[policy::items_per_thread],
                                             bool const (&valid)[policy::items_per_thread],
                                             unsigned long long (&raw)[NA][policy::items_per_thread]) {
   constexpr int ipt = policy::items_per_thread;
+  if constexpr (Gather) {  // PGB-UR: each value read at the row id the partition moved
+    size_type id[ipt];
+#pragma unroll
+    for (int j = 0; j < ipt; ++j) {
+      id[j] = !valid[j]                  ? 0
+              : batch.row_ids32 != nullptr ? static_cast<size_type>(__ldg(batch.row_ids32 + row[j]))
+                                           : __ldg(batch.row_ids64 + row[j]);
+    }
+    for_each_acc<NA>([&](auto a_constant) {
+      constexpr int a = decltype(a_constant)::value;
+      bool const load = a < batch.count && batch.op[a] != acc_op::count;
+#pragma unroll
+      for (int j = 0; j < ipt; ++j) {
+        raw[a][j] = load && valid[j] ? load_bits(batch.src[a], batch.in[a], id[j]) : 0;
+      }
+    });
+    return;
+  }
   for_each_acc<NA>([&](auto a_constant) {
     constexpr int a = decltype(a_constant)::value;
     bool const load = a < batch.count && batch.op[a] != acc_op::count;
@@ -218,7 +237,7 @@ __device__ __forceinline__ void load_values(acc_batch const& batch,
 
 /// This thread's rows of the tile at `first` (striped: first + threadIdx.x + j * Threads), their
 /// keys and their values, all loads issued before any is used.
-template <int Threads, int NA, bool Full = false, class K>
+template <int Threads, int NA, bool Full = false, bool Gather = false, class K>
 __device__ __forceinline__ void load_tile(K const* __restrict__ keys, size_type n, size_type first,
                                           acc_batch const& batch,
                                           K (&k)[policy::items_per_thread],
@@ -231,7 +250,7 @@ __device__ __forceinline__ void load_tile(K const* __restrict__ keys, size_type 
     valid[j] = Full || row[j] < n;
     if (valid[j]) { k[j] = __ldg(keys + row[j]); }
   }
-  load_values<NA, Threads, Full>(batch, row, valid, raw);
+  load_values<NA, Threads, Full, Gather>(batch, row, valid, raw);
 }
 
 /// A warp's running aggregate of its last uniform group (all lanes hold it): consecutive
@@ -384,31 +403,113 @@ struct shared_group_table {
   }
 };
 
-/// Tier 1, one tile of `first`'s rows: number the keys in the block's table, then update the
-/// shared accumulators. Full: every row of the tile exists (no bounds checks).
-template <bool Full, int NA, class K, class AccPtr>
-__device__ __forceinline__ void hgb_shared_tile(K const* __restrict__ keys, size_type n,
+/// A row whose group is not in the block's full table (PGB): its values go straight to the
+/// global table's accumulators. Raises the overflow flag when the global table would hold more
+/// than `capacity` groups.
+template <int NA, class K>
+__device__ void spill_row(K key, acc_batch const& batch, unsigned long long const (&raw)[NA],
+                          group_table_ref<K> const& table, unsigned long long capacity,
+                          insert_counters* counters) {
+  bool placed = false;
+  typename group_table_ref<K>::value_type stored{};
+  auto const slot = table.insert_or_find(key, 0, placed, stored);
+  if (slot < 0 || (placed && atomicAdd(&counters->placed, 1ULL) >= capacity)) {
+    atomicExch(&counters->overflow, 1ULL);
+    return;
+  }
+#pragma unroll
+  for (int a = 0; a < NA; ++a) {
+    if (a < batch.count) {
+      atomic_update(batch.op[a], batch.in[a], batch.data[a], slot,
+                    to_acc(batch.op[a], batch.in[a], raw[a]));
+    }
+  }
+}
+
+/// Tier 1 and PGB, one tile of the rows [first, first + tile) below `end`: number the keys in
+/// the block's table, then update the shared accumulators. Full: every row of the tile exists
+/// (no bounds checks). A row whose group no longer fits the table raises the overflow flag
+/// (tier 1: the run goes on with tier 2) or, with Spill (PGB), goes to the global table.
+template <bool Full, bool Spill, bool Gather, int NA, class K, class AccPtr>
+__device__ __forceinline__ void hgb_shared_tile(K const* __restrict__ keys, size_type end,
                                                 size_type first, acc_batch const& batch,
                                                 shared_group_table<K> const& t, AccPtr acc_ptr,
-                                                warp_carry<NA>& carry, insert_counters* counters,
-                                                int& has_marker) {
+                                                warp_carry<NA>& carry,
+                                                group_table_ref<K> const& table,
+                                                unsigned long long capacity,
+                                                insert_counters* counters, int& has_marker) {
   constexpr int ipt = policy::items_per_thread;
   K k[ipt];
   size_type row[ipt];
   bool valid[ipt];
   unsigned long long raw[NA][ipt];
-  load_tile<policy::shared_threads, NA, Full>(keys, n, first, batch, k, row, valid, raw);
+  load_tile<policy::shared_threads, NA, Full, Gather>(keys, end, first, batch, k, row, valid, raw);
   size_type gid[ipt];
 #pragma unroll
   for (int j = 0; j < ipt; ++j) {
     gid[j] = valid[j] ? t.insert(k[j]) : 0;
     if (valid[j] && gid[j] < 0) {
-      atomicExch(&counters->overflow, 1ULL);
+      if constexpr (Spill) {
+        unsigned long long r[NA];
+#pragma unroll
+        for (int a = 0; a < NA; ++a) { r[a] = raw[a][j]; }
+        spill_row<NA>(k[j], batch, r, table, capacity, counters);
+      } else {
+        atomicExch(&counters->overflow, 1ULL);
+      }
       valid[j] = false;
     }
     if (valid[j] && gid[j] == t.slots) { has_marker = 1; }
   }
   update_loaded<NA>(batch, acc_ptr, gid, raw, valid, &carry);
+}
+
+/// Empties the block's table and sets its accumulators (slots + 1 entries) to their identities.
+/// Block-wide; the caller synchronises before use.
+template <class K>
+__device__ void reset_shared_groups(shared_group_table<K> const& t, acc_batch const& batch,
+                                    unsigned char* smem, int& groups, int& has_marker) {
+  for (int i = threadIdx.x; i < t.slots; i += blockDim.x) {
+    t.keys[i] = shared_group_table<K>::empty;
+  }
+  for (int a = 0; a < batch.count; ++a) {
+    for (int i = threadIdx.x; i <= t.slots; i += blockDim.x) {
+      store_identity(batch.op[a], batch.in[a], smem + batch.smem_offset[a], i);
+    }
+  }
+  if (threadIdx.x == 0) {
+    groups = 0;
+    has_marker = 0;
+  }
+}
+
+/// Merges the block's groups into the global table and its slot-indexed accumulators: one insert
+/// per group, one atomic per group and accumulator. More than `capacity` groups in the global
+/// table raise the overflow flag. Block-wide, after a barrier.
+template <class K>
+__device__ void merge_shared_groups(shared_group_table<K> const& t, acc_batch const& batch,
+                                    unsigned char const* smem, int has_marker,
+                                    group_table_ref<K> const& table, unsigned long long capacity,
+                                    insert_counters* counters) {
+  using table_t = shared_group_table<K>;
+  for (int i = threadIdx.x; i <= t.slots; i += blockDim.x) {
+    bool const occupied = i < t.slots ? t.keys[i] != table_t::empty : has_marker != 0;
+    if (!occupied) { continue; }
+    auto const key = static_cast<K>(i < t.slots ? t.keys[i] : table_t::empty);
+    bool placed = false;
+    typename group_table_ref<K>::value_type stored{};
+    auto const slot = table.insert_or_find(key, 0, placed, stored);
+    if (slot < 0 || (placed && atomicAdd(&counters->placed, 1ULL) >= capacity)) {
+      atomicExch(&counters->overflow, 1ULL);
+      continue;
+    }
+    for (int a = 0; a < batch.count; ++a) {
+      auto const v = load_acc(batch.op[a], batch.in[a], smem + batch.smem_offset[a], i);
+      if (!is_identity(batch.op[a], batch.in[a], v)) {
+        atomic_update(batch.op[a], batch.in[a], batch.data[a], slot, v);
+      }
+    }
+  }
 }
 
 /// Tier 1: one pass, per-block shared tables and accumulators, merged into the global table
@@ -426,16 +527,7 @@ __global__ void __launch_bounds__(policy::shared_threads, 1)
   using table_t = shared_group_table<K>;
   table_t const t{reinterpret_cast<typename table_t::bits_type*>(smem + keys_offset), slots,
                   max_groups, &groups};
-  for (int i = threadIdx.x; i < slots; i += blockDim.x) { t.keys[i] = table_t::empty; }
-  for (int a = 0; a < batch.count; ++a) {
-    for (int i = threadIdx.x; i <= slots; i += blockDim.x) {
-      store_identity(batch.op[a], batch.in[a], smem + batch.smem_offset[a], i);
-    }
-  }
-  if (threadIdx.x == 0) {
-    groups = 0;
-    has_marker = 0;
-  }
+  reset_shared_groups(t, batch, smem, groups, has_marker);
   auto const overflowed = [&] {
     return cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(counters->overflow)
              .load(cuda::memory_order_relaxed) != 0;
@@ -451,33 +543,63 @@ __global__ void __launch_bounds__(policy::shared_threads, 1)
     // Every tile but the last is full: its loads and updates need no bounds checks.
     size_type const first = tile * tile_rows;
     if (first + tile_rows <= n) {
-      hgb_shared_tile<true, NA>(keys, n, first, batch, t, acc_ptr, carry, counters, has_marker);
+      hgb_shared_tile<true, false, false, NA>(keys, n, first, batch, t, acc_ptr, carry, table, 0,
+                                              counters, has_marker);
     } else {
-      hgb_shared_tile<false, NA>(keys, n, first, batch, t, acc_ptr, carry, counters, has_marker);
+      hgb_shared_tile<false, false, false, NA>(keys, n, first, batch, t, acc_ptr, carry, table,
+                                               0, counters, has_marker);
     }
   }
   carry.flush(batch, acc_ptr);
   if (__syncthreads_or(threadIdx.x == 0 && overflowed())) { return; }
-  // Merge: one global insert per group, one atomic per group and accumulator.
-  using layout = typename group_table_ref<K>::layout;
-  for (int i = threadIdx.x; i <= slots; i += blockDim.x) {
-    bool const occupied = i < slots ? t.keys[i] != table_t::empty : has_marker != 0;
-    if (!occupied) { continue; }
-    auto const key = static_cast<K>(i < slots ? t.keys[i] : table_t::empty);
-    bool placed = false;
-    typename layout::value_type stored{};
-    auto const slot = table.insert_or_find(key, 0, placed, stored);
-    if (slot < 0) {
-      atomicExch(&counters->overflow, 1ULL);
-      continue;
-    }
-    if (placed) { atomicAdd(&counters->placed, 1ULL); }
-    for (int a = 0; a < batch.count; ++a) {
-      auto const v = load_acc(batch.op[a], batch.in[a], smem + batch.smem_offset[a], i);
-      if (!is_identity(batch.op[a], batch.in[a], v)) {
-        atomic_update(batch.op[a], batch.in[a], batch.data[a], slot, v);
+  // Every block's groups fit the global table (its capacity is sized for them).
+  merge_shared_groups(t, batch, smem, has_marker, table, ~0ULL, counters);
+}
+
+/// Row ranges within one partition each, aggregated by one block at a time (PGB): item i is
+/// rows [begin[i], end[i]).
+struct pgb_items {
+  size_type const* begin = nullptr;
+  size_type const* end = nullptr;
+  size_type count = 0;
+};
+
+/// PGB's aggregation: each block takes work items (rows of one partition) in turn, aggregates
+/// each in its shared table, merges it into the global table, and empties the table for the
+/// next. Rows of groups beyond the table go to the global table directly (spill_row), so any
+/// number of groups per partition is handled, only slower; a global table fuller than
+/// `capacity` raises the overflow flag (the host then runs again with a larger one).
+template <class K, int NA, bool Gather>
+__global__ void __launch_bounds__(policy::shared_threads, 1)
+    pgb_shared_kernel(K const* __restrict__ keys, pgb_items items, acc_batch batch, int slots,
+                      int max_groups, std::uint32_t keys_offset, group_table_ref<K> table,
+                      unsigned long long capacity, insert_counters* counters) {
+  constexpr int tile_rows = policy::shared_threads * policy::items_per_thread;
+  extern __shared__ __align__(16) unsigned char smem[];
+  __shared__ int groups;
+  __shared__ int has_marker;
+  using table_t = shared_group_table<K>;
+  table_t const t{reinterpret_cast<typename table_t::bits_type*>(smem + keys_offset), slots,
+                  max_groups, &groups};
+  auto const acc_ptr = [&](int a) -> void* { return smem + batch.smem_offset[a]; };
+  for (size_type item = blockIdx.x; item < items.count; item += gridDim.x) {
+    reset_shared_groups(t, batch, smem, groups, has_marker);
+    __syncthreads();
+    size_type const end = items.end[item];
+    warp_carry<NA> carry;
+    for (size_type first = items.begin[item]; first < end; first += tile_rows) {
+      if (first + tile_rows <= end) {
+        hgb_shared_tile<true, true, Gather, NA>(keys, end, first, batch, t, acc_ptr, carry, table,
+                                                capacity, counters, has_marker);
+      } else {
+        hgb_shared_tile<false, true, Gather, NA>(keys, end, first, batch, t, acc_ptr, carry,
+                                                 table, capacity, counters, has_marker);
       }
     }
+    carry.flush(batch, acc_ptr);
+    __syncthreads();
+    merge_shared_groups(t, batch, smem, has_marker, table, capacity, counters);
+    __syncthreads();  // the table is read by the merge before the next item empties it
   }
 }
 
@@ -649,19 +771,26 @@ struct shared_shape {
   std::uint32_t keys_offset = 0;
 };
 
+/// The shared memory of a table of `slots` slots: accumulators for the longest batch, then keys.
+template <class K>
+shared_shape shared_shape_of(agg_plan const& plan, int slots) {
+  std::size_t accs = 0;
+  for (std::size_t first = 0; first < plan.accs.size(); first += policy::fused_accs) {
+    auto const count = std::min<std::size_t>(policy::fused_accs, plan.accs.size() - first);
+    accs = std::max(accs, batch_shared_bytes(plan, first, count, slots + 1));
+  }
+  accs = (accs + 15) & ~std::size_t{15};  // the keys are read 16 bytes at a time
+  std::size_t const keys = (static_cast<std::size_t>(slots + 1) * sizeof(K) + 15) & ~std::size_t{15};
+  return {slots, static_cast<std::uint32_t>(accs + keys), static_cast<std::uint32_t>(accs)};
+}
+
 template <class K>
 shared_shape shared_shape_for(agg_plan const& plan, std::size_t limit) {
   shared_shape best;
   for (int slots = policy::min_shared_slots; slots <= policy::max_shared_slots; slots *= 2) {
-    std::size_t accs = 0;
-    for (std::size_t first = 0; first < plan.accs.size(); first += policy::fused_accs) {
-      auto const count = std::min<std::size_t>(policy::fused_accs, plan.accs.size() - first);
-      accs = std::max(accs, batch_shared_bytes(plan, first, count, slots + 1));
-    }
-    accs = (accs + 15) & ~std::size_t{15};  // the keys are read 16 bytes at a time
-    std::size_t const keys = (static_cast<std::size_t>(slots + 1) * sizeof(K) + 15) & ~std::size_t{15};
-    if (accs + keys > limit) { break; }
-    best = {slots, static_cast<std::uint32_t>(accs + keys), static_cast<std::uint32_t>(accs)};
+    auto const shape = shared_shape_of<K>(plan, slots);
+    if (shape.bytes > limit) { break; }
+    best = shape;
   }
   return best;
 }
@@ -679,16 +808,14 @@ void for_each_batch(std::vector<acc_batch> const& batches, Launch&& launch) {
 /// The frame of both fused tiers: a global table for `capacity` groups with accumulators indexed
 /// by its slots (shared-memory offsets laid out for `shared_entries`), one launch per batch
 /// (`launch(batch, table_ref, counters)`), then the groups numbered; nullopt on overflow.
-template <class K, class Launch>
-std::optional<group_parts> run_fused_tier(table_view const& input, agg_plan const& plan,
+template <class K, class Source, class Launch>
+std::optional<group_parts> run_fused_tier(agg_plan const& plan, Source&& source,
                                           size_type capacity, size_type shared_entries, int sms,
                                           stream_ref stream, memory_resource* mr,
                                           Launch&& launch) {
   group_table<K> table(capacity, stream, mr);
   auto accs = make_accumulators(plan, table.ref.num_slots, stream, mr);
-  auto const batches = make_batches(
-      plan, accs, shared_entries, [&](int a) { return column_source(input, plan, a); },
-      policy::fused_accs);
+  auto const batches = make_batches(plan, accs, shared_entries, source, policy::fused_accs);
   buffer counters(sizeof(insert_counters), mr, stream);
   JOINERY_CUDA_TRY(cudaMemsetAsync(counters.data(), 0, sizeof(insert_counters), to_cuda(stream)));
   for_each_batch<K>(batches, [&](acc_batch const& batch) {
@@ -723,7 +850,8 @@ std::optional<group_parts> hgb_shared_tier(K const* keys, size_type n, table_vie
   // Every block's groups fit the global table, so merging cannot overflow it.
   auto const capacity = std::min<size_type>(n, static_cast<size_type>(blocks) * (max_groups + 1));
   return run_fused_tier<K>(
-      input, plan, capacity, shape.slots + 1, sms, stream, mr,
+      plan, [&](int a) { return column_source(input, plan, a); }, capacity, shape.slots + 1, sms,
+      stream, mr,
       [&](acc_batch const& batch, group_table_ref<K> table, insert_counters* counters) {
         auto kernel = hgb_shared_kernel<K, policy::fused_accs>;
         JOINERY_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -738,7 +866,7 @@ std::optional<group_parts> hgb_global_tier(K const* keys, size_type n, table_vie
                                            agg_plan const& plan, size_type capacity, int sms,
                                            stream_ref stream, memory_resource* mr) {
   return run_fused_tier<K>(
-      input, plan, capacity, 0, sms, stream, mr,
+      plan, [&](int a) { return column_source(input, plan, a); }, capacity, 0, sms, stream, mr,
       [&](acc_batch const& batch, group_table_ref<K> table, insert_counters* counters) {
         hgb_global_kernel<K, policy::fused_accs>
             <<<grid_for(n, sms), policy::threads_per_block, 0, to_cuda(stream)>>>(
@@ -763,16 +891,21 @@ size_type l2_groups(agg_plan const& plan, std::size_t key_bytes) {
   return groups;
 }
 
-template <class K>
-group_parts run_hgb(K const* keys, size_type n, table_view const& input, agg_plan const& plan,
-                    groupby_tuning const& tuning, int sms, phase_clock& clock, stream_ref stream,
-                    memory_resource* mr) {
+/// Dynamic shared memory a block of the fused kernels may take on this device, with room for the
+/// kernels' own static shared variables.
+std::size_t device_shared_limit() {
   int dev = 0;
   JOINERY_CUDA_TRY(cudaGetDevice(&dev));
   int optin = 0;
   JOINERY_CUDA_TRY(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-  // Room for the kernel's own static shared variables.
-  std::size_t const device_limit = static_cast<std::size_t>(optin) - policy::static_shared_reserve;
+  return static_cast<std::size_t>(optin) - policy::static_shared_reserve;
+}
+
+template <class K>
+group_parts run_hgb(K const* keys, size_type n, table_view const& input, agg_plan const& plan,
+                    groupby_tuning const& tuning, int sms, phase_clock& clock, stream_ref stream,
+                    memory_resource* mr) {
+  std::size_t const device_limit = device_shared_limit();
   std::size_t const shared_limit =
       tuning.hgb_shared_bytes >= 0
         ? std::min<std::size_t>(static_cast<std::size_t>(tuning.hgb_shared_bytes), device_limit)
@@ -800,7 +933,192 @@ group_parts run_hgb(K const* keys, size_type n, table_view const& input, agg_pla
   }
 }
 
+/// Distinct keys among evenly spaced samples (one per n / samples rows) of `keys`.
+template <class K>
+__global__ void __launch_bounds__(policy::threads_per_block)
+    sample_distinct_kernel(K const* __restrict__ keys, size_type n, size_type samples,
+                           group_table_ref<K> table, unsigned long long* distinct) {
+  size_type const stride = static_cast<size_type>(gridDim.x) * blockDim.x;
+  for (size_type i = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x; i < samples;
+       i += stride) {
+    // i * n < 2^14 * 2^48: no overflow.
+    K const k = keys[i * n / samples];
+    bool placed = false;
+    typename group_table_ref<K>::value_type stored{};
+    table.insert_or_find(k, 0, placed, stored);
+    if (placed) { atomicAdd(distinct, 1ULL); }
+  }
+}
+
+/// The number of groups, estimated from the distinct keys d among s samples as if the keys
+/// were uniform over g groups (d = g (1 - e^(-s/g)), solved for g). Skew makes it low: more groups
+/// then share a partition, and the rows of those beyond its table go to the global table.
+template <class K>
+size_type estimate_groups(K const* keys, size_type n, int sms, stream_ref stream,
+                          memory_resource* mr) {
+  using ppolicy = partition_groupby_policy;
+  size_type const samples = std::min(n, ppolicy::sample_rows);
+  group_table<K> t(samples, stream, mr);
+  buffer counter(sizeof(unsigned long long), mr, stream);
+  JOINERY_CUDA_TRY(cudaMemsetAsync(counter.data(), 0, sizeof(unsigned long long), to_cuda(stream)));
+  sample_distinct_kernel<K>
+      <<<grid_stride_blocks(samples, policy::threads_per_block, sms), policy::threads_per_block, 0,
+         to_cuda(stream)>>>(keys, n, samples, t.ref,
+                            static_cast<unsigned long long*>(counter.data()));
+  JOINERY_CHECK_LAUNCH();
+  unsigned long long d = 0;
+  JOINERY_CUDA_TRY(cudaMemcpyAsync(&d, counter.data(), sizeof(d), cudaMemcpyDeviceToHost,
+                                   to_cuda(stream)));
+  JOINERY_CUDA_TRY(cudaStreamSynchronize(to_cuda(stream)));
+  auto const distinct = static_cast<size_type>(d);
+  if (samples == n) { return distinct; }        // every row was seen
+  if (distinct >= samples - 1) { return n; }    // nearly all distinct: no bound below n
+  auto const seen = [&](double g) {
+    return g * -std::expm1(-static_cast<double>(samples) / g);
+  };
+  double lo = static_cast<double>(distinct);
+  double hi = static_cast<double>(n);
+  for (int step = 0; step < 64; ++step) {
+    double const mid = 0.5 * (lo + hi);
+    (seen(mid) < static_cast<double>(distinct) ? lo : hi) = mid;
+  }
+  return std::min(n, static_cast<size_type>(std::ceil(hi)));
+}
+
+/// Smallest b with 2^b >= x (x >= 1).
+int ceil_log2(size_type x) {
+  int b = 0;
+  while ((size_type{1} << b) < x) { ++b; }
+  return b;
+}
+
+template <class K>
+group_parts run_pgb(K const* keys, size_type n, table_view const& input, agg_plan const& plan,
+                    bool transformed, groupby_tuning const& tuning, int sms, phase_clock& clock,
+                    stream_ref stream, memory_resource* mr) {
+  using ppolicy = partition_groupby_policy;
+  auto const s = to_cuda(stream);
+  // Twice the estimate: it is low under skew, and a partition with too many groups is slower
+  // than one more partition bit.
+  size_type const groups = std::min(n, 2 * estimate_groups<K>(keys, n, sms, stream, mr));
+  int const bits =
+      tuning.pgb_bits >= 0
+          ? tuning.pgb_bits
+          : std::min(ppolicy::max_bits,
+                     ceil_log2(std::max<size_type>(1, ceil_div(groups, ppolicy::groups_per_partition))));
+  std::vector<size_type> columns;  // distinct aggregated columns
+  for (auto const& a : plan.accs) {
+    if (a.column >= 0 && std::find(columns.begin(), columns.end(), a.column) == columns.end()) {
+      columns.push_back(a.column);
+    }
+  }
+  // PGB-TR beyond the columns one scatter moves: the row ids instead (PGB-UR).
+  bool const move_values =
+      transformed && columns.size() <= static_cast<std::size_t>(ppolicy::max_moved_columns);
+  auto const parts_in =
+      hash_partition_rows<K>(keys, n, input, move_values ? columns : std::vector<size_type>{},
+                             !move_values, bits, stream, mr);
+  clock.lap("partition");
+
+  // Work items: each partition cut into ranges of at most item_rows.
+  constexpr size_type tile_rows = policy::shared_threads * policy::items_per_thread;
+  size_type const item_rows =
+      std::max(tile_rows, ceil_div(n, static_cast<size_type>(sms) * ppolicy::items_per_sm));
+  std::vector<size_type> ranges;  // begins, then ends
+  std::vector<size_type> ends;
+  for (std::size_t p = 0; p + 1 < parts_in.offsets.size(); ++p) {
+    for (size_type b = parts_in.offsets[p]; b < parts_in.offsets[p + 1]; b += item_rows) {
+      ranges.push_back(b);
+      ends.push_back(std::min(parts_in.offsets[p + 1], b + item_rows));
+    }
+  }
+  auto const item_count = static_cast<size_type>(ranges.size());
+  ranges.insert(ranges.end(), ends.begin(), ends.end());
+  buffer item_buf(ranges.size() * sizeof(size_type), mr, stream);
+  JOINERY_CUDA_TRY(cudaMemcpyAsync(item_buf.data(), ranges.data(), ranges.size() * sizeof(size_type),
+                                   cudaMemcpyHostToDevice, s));
+  pgb_items items;
+  items.begin = static_cast<size_type const*>(item_buf.data());
+  items.end = items.begin + item_count;
+  items.count = item_count;
+
+  // The block's table: 4x the partition's expected groups in slots, as large as fits at most.
+  auto const max_shape = shared_shape_for<K>(plan, device_shared_limit());
+  JOINERY_EXPECTS(max_shape.slots > 0,
+                  "partition group-by: not even the smallest shared table fits this device");
+  auto const per_partition = ceil_div(groups, size_type{1} << bits);
+  int const wanted =
+      tuning.pgb_slots > 0
+          ? tuning.pgb_slots
+          : static_cast<int>(std::min<size_type>(
+                max_shape.slots,
+                size_type{1} << ceil_log2(ppolicy::slots_per_partition_group * per_partition)));
+  int const slots = std::clamp(wanted, policy::min_shared_slots, max_shape.slots);
+  JOINERY_EXPECTS((slots & (slots - 1)) == 0,
+                  "partition group-by: shared-table slots must be a power of two, got " +
+                    std::to_string(slots));
+  auto const shape = shared_shape_of<K>(plan, slots);
+  auto kernel = move_values ? pgb_shared_kernel<K, policy::fused_accs, false>
+                            : pgb_shared_kernel<K, policy::fused_accs, true>;
+  JOINERY_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        static_cast<int>(shape.bytes)));
+  int const per_sm = resident_blocks_per_sm(kernel, policy::shared_threads, shape.bytes);
+  JOINERY_EXPECTS(per_sm > 0, "partition group-by: the shared-memory kernel cannot be resident");
+  int const blocks = static_cast<int>(
+      std::max<size_type>(1, std::min<size_type>(item_count, static_cast<size_type>(sms) * per_sm)));
+
+  auto const source = [&](int a) {
+    auto const col = plan.accs[static_cast<std::size_t>(a)].column;
+    if (!move_values) { return column_source(input, plan, a); }
+    auto const c = static_cast<std::size_t>(std::find(columns.begin(), columns.end(), col) -
+                                            columns.begin());
+    return acc_source{parts_in.columns[c].data(),
+                      static_cast<std::uint32_t>(size_of(input.column(col).type())), 0};
+  };
+  auto const* pkeys = static_cast<K const*>(parts_in.keys.data());
+  // A first global table for the estimated groups; when more turn up, one for every row.
+  size_type capacity =
+      std::min(n, tuning.pgb_initial_groups > 0 ? tuning.pgb_initial_groups
+                                                : std::max<size_type>(2 * groups, policy::min_l2_groups));
+  for (;;) {
+    auto parts = run_fused_tier<K>(
+        plan, source, capacity, shape.slots + 1, sms, stream, mr,
+        [&](acc_batch const& b, group_table_ref<K> table, insert_counters* counters) {
+          acc_batch batch = b;
+          if (!move_values) {
+            batch.row_ids32 = parts_in.ids64 ? nullptr
+                                             : static_cast<std::uint32_t const*>(parts_in.row_ids.data());
+            batch.row_ids64 = parts_in.ids64 ? static_cast<size_type const*>(parts_in.row_ids.data())
+                                             : nullptr;
+          }
+          kernel<<<blocks, policy::shared_threads, shape.bytes, s>>>(
+              pkeys, items, batch, shape.slots, shape.slots / 2, shape.keys_offset, table,
+              static_cast<unsigned long long>(capacity), counters);
+        });
+    if (parts) {
+      clock.lap("aggregate partitions");
+      return std::move(*parts);
+    }
+    JOINERY_EXPECTS(capacity < n, "partition group-by: the hash table for every row overflowed");
+    capacity = n;
+  }
+}
+
 }  // namespace
+
+template <class K>
+group_parts partition_groupby(K const* keys, size_type n, table_view const& input,
+                              agg_plan const& plan, bool transformed, groupby_tuning const& tuning,
+                              phase_clock& clock, stream_ref stream, memory_resource* mr) {
+  if constexpr (sizeof(K) == 4) {
+    JOINERY_EXPECTS(n < static_cast<size_type>(0xffffffffLL),
+                    std::string(transformed ? "partition_transformed" : "partition") +
+                      " group-by with 4-byte keys takes fewer than 2^32 - 1 rows, got " +
+                      std::to_string(n) + "; use the sort algorithm");
+  }
+  return run_pgb<K>(keys, n, input, plan, transformed, tuning, current_sm_count(), clock, stream,
+                    mr);
+}
 
 template <class K>
 group_parts hash_groupby(K const* keys, size_type n, table_view const& input,
@@ -821,7 +1139,10 @@ group_parts hash_groupby(K const* keys, size_type n, table_view const& input,
 #define JOINERY_INSTANTIATE_HASH_GROUPBY(K)                                                    \
   template group_parts hash_groupby<K>(K const*, size_type, table_view const&, agg_plan const&, \
                                        bool, groupby_tuning const&, phase_clock&, stream_ref,   \
-                                       memory_resource*);
+                                       memory_resource*);                                       \
+  template group_parts partition_groupby<K>(K const*, size_type, table_view const&,             \
+                                            agg_plan const&, bool, groupby_tuning const&,       \
+                                            phase_clock&, stream_ref, memory_resource*);
 JOINERY_INSTANTIATE_HASH_GROUPBY(std::int32_t)
 JOINERY_INSTANTIATE_HASH_GROUPBY(std::int64_t)
 JOINERY_INSTANTIATE_HASH_GROUPBY(std::uint32_t)

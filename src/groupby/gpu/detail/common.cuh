@@ -48,6 +48,45 @@ struct sort_groupby_policy {
   static constexpr int finalize_threads = 256;
 };
 
+/// The partition group-bys (PGB-UR, PGB-TR): the partition phase (hash_partition.cu) and the
+/// aggregation of each partition in shared memory (hash_groupby.cu).
+struct partition_groupby_policy {
+  static constexpr int threads = 256;  ///< partition kernels
+  /// Partition kernels: blocks per SM, each over one contiguous chunk of rows. Few, because every
+  /// block keeps one write front per partition and column, and all of them should stay in L2.
+  static constexpr int blocks_per_sm = 2;
+  static constexpr int max_bits = 11;
+  static constexpr int max_moved_columns = 16;  ///< PGB-TR; more: PGB-UR or the sort group-bys
+  /// Fanout: about this many groups per partition (tier 1 of HGB is fastest at 2^4..2^10 groups
+  /// a block), and a shared table of 4x that many slots, so that a partition with twice the
+  /// average groups still fits.
+  static constexpr size_type groups_per_partition = 1024;
+  static constexpr int slots_per_partition_group = 4;
+  /// Keys sampled (evenly spaced) to estimate the number of groups, which sets the fanout.
+  static constexpr size_type sample_rows = size_type{1} << 14;
+  /// Aggregation work items (row ranges of one partition) per SM: enough that no block waits
+  /// long for the last ones and that a partition holding most rows (skew) is spread out.
+  static constexpr size_type items_per_sm = 16;
+};
+
+/// Rows moved into 2^bits partitions: partition p is rows [offsets[p], offsets[p + 1]) of the
+/// key buffer and of each moved column (PGB-TR) or of the row ids (PGB-UR).
+struct hash_partitions {
+  int bits = 0;
+  buffer keys;
+  std::vector<buffer> columns;  ///< in the order of the `columns` asked for
+  buffer row_ids;               ///< uint32, or int64 when ids64
+  bool ids64 = false;
+  std::vector<size_type> offsets;  ///< host, 2^bits + 1 entries
+};
+
+/// The partition phase of PGB: moves the keys and either the given input columns or the row ids
+/// (`row_ids`) into partitions by the high `bits` bits of the keys' murmur hash (0..max_bits).
+template <class K>
+hash_partitions hash_partition_rows(K const* keys, size_type n, table_view const& input,
+                                    std::vector<size_type> const& columns, bool row_ids, int bits,
+                                    stream_ref stream, memory_resource* mr);
+
 /// What an algorithm produced: g groups, their keys, one accumulator array per plan accumulator,
 /// and optionally the entry of each group in those arrays (index[i]; else entry i).
 struct group_parts {
@@ -134,6 +173,14 @@ template <class K>
 group_parts hash_groupby(K const* keys, size_type n, table_view const& input,
                          agg_plan const& plan, bool baseline, groupby_tuning const& tuning,
                          phase_clock& clock, stream_ref stream, memory_resource* mr);
+
+/// The partition group-bys (hash_groupby.cu, on hash_partition.cu's partitions):
+/// `transformed` moves the aggregated columns with the keys (PGB-TR), else the row ids, through
+/// which the aggregation gathers (PGB-UR).
+template <class K>
+group_parts partition_groupby(K const* keys, size_type n, table_view const& input,
+                              agg_plan const& plan, bool transformed, groupby_tuning const& tuning,
+                              phase_clock& clock, stream_ref stream, memory_resource* mr);
 
 /// The sort group-bys (sort_groupby.cu): `transformed` sorts the values along (SGB-TR), else
 /// sorts row ids and gathers (SGB-UR). Groups come out sorted.

@@ -1,0 +1,215 @@
+// The partition phase of the GPU partition group-bys (Wu et al. 4.3, PGB): rows are moved into
+// 2^bits partitions by the high bits of their key's hash, so that each partition holds about
+// g / 2^bits groups and is aggregated by blocks with a table in shared memory (hash_groupby.cu).
+// The high bits are taken because the shared tables index their slots by the low bits of the
+// same hash: within a partition the slots stay uniformly used.
+//
+// Two kernels over the same split of the rows into one contiguous chunk per block:
+//   1. histogram: each block counts its chunk's rows per partition in shared memory and writes
+//      counts[p * blocks + b] (partition-major, so that one exclusive scan gives every block its
+//      write cursor inside every partition and the partitions come out contiguous);
+//   2. scatter: each block re-reads its chunk and moves every row to its cursor, claimed with
+//      shared-memory atomics, one per partition per warp (lanes of one partition are ranked by
+//      a match, so that a hot key does not serialise on one counter).
+// All columns of a row move in the same kernel to the same position, so they line up although
+// the order within a partition is not the input's. Moved: the key, and either the aggregated
+// columns (PGB-TR) or the row's 32- or 64-bit id (PGB-UR).
+#include "groupby/gpu/detail/accumulate.cuh"
+#include "groupby/gpu/detail/common.cuh"
+#include "primitives/detail/hash.cuh"
+
+#include <cub/device/device_scan.cuh>
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+namespace joinery::detail::gpu::gb {
+
+namespace {
+
+using policy = partition_groupby_policy;
+
+/// What the scatter moves besides the key (by value to the kernel).
+struct moved_columns {
+  int count = 0;
+  void const* in[policy::max_moved_columns] = {};
+  void* out[policy::max_moved_columns] = {};
+  std::uint32_t bytes[policy::max_moved_columns] = {};
+  std::uint32_t* ids32 = nullptr;  ///< PGB-UR: the rows' ids (at most one of the two)
+  size_type* ids64 = nullptr;
+};
+
+template <class K>
+__device__ __forceinline__ unsigned partition_of(K k, int bits) {
+  if (bits == 0) { return 0; }
+  auto const h = murmur_hash{}(k);
+  return static_cast<unsigned>(h >> (8 * sizeof(h) - static_cast<unsigned>(bits)));
+}
+
+/// Adds each valid lane to counter[p] of its partition p with one atomic per partition and
+/// warp; returns the lane's slot among the additions (its rank plus the counter's old value).
+/// The whole warp calls it.
+__device__ __forceinline__ unsigned warp_claim(unsigned* counter, unsigned p, bool valid) {
+  unsigned const lane = threadIdx.x & 31;
+  unsigned const peers = __match_any_sync(full_warp, valid ? p : ~0U);
+  if (!valid) { return 0; }
+  int const leader = __ffs(static_cast<int>(peers)) - 1;
+  unsigned first = 0;
+  if (static_cast<int>(lane) == leader) { first = atomicAdd(counter + p, __popc(peers)); }
+  first = __shfl_sync(peers, first, leader);
+  return first + __popc(peers & ((1U << lane) - 1U));
+}
+
+/// The rows of block b: [b * chunk, min(n, (b + 1) * chunk)).
+struct chunking {
+  size_type chunk = 0;
+  int blocks = 0;
+};
+
+template <class K>
+__global__ void __launch_bounds__(policy::threads)
+    hash_histogram_kernel(K const* __restrict__ keys, size_type n, chunking c, int bits,
+                          size_type* __restrict__ counts) {
+  extern __shared__ unsigned hist[];
+  unsigned const fanout = 1U << bits;
+  for (unsigned p = threadIdx.x; p < fanout; p += blockDim.x) { hist[p] = 0; }
+  __syncthreads();
+  size_type const begin = static_cast<size_type>(blockIdx.x) * c.chunk;
+  size_type const end = std::min(n, begin + c.chunk);
+  // Whole warps step together (warp_claim is warp-wide).
+  for (size_type i0 = begin + (threadIdx.x & ~31U); i0 < end; i0 += blockDim.x) {
+    size_type const i = i0 + (threadIdx.x & 31);
+    bool const valid = i < end;
+    unsigned const p = valid ? partition_of(__ldg(keys + i), bits) : 0;
+    warp_claim(hist, p, valid);
+  }
+  __syncthreads();
+  for (unsigned p = threadIdx.x; p < fanout; p += blockDim.x) {
+    counts[static_cast<size_type>(p) * c.blocks + blockIdx.x] = hist[p];
+  }
+}
+
+template <class K>
+__global__ void __launch_bounds__(policy::threads)
+    hash_scatter_kernel(K const* __restrict__ keys, size_type n, chunking c, int bits,
+                        size_type const* __restrict__ cursors, K* __restrict__ keys_out,
+                        moved_columns const cols) {
+  extern __shared__ __align__(8) unsigned char smem[];
+  unsigned const fanout = 1U << bits;
+  auto* base = reinterpret_cast<size_type*>(smem);        // the block's first row per partition
+  auto* fill = reinterpret_cast<unsigned*>(base + fanout);  // rows claimed so far per partition
+  for (unsigned p = threadIdx.x; p < fanout; p += blockDim.x) {
+    base[p] = cursors[static_cast<size_type>(p) * c.blocks + blockIdx.x];
+    fill[p] = 0;
+  }
+  __syncthreads();
+  size_type const begin = static_cast<size_type>(blockIdx.x) * c.chunk;
+  size_type const end = std::min(n, begin + c.chunk);
+  for (size_type i0 = begin + (threadIdx.x & ~31U); i0 < end; i0 += blockDim.x) {
+    size_type const i = i0 + (threadIdx.x & 31);
+    bool const valid = i < end;
+    K const k = valid ? __ldg(keys + i) : K{};
+    unsigned const p = valid ? partition_of(k, bits) : 0;
+    unsigned const r = warp_claim(fill, p, valid);
+    if (!valid) { continue; }
+    size_type const pos = base[p] + r;
+    keys_out[pos] = k;
+    for (int j = 0; j < cols.count; ++j) {
+      if (cols.bytes[j] == 4) {
+        static_cast<std::uint32_t*>(cols.out[j])[pos] =
+          __ldg(static_cast<std::uint32_t const*>(cols.in[j]) + i);
+      } else {
+        static_cast<unsigned long long*>(cols.out[j])[pos] =
+          __ldg(static_cast<unsigned long long const*>(cols.in[j]) + i);
+      }
+    }
+    if (cols.ids32 != nullptr) { cols.ids32[pos] = static_cast<std::uint32_t>(i); }
+    if (cols.ids64 != nullptr) { cols.ids64[pos] = i; }
+  }
+}
+
+}  // namespace
+
+template <class K>
+hash_partitions hash_partition_rows(K const* keys, size_type n, table_view const& input,
+                                    std::vector<size_type> const& columns, bool row_ids, int bits,
+                                    stream_ref stream, memory_resource* mr) {
+  JOINERY_EXPECTS(bits >= 0 && bits <= policy::max_bits,
+                  "partition group-by: " + std::to_string(bits) + " partition bits, at most " +
+                    std::to_string(policy::max_bits));
+  JOINERY_EXPECTS(columns.size() <= static_cast<std::size_t>(policy::max_moved_columns),
+                  "partition_transformed group-by moves at most " +
+                    std::to_string(policy::max_moved_columns) + " aggregated columns, got " +
+                    std::to_string(columns.size()) + "; use partition or sort_transformed");
+  auto const s = to_cuda(stream);
+  size_type const fanout = size_type{1} << bits;
+  hash_partitions out;
+  out.bits = bits;
+  out.keys = buffer(static_cast<std::size_t>(n) * sizeof(K), mr, stream);
+  moved_columns cols;
+  if (row_ids) {
+    out.ids64 = n > static_cast<size_type>(0xffffffffLL);
+    out.row_ids = buffer(static_cast<std::size_t>(n) * (out.ids64 ? 8 : 4), mr, stream);
+    if (out.ids64) {
+      cols.ids64 = static_cast<size_type*>(out.row_ids.data());
+    } else {
+      cols.ids32 = static_cast<std::uint32_t*>(out.row_ids.data());
+    }
+  } else {
+    for (auto c : columns) {
+      auto const& col = input.column(c);
+      auto const w = static_cast<std::uint32_t>(size_of(col.type()));
+      out.columns.emplace_back(static_cast<std::size_t>(n) * w, mr, stream);
+      cols.in[cols.count] = col.data();
+      cols.out[cols.count] = out.columns.back().data();
+      cols.bytes[cols.count] = w;
+      ++cols.count;
+    }
+  }
+  chunking c;
+  c.blocks = static_cast<int>(std::max<size_type>(
+    1, std::min<size_type>(static_cast<size_type>(current_sm_count()) * policy::blocks_per_sm,
+                           ceil_div(n, static_cast<size_type>(policy::threads)))));
+  c.chunk = ceil_div(ceil_div(n, static_cast<size_type>(c.blocks)), size_type{32}) * 32;
+  auto const cells = fanout * c.blocks;
+  buffer counts(static_cast<std::size_t>(cells + 1) * sizeof(size_type), mr, stream);
+  auto* d_counts = static_cast<size_type*>(counts.data());
+  hash_histogram_kernel<K><<<c.blocks, policy::threads, fanout * sizeof(unsigned), s>>>(
+    keys, n, c, bits, d_counts);
+  JOINERY_CHECK_LAUNCH();
+  JOINERY_CUDA_TRY(cudaMemsetAsync(d_counts + cells, 0, sizeof(size_type), s));
+  std::size_t temp_bytes = 0;
+  JOINERY_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, d_counts, cells + 1, s));
+  {
+    buffer temp(scratch_bytes(temp_bytes), mr, stream);
+    JOINERY_CUDA_TRY(
+      cub::DeviceScan::ExclusiveSum(temp.data(), temp_bytes, d_counts, cells + 1, s));
+  }
+  std::size_t const scatter_smem = static_cast<std::size_t>(fanout) * (sizeof(size_type) + 4);
+  hash_scatter_kernel<K><<<c.blocks, policy::threads, scatter_smem, s>>>(
+    keys, n, c, bits, d_counts, static_cast<K*>(out.keys.data()), cols);
+  JOINERY_CHECK_LAUNCH();
+  // Partition p starts at its first block's cursor: one strided copy of those cells.
+  out.offsets.resize(static_cast<std::size_t>(fanout + 1));
+  JOINERY_CUDA_TRY(cudaMemcpy2DAsync(out.offsets.data(), sizeof(size_type), d_counts,
+                                     static_cast<std::size_t>(c.blocks) * sizeof(size_type),
+                                     sizeof(size_type), static_cast<std::size_t>(fanout),
+                                     cudaMemcpyDeviceToHost, s));
+  JOINERY_CUDA_TRY(cudaStreamSynchronize(s));
+  out.offsets.back() = n;
+  return out;
+}
+
+#define JOINERY_INSTANTIATE_HASH_PARTITION(K)                                                   \
+  template hash_partitions hash_partition_rows<K>(K const*, size_type, table_view const&,      \
+                                                  std::vector<size_type> const&, bool, int,    \
+                                                  stream_ref, memory_resource*);
+JOINERY_INSTANTIATE_HASH_PARTITION(std::int32_t)
+JOINERY_INSTANTIATE_HASH_PARTITION(std::int64_t)
+JOINERY_INSTANTIATE_HASH_PARTITION(std::uint32_t)
+JOINERY_INSTANTIATE_HASH_PARTITION(std::uint64_t)
+#undef JOINERY_INSTANTIATE_HASH_PARTITION
+
+}  // namespace joinery::detail::gpu::gb
