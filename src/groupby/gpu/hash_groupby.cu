@@ -392,6 +392,9 @@ struct shared_group_table {
 #pragma unroll
       for (int i = 0; i < group; ++i) {
         if (i < from || cur[i] != empty) { continue; }
+        // A full table claims no more slots: they stay empty, so that probes for the keys it
+        // holds stop early (PGB goes on past a full table with every new key).
+        if (*static_cast<int volatile*>(groups) >= max_groups) { return -1; }
         bits_type const old = atomicCAS(keys + g + i, empty, k);
         if (old == empty) { return atomicAdd(groups, 1) < max_groups ? g + i : -1; }
         if (old == k) { return g + i; }
@@ -407,7 +410,7 @@ struct shared_group_table {
 /// global table's accumulators. Raises the overflow flag when the global table would hold more
 /// than `capacity` groups.
 template <int NA, class K>
-__device__ void spill_row(K key, acc_batch const& batch, unsigned long long const (&raw)[NA],
+__device__ __noinline__ void spill_row(K key, acc_batch const& batch, unsigned long long const (&raw)[NA],
                           group_table_ref<K> const& table, unsigned long long capacity,
                           insert_counters* counters) {
   bool placed = false;
@@ -1022,8 +1025,9 @@ group_parts run_pgb(K const* keys, size_type n, table_view const& input, agg_pla
 
   // Work items: each partition cut into ranges of at most item_rows.
   constexpr size_type tile_rows = policy::shared_threads * policy::items_per_thread;
+  // Whole tiles, so that only a partition's last item has a partial one.
   size_type const item_rows =
-      std::max(tile_rows, ceil_div(n, static_cast<size_type>(sms) * ppolicy::items_per_sm));
+      ceil_div(ceil_div(n, static_cast<size_type>(sms) * ppolicy::items_per_sm), tile_rows) * tile_rows;
   std::vector<size_type> ranges;  // begins, then ends
   std::vector<size_type> ends;
   for (std::size_t p = 0; p + 1 < parts_in.offsets.size(); ++p) {

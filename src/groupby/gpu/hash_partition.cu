@@ -68,26 +68,64 @@ struct chunking {
   int blocks = 0;
 };
 
+/// The rows of a block's chunk in tiles of threads * items_per_thread, striped (row j of a thread
+/// is j * threads after row j - 1), so that every load of a step is coalesced and all of a
+/// thread's loads are in flight before the first is used.
+template <class K, class Tile>
+__device__ __forceinline__ void for_each_tile(K const* __restrict__ keys, size_type n, chunking c,
+                                              int bits, Tile&& tile) {
+  constexpr int ipt = policy::items_per_thread;
+  size_type const begin = static_cast<size_type>(blockIdx.x) * c.chunk;
+  size_type const end = std::min(n, begin + c.chunk);
+  for (size_type first = begin; first < end; first += policy::threads * ipt) {
+    size_type row[ipt];
+    K k[ipt];
+    bool valid[ipt];
+#pragma unroll
+    for (int j = 0; j < ipt; ++j) {
+      row[j] = first + j * policy::threads + threadIdx.x;
+      valid[j] = row[j] < end;
+      k[j] = valid[j] ? __ldg(keys + row[j]) : K{};
+    }
+    unsigned p[ipt];
+#pragma unroll
+    for (int j = 0; j < ipt; ++j) { p[j] = partition_of(k[j], bits); }
+    tile(row, k, valid, p);
+  }
+}
+
 template <class K>
 __global__ void __launch_bounds__(policy::threads)
     hash_histogram_kernel(K const* __restrict__ keys, size_type n, chunking c, int bits,
                           size_type* __restrict__ counts) {
+  constexpr int ipt = policy::items_per_thread;
   extern __shared__ unsigned hist[];
   unsigned const fanout = 1U << bits;
   for (unsigned p = threadIdx.x; p < fanout; p += blockDim.x) { hist[p] = 0; }
   __syncthreads();
-  size_type const begin = static_cast<size_type>(blockIdx.x) * c.chunk;
-  size_type const end = std::min(n, begin + c.chunk);
-  // Whole warps step together (warp_claim is warp-wide).
-  for (size_type i0 = begin + (threadIdx.x & ~31U); i0 < end; i0 += blockDim.x) {
-    size_type const i = i0 + (threadIdx.x & 31);
-    bool const valid = i < end;
-    unsigned const p = valid ? partition_of(__ldg(keys + i), bits) : 0;
-    warp_claim(hist, p, valid);
-  }
+  for_each_tile(keys, n, c, bits, [&](auto const&, auto const&, auto const& valid, auto const& p) {
+#pragma unroll
+    for (int j = 0; j < ipt; ++j) { warp_claim(hist, p[j], valid[j]); }
+  });
   __syncthreads();
   for (unsigned p = threadIdx.x; p < fanout; p += blockDim.x) {
     counts[static_cast<size_type>(p) * c.blocks + blockIdx.x] = hist[p];
+  }
+}
+
+/// Moves column `col` of the tile's rows to their positions (all loads first).
+template <class T>
+__device__ __forceinline__ void move_column(void const* in, void* out,
+                                            size_type const (&row)[policy::items_per_thread],
+                                            size_type const (&pos)[policy::items_per_thread],
+                                            bool const (&valid)[policy::items_per_thread]) {
+  constexpr int ipt = policy::items_per_thread;
+  T v[ipt];
+#pragma unroll
+  for (int j = 0; j < ipt; ++j) { v[j] = valid[j] ? __ldg(static_cast<T const*>(in) + row[j]) : T{}; }
+#pragma unroll
+  for (int j = 0; j < ipt; ++j) {
+    if (valid[j]) { static_cast<T*>(out)[pos[j]] = v[j]; }
   }
 }
 
@@ -96,6 +134,7 @@ __global__ void __launch_bounds__(policy::threads)
     hash_scatter_kernel(K const* __restrict__ keys, size_type n, chunking c, int bits,
                         size_type const* __restrict__ cursors, K* __restrict__ keys_out,
                         moved_columns const cols) {
+  constexpr int ipt = policy::items_per_thread;
   extern __shared__ __align__(8) unsigned char smem[];
   unsigned const fanout = 1U << bits;
   auto* base = reinterpret_cast<size_type*>(smem);        // the block's first row per partition
@@ -105,29 +144,29 @@ __global__ void __launch_bounds__(policy::threads)
     fill[p] = 0;
   }
   __syncthreads();
-  size_type const begin = static_cast<size_type>(blockIdx.x) * c.chunk;
-  size_type const end = std::min(n, begin + c.chunk);
-  for (size_type i0 = begin + (threadIdx.x & ~31U); i0 < end; i0 += blockDim.x) {
-    size_type const i = i0 + (threadIdx.x & 31);
-    bool const valid = i < end;
-    K const k = valid ? __ldg(keys + i) : K{};
-    unsigned const p = valid ? partition_of(k, bits) : 0;
-    unsigned const r = warp_claim(fill, p, valid);
-    if (!valid) { continue; }
-    size_type const pos = base[p] + r;
-    keys_out[pos] = k;
-    for (int j = 0; j < cols.count; ++j) {
-      if (cols.bytes[j] == 4) {
-        static_cast<std::uint32_t*>(cols.out[j])[pos] =
-          __ldg(static_cast<std::uint32_t const*>(cols.in[j]) + i);
+  for_each_tile(keys, n, c, bits, [&](auto const& row, auto const& k, auto const& valid,
+                                      auto const& p) {
+    size_type pos[ipt];
+#pragma unroll
+    for (int j = 0; j < ipt; ++j) { pos[j] = base[p[j]] + warp_claim(fill, p[j], valid[j]); }
+#pragma unroll
+    for (int j = 0; j < ipt; ++j) {
+      if (valid[j]) { keys_out[pos[j]] = k[j]; }
+    }
+    for (int col = 0; col < cols.count; ++col) {
+      if (cols.bytes[col] == 4) {
+        move_column<std::uint32_t>(cols.in[col], cols.out[col], row, pos, valid);
       } else {
-        static_cast<unsigned long long*>(cols.out[j])[pos] =
-          __ldg(static_cast<unsigned long long const*>(cols.in[j]) + i);
+        move_column<unsigned long long>(cols.in[col], cols.out[col], row, pos, valid);
       }
     }
-    if (cols.ids32 != nullptr) { cols.ids32[pos] = static_cast<std::uint32_t>(i); }
-    if (cols.ids64 != nullptr) { cols.ids64[pos] = i; }
-  }
+#pragma unroll
+    for (int j = 0; j < ipt; ++j) {
+      if (!valid[j]) { continue; }
+      if (cols.ids32 != nullptr) { cols.ids32[pos[j]] = static_cast<std::uint32_t>(row[j]); }
+      if (cols.ids64 != nullptr) { cols.ids64[pos[j]] = row[j]; }
+    }
+  });
 }
 
 }  // namespace

@@ -52,9 +52,11 @@ struct sort_groupby_policy {
 /// aggregation of each partition in shared memory (hash_groupby.cu).
 struct partition_groupby_policy {
   static constexpr int threads = 256;  ///< partition kernels
-  /// Partition kernels: blocks per SM, each over one contiguous chunk of rows. Few, because every
-  /// block keeps one write front per partition and column, and all of them should stay in L2.
-  static constexpr int blocks_per_sm = 2;
+  static constexpr int items_per_thread = 8;  ///< rows a thread loads before using any
+  /// Partition kernels: blocks per SM, each over one contiguous chunk of rows. Enough to keep
+  /// the loads in flight; not more, because every block keeps one write front per partition
+  /// and column, and all of them should stay in L2.
+  static constexpr int blocks_per_sm = 4;
   static constexpr int max_bits = 11;
   static constexpr int max_moved_columns = 16;  ///< PGB-TR; more: PGB-UR or the sort group-bys
   /// Fanout: about this many groups per partition (tier 1 of HGB is fastest at 2^4..2^10 groups
