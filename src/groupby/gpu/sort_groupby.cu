@@ -156,6 +156,144 @@ struct value_word {
   std::uint32_t bytes = 0;
 };
 
+/// The plan's distinct aggregated columns, in order of first use.
+std::vector<size_type> aggregated_columns(agg_plan const& plan) {
+  std::vector<size_type> columns;
+  for (auto const& a : plan.accs) {
+    if (a.column >= 0 && std::find(columns.begin(), columns.end(), a.column) == columns.end()) {
+      columns.push_back(a.column);
+    }
+  }
+  return columns;
+}
+
+/// SGB-TR's transformed relation: the aggregated `columns` packed into words (8-byte columns
+/// alone, 4-byte columns two to a word), each word sorted along with the sort keys on their bits
+/// [0, end_bit). `skeys` gets the sorted keys (every sort writes the same stable order again; no
+/// columns: the keys are sorted alone) and source_of_column[c] where columns[c]'s sorted values
+/// lie, in the returned buffers.
+template <class S>
+std::vector<buffer> sort_transformed_values(S const* keys, S* skeys, size_type n, int end_bit,
+                                            table_view const& input,
+                                            std::vector<size_type> const& columns,
+                                            std::vector<acc_source>& source_of_column, int sms,
+                                            stream_ref stream, memory_resource* mr) {
+  auto const s = to_cuda(stream);
+  int const flat_blocks = grid_stride_blocks(n, policy::threads_per_block, sms);
+  // Greedy packing: 8-byte columns alone, 4-byte columns two to a word.
+  std::vector<value_word> words;
+  int open4 = -1;
+  for (auto c : columns) {
+    auto const w = static_cast<std::uint32_t>(size_of(input.column(c).type()));
+    if (w == 4 && open4 >= 0) {
+      words[static_cast<std::size_t>(open4)].columns.push_back(c);
+      words[static_cast<std::size_t>(open4)].bytes = 8;
+      open4 = -1;
+      continue;
+    }
+    words.push_back({{c}, w});
+    if (w == 4) { open4 = static_cast<int>(words.size() - 1); }
+  }
+  if (words.empty()) { radix_sort_keys<S>(keys, skeys, n, stream, mr, 0, end_bit); }
+  std::vector<buffer> sorted_values;
+  for (auto const& word : words) {
+    sorted_values.emplace_back(static_cast<std::size_t>(n) * word.bytes, mr, stream);
+    void* out = sorted_values.back().data();
+    if (word.columns.size() == 2) {
+      buffer packed(static_cast<std::size_t>(n) * 8, mr, stream);
+      pack_kernel<<<flat_blocks, policy::threads_per_block, 0, s>>>(
+          static_cast<std::uint32_t const*>(input.column(word.columns[0]).data()),
+          static_cast<std::uint32_t const*>(input.column(word.columns[1]).data()),
+          static_cast<std::uint64_t*>(packed.data()), n);
+      JOINERY_CHECK_LAUNCH();
+      radix_sort_pairs<S, std::uint64_t>(keys, skeys,
+                                         static_cast<std::uint64_t const*>(packed.data()),
+                                         static_cast<std::uint64_t*>(out), n, stream, mr, 0,
+                                         end_bit);
+    } else if (word.bytes == 4) {
+      radix_sort_pairs<S, std::uint32_t>(
+          keys, skeys, static_cast<std::uint32_t const*>(input.column(word.columns[0]).data()),
+          static_cast<std::uint32_t*>(out), n, stream, mr, 0, end_bit);
+    } else {
+      radix_sort_pairs<S, std::uint64_t>(
+          keys, skeys, static_cast<std::uint64_t const*>(input.column(word.columns[0]).data()),
+          static_cast<std::uint64_t*>(out), n, stream, mr, 0, end_bit);
+    }
+    for (std::size_t j = 0; j < word.columns.size(); ++j) {
+      auto const c = static_cast<std::size_t>(
+          std::find(columns.begin(), columns.end(), word.columns[j]) - columns.begin());
+      source_of_column[c] = {out, word.bytes, static_cast<std::uint32_t>(4 * j)};
+    }
+  }
+  return sorted_values;
+}
+
+/// The sorted rows cut into ranges, about one per resident warp, with the groups that start
+/// before each range (the exclusive scan of the ranges' head counts) and in all.
+struct sorted_runs {
+  ranges rg;
+  buffer heads_before;  ///< rg.count + 1 entries, the last one the number of groups
+  size_type groups = 0;
+  int blocks = 0;  ///< of the range kernels
+};
+
+template <class S>
+sorted_runs count_runs(S const* skeys, size_type n, int sms, stream_ref stream,
+                       memory_resource* mr) {
+  auto const s = to_cuda(stream);
+  sorted_runs runs;
+  auto& rg = runs.rg;
+  size_type const want = static_cast<size_type>(sms) * policy::warps_per_sm;
+  rg.range_rows = std::max(policy::min_range_rows, ceil_div(ceil_div(n, want), 32) * 32);
+  rg.count = ceil_div(n, rg.range_rows);
+  runs.blocks = static_cast<int>(ceil_div(rg.count, policy::warps_per_block));
+  runs.heads_before =
+      buffer(static_cast<std::size_t>(rg.count + 1) * sizeof(size_type), mr, stream);
+  auto* d_heads = static_cast<size_type*>(runs.heads_before.data());
+  count_heads_kernel<S><<<runs.blocks, policy::threads_per_block, 0, s>>>(skeys, n, rg, d_heads);
+  JOINERY_CHECK_LAUNCH();
+  JOINERY_CUDA_TRY(cudaMemsetAsync(d_heads + rg.count, 0, sizeof(size_type), s));
+  std::size_t temp_bytes = 0;
+  JOINERY_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, d_heads, rg.count + 1, s));
+  {
+    buffer temp(scratch_bytes(temp_bytes), mr, stream);
+    JOINERY_CUDA_TRY(
+        cub::DeviceScan::ExclusiveSum(temp.data(), temp_bytes, d_heads, rg.count + 1, s));
+  }
+  JOINERY_CUDA_TRY(cudaMemcpyAsync(&runs.groups, d_heads + rg.count, sizeof(runs.groups),
+                                   cudaMemcpyDeviceToHost, s));
+  JOINERY_CUDA_TRY(cudaStreamSynchronize(s));
+  return runs;
+}
+
+/// Aggregates the sorted rows into accumulators for runs.groups groups (set in `parts`, whose
+/// keys the caller provides); `keys_out`, when given, gets each group's sort key.
+/// source_of_column[c]: where columns[c]'s values lie, read through ids' row ids when it has them.
+template <class S>
+void aggregate_runs(S const* skeys, size_type n, sorted_runs const& runs, agg_plan const& plan,
+                    std::vector<size_type> const& columns,
+                    std::vector<acc_source> const& source_of_column, acc_batch const& ids,
+                    S* keys_out, group_parts& parts, stream_ref stream, memory_resource* mr) {
+  parts.groups = runs.groups;
+  parts.sorted = true;
+  parts.accs = make_accumulators(plan, runs.groups, stream, mr);
+  auto batches = make_batches(plan, parts.accs, 0, [&](int a) {
+    auto const col = plan.accs[static_cast<std::size_t>(a)].column;
+    return source_of_column[static_cast<std::size_t>(
+        std::find(columns.begin(), columns.end(), col) - columns.begin())];
+  });
+  if (batches.empty() && keys_out != nullptr) { batches.emplace_back(); }  // the keys alone
+  for (std::size_t b = 0; b < batches.size(); ++b) {
+    auto batch = batches[b];
+    batch.row_ids32 = ids.row_ids32;
+    batch.row_ids64 = ids.row_ids64;
+    sorted_aggregate_kernel<S><<<runs.blocks, policy::threads_per_block, 0, to_cuda(stream)>>>(
+        skeys, n, runs.rg, static_cast<size_type const*>(runs.heads_before.data()), batch,
+        b == 0 ? keys_out : nullptr);
+    JOINERY_CHECK_LAUNCH();
+  }
+}
+
 }  // namespace
 
 template <class K>
@@ -164,14 +302,7 @@ group_parts sort_groupby(K const* keys, size_type n, table_view const& input,
                          stream_ref stream, memory_resource* mr) {
   auto const s = to_cuda(stream);
   int const sms = current_sm_count();
-  int const flat_blocks = grid_stride_blocks(n, policy::threads_per_block, sms);
-  // Distinct aggregated columns.
-  std::vector<size_type> columns;
-  for (auto const& a : plan.accs) {
-    if (a.column >= 0 && std::find(columns.begin(), columns.end(), a.column) == columns.end()) {
-      columns.push_back(a.column);
-    }
-  }
+  auto const columns = aggregated_columns(plan);
   buffer sorted_keys(static_cast<std::size_t>(n) * sizeof(K), mr, stream);
   auto* skeys = static_cast<K*>(sorted_keys.data());
   std::vector<buffer> sorted_values;            // TR: one per word; UR: the row ids
@@ -181,6 +312,7 @@ group_parts sort_groupby(K const* keys, size_type n, table_view const& input,
     if (columns.empty()) {
       radix_sort_keys<K>(keys, skeys, n, stream, mr);
     } else if (n <= static_cast<size_type>(std::numeric_limits<std::uint32_t>::max())) {
+      int const flat_blocks = grid_stride_blocks(n, policy::threads_per_block, sms);
       buffer iota(static_cast<std::size_t>(n) * sizeof(std::uint32_t), mr, stream);
       iota32_kernel<<<flat_blocks, policy::threads_per_block, 0, s>>>(
           static_cast<std::uint32_t*>(iota.data()), n);
@@ -201,94 +333,16 @@ group_parts sort_groupby(K const* keys, size_type n, table_view const& input,
       source_of_column[c] = {col.data(), static_cast<std::uint32_t>(size_of(col.type())), 0};
     }
   } else {
-    // Greedy packing: 8-byte columns alone, 4-byte columns two to a word.
-    std::vector<value_word> words;
-    int open4 = -1;
-    for (auto c : columns) {
-      auto const w = static_cast<std::uint32_t>(size_of(input.column(c).type()));
-      if (w == 4 && open4 >= 0) {
-        words[static_cast<std::size_t>(open4)].columns.push_back(c);
-        words[static_cast<std::size_t>(open4)].bytes = 8;
-        open4 = -1;
-        continue;
-      }
-      words.push_back({{c}, w});
-      if (w == 4) { open4 = static_cast<int>(words.size() - 1); }
-    }
-    if (words.empty()) { radix_sort_keys<K>(keys, skeys, n, stream, mr); }
-    for (auto const& word : words) {
-      // Every sort writes the same (stable) key order; the keys are simply written again.
-      sorted_values.emplace_back(static_cast<std::size_t>(n) * word.bytes, mr, stream);
-      void* out = sorted_values.back().data();
-      if (word.columns.size() == 2) {
-        buffer packed(static_cast<std::size_t>(n) * 8, mr, stream);
-        pack_kernel<<<flat_blocks, policy::threads_per_block, 0, s>>>(
-            static_cast<std::uint32_t const*>(input.column(word.columns[0]).data()),
-            static_cast<std::uint32_t const*>(input.column(word.columns[1]).data()),
-            static_cast<std::uint64_t*>(packed.data()), n);
-        JOINERY_CHECK_LAUNCH();
-        radix_sort_pairs<K, std::uint64_t>(keys, skeys,
-                                           static_cast<std::uint64_t const*>(packed.data()),
-                                           static_cast<std::uint64_t*>(out), n, stream, mr);
-      } else if (word.bytes == 4) {
-        radix_sort_pairs<K, std::uint32_t>(
-            keys, skeys, static_cast<std::uint32_t const*>(input.column(word.columns[0]).data()),
-            static_cast<std::uint32_t*>(out), n, stream, mr);
-      } else {
-        radix_sort_pairs<K, std::uint64_t>(
-            keys, skeys, static_cast<std::uint64_t const*>(input.column(word.columns[0]).data()),
-            static_cast<std::uint64_t*>(out), n, stream, mr);
-      }
-      for (std::size_t j = 0; j < word.columns.size(); ++j) {
-        auto const c = static_cast<std::size_t>(
-            std::find(columns.begin(), columns.end(), word.columns[j]) - columns.begin());
-        source_of_column[c] = {out, word.bytes, static_cast<std::uint32_t>(4 * j)};
-      }
-    }
+    sorted_values = sort_transformed_values<K>(keys, skeys, n, static_cast<int>(8 * sizeof(K)),
+                                               input, columns, source_of_column, sms, stream, mr);
   }
   clock.lap("sort");
 
-  // Ranges of sorted rows, about one per resident warp.
-  ranges rg;
-  size_type const want = static_cast<size_type>(sms) * policy::warps_per_sm;
-  rg.range_rows = std::max(policy::min_range_rows, ceil_div(ceil_div(n, want), 32) * 32);
-  rg.count = ceil_div(n, rg.range_rows);
-  int const range_blocks = static_cast<int>(ceil_div(rg.count, policy::warps_per_block));
-  buffer heads(static_cast<std::size_t>(rg.count + 1) * sizeof(size_type), mr, stream);
-  auto* d_heads = static_cast<size_type*>(heads.data());
-  count_heads_kernel<K><<<range_blocks, policy::threads_per_block, 0, s>>>(skeys, n, rg, d_heads);
-  JOINERY_CHECK_LAUNCH();
-  JOINERY_CUDA_TRY(cudaMemsetAsync(d_heads + rg.count, 0, sizeof(size_type), s));
-  std::size_t temp_bytes = 0;
-  JOINERY_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, d_heads, rg.count + 1, s));
-  {
-    buffer temp(scratch_bytes(temp_bytes), mr, stream);
-    JOINERY_CUDA_TRY(cub::DeviceScan::ExclusiveSum(temp.data(), temp_bytes, d_heads, rg.count + 1, s));
-  }
-  size_type groups = 0;
-  JOINERY_CUDA_TRY(cudaMemcpyAsync(&groups, d_heads + rg.count, sizeof(groups),
-                                   cudaMemcpyDeviceToHost, s));
-  JOINERY_CUDA_TRY(cudaStreamSynchronize(s));
-
+  auto const runs = count_runs<K>(skeys, n, sms, stream, mr);
   group_parts parts;
-  parts.groups = groups;
-  parts.sorted = true;
-  parts.keys = column(type_to_id_v<K>, groups, mr, stream);
-  parts.accs = make_accumulators(plan, groups, stream, mr);
-  auto batches = make_batches(plan, parts.accs, 0, [&](int a) {
-    auto const col = plan.accs[static_cast<std::size_t>(a)].column;
-    return source_of_column[static_cast<std::size_t>(
-        std::find(columns.begin(), columns.end(), col) - columns.begin())];
-  });
-  if (batches.empty()) { batches.emplace_back(); }  // the keys are still to be written
-  for (std::size_t b = 0; b < batches.size(); ++b) {
-    auto batch = batches[b];
-    batch.row_ids32 = ids.row_ids32;
-    batch.row_ids64 = ids.row_ids64;
-    sorted_aggregate_kernel<K><<<range_blocks, policy::threads_per_block, 0, s>>>(
-        skeys, n, rg, d_heads, batch, b == 0 ? static_cast<K*>(parts.keys.data()) : nullptr);
-    JOINERY_CHECK_LAUNCH();
-  }
+  parts.keys = column(type_to_id_v<K>, runs.groups, mr, stream);
+  aggregate_runs<K>(skeys, n, runs, plan, columns, source_of_column, ids,
+                    static_cast<K*>(parts.keys.data()), parts, stream, mr);
   clock.lap("aggregate");
   return parts;
 }
