@@ -21,6 +21,9 @@ struct groupby_tuning {
   /// HGB: stop (group_parts::incomplete) instead of restarting when the first global table
   /// overflows; `automatic` then runs the sort group-by, which wins at so many groups.
   bool stop_beyond_first_table = false;
+  /// sort_dictionary: groups its first dictionary table holds before it grows (by
+  /// sort_groupby_policy::dictionary_growth each time it overflows). 0: the policy's default.
+  std::int64_t dictionary_initial_groups = 0;
 };
 
 /// The GPU group-by algorithms of this build, in the order benchmarks list them.

@@ -200,7 +200,7 @@ table finalize(agg_plan const& plan, group_parts&& parts, bool sort_by_key, phas
 
 std::vector<groupby_algorithm> groupby_algorithms() {
   return {groupby_algorithm::global_hash, groupby_algorithm::hash, groupby_algorithm::sort,
-          groupby_algorithm::sort_transformed};
+          groupby_algorithm::sort_transformed, groupby_algorithm::sort_dictionary};
 }
 
 table run_groupby(groupby_algorithm algo, table_view const& input, size_type key_column,
@@ -249,6 +249,9 @@ table run_groupby(groupby_algorithm algo, table_view const& input, size_type key
         case groupby_algorithm::sort_transformed:
           parts = sort_groupby<K>(keys, n, input, plan, algo == groupby_algorithm::sort_transformed,
                                   clock, stream, mr);
+          break;
+        case groupby_algorithm::sort_dictionary:
+          parts = dictionary_groupby<K>(keys, n, input, plan, tuning, clock, stream, mr);
           break;
         default:
           JOINERY_FAIL("GPU group-by algorithm '" + std::string(to_string(algo)) +
