@@ -1,7 +1,8 @@
-// GPU sort, dispatch layer: CUB DeviceRadixSort of keys, of (key, 4/8-byte payload) pairs, and of
-// (key, int64 row id) pairs for the multi-payload path (the payloads are then gathered by the
-// public layer). Sizes temporaries from `mr`, launches on the caller's stream; no
-// synchronisation. Explicitly instantiated over the four key types and payload widths 4/8.
+// GPU sort, dispatch layer: CUB DeviceRadixSort of keys, of (key, 4/8-byte payload) pairs (over
+// all the key bits or a range of them), and of (key, int64 row id) pairs for the multi-payload
+// path (the payloads are then gathered by the public layer). Sizes temporaries from `mr`,
+// launches on the caller's stream; no synchronisation. Explicitly instantiated over the four key
+// types and payload widths 4/8.
 #include "primitives/detail/launch.cuh"
 #include "primitives/detail/sort_policy.hpp"
 #include "primitives/sort_dispatch.hpp"
@@ -27,30 +28,30 @@ __global__ void sort_row_ids_kernel(std::int64_t* __restrict__ ids, size_type n)
 
 template <class K>
 void radix_sort_keys(K const* keys_in, K* keys_out, size_type n, stream_ref stream,
-                     memory_resource* mr) {
+                     memory_resource* mr, int begin_bit, int end_bit) {
   if (n == 0) { return; }
   auto const s = to_cuda(stream);
   std::size_t temp = 0;
-  JOINERY_CUDA_TRY(cub::DeviceRadixSort::SortKeys(nullptr, temp, keys_in, keys_out, n, 0,
-                                                  static_cast<int>(8 * sizeof(K)), s));
+  JOINERY_CUDA_TRY(cub::DeviceRadixSort::SortKeys(nullptr, temp, keys_in, keys_out, n, begin_bit,
+                                                  end_bit, s));
   buffer scratch(scratch_bytes(temp), mr, stream);
-  JOINERY_CUDA_TRY(cub::DeviceRadixSort::SortKeys(scratch.data(), temp, keys_in, keys_out, n, 0,
-                                                  static_cast<int>(8 * sizeof(K)), s));
+  JOINERY_CUDA_TRY(cub::DeviceRadixSort::SortKeys(scratch.data(), temp, keys_in, keys_out, n,
+                                                  begin_bit, end_bit, s));
 }
 
 template <class K, class V>
 void radix_sort_pairs(K const* keys_in, K* keys_out, V const* values_in, V* values_out,
-                      size_type n, stream_ref stream, memory_resource* mr) {
+                      size_type n, stream_ref stream, memory_resource* mr, int begin_bit,
+                      int end_bit) {
   if (n == 0) { return; }
   auto const s = to_cuda(stream);
   std::size_t temp = 0;
   JOINERY_CUDA_TRY(cub::DeviceRadixSort::SortPairs(nullptr, temp, keys_in, keys_out, values_in,
-                                                   values_out, n, 0,
-                                                   static_cast<int>(8 * sizeof(K)), s));
+                                                   values_out, n, begin_bit, end_bit, s));
   buffer scratch(scratch_bytes(temp), mr, stream);
   JOINERY_CUDA_TRY(cub::DeviceRadixSort::SortPairs(scratch.data(), temp, keys_in, keys_out,
-                                                   values_in, values_out, n, 0,
-                                                   static_cast<int>(8 * sizeof(K)), s));
+                                                   values_in, values_out, n, begin_bit, end_bit,
+                                                   s));
 }
 
 template <class K>
@@ -69,13 +70,14 @@ void radix_sort_row_ids(K const* keys_in, K* keys_out, std::int64_t* row_ids_out
 }
 
 #define JOINERY_INSTANTIATE_SORT(K)                                                            \
-  template void radix_sort_keys<K>(K const*, K*, size_type, stream_ref, memory_resource*);     \
+  template void radix_sort_keys<K>(K const*, K*, size_type, stream_ref, memory_resource*, int, \
+                                   int);                                                       \
   template void radix_sort_pairs<K, std::uint32_t>(K const*, K*, std::uint32_t const*,         \
                                                    std::uint32_t*, size_type, stream_ref,      \
-                                                   memory_resource*);                          \
+                                                   memory_resource*, int, int);                \
   template void radix_sort_pairs<K, std::uint64_t>(K const*, K*, std::uint64_t const*,         \
                                                    std::uint64_t*, size_type, stream_ref,      \
-                                                   memory_resource*);                          \
+                                                   memory_resource*, int, int);                \
   template void radix_sort_row_ids<K>(K const*, K*, std::int64_t*, size_type, stream_ref,      \
                                       memory_resource*);
 JOINERY_INSTANTIATE_SORT(std::int32_t)

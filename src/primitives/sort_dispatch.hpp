@@ -11,16 +11,21 @@
 
 namespace joinery::detail::gpu {
 
-/// keys_out = keys_in ascending (CUB DeviceRadixSort::SortKeys).
+/// keys_out = keys_in ascending (CUB DeviceRadixSort::SortKeys). Only the key bits
+/// [begin_bit, end_bit) are compared (0 <= begin_bit < end_bit <= 8 * sizeof(K)), one radix pass
+/// per digit of them: keys known to be below 2^b sort in fewer passes with end_bit = b.
 template <class K>
 void radix_sort_keys(K const* keys_in, K* keys_out, size_type n, stream_ref stream,
-                     memory_resource* mr);
+                     memory_resource* mr, int begin_bit = 0,
+                     int end_bit = static_cast<int>(8 * sizeof(K)));
 
-/// (keys, values) sorted by key, stably (CUB DeviceRadixSort::SortPairs). V: std::uint32_t or
-/// std::uint64_t (4- and 8-byte payloads moved bit for bit).
+/// (keys, values) sorted by key, stably (CUB DeviceRadixSort::SortPairs), comparing the key bits
+/// [begin_bit, end_bit) as radix_sort_keys. V: std::uint32_t or std::uint64_t (4- and 8-byte
+/// payloads moved bit for bit).
 template <class K, class V>
 void radix_sort_pairs(K const* keys_in, K* keys_out, V const* values_in, V* values_out,
-                      size_type n, stream_ref stream, memory_resource* mr);
+                      size_type n, stream_ref stream, memory_resource* mr, int begin_bit = 0,
+                      int end_bit = static_cast<int>(8 * sizeof(K)));
 
 /// keys_out = keys ascending and row_ids_out[i] = the input row of keys_out[i] (stable).
 template <class K>

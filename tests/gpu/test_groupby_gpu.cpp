@@ -1,12 +1,14 @@
-// GPU group-bys (global_hash, hash = HGB, sort = SGB-UR, sort_transformed = SGB-TR, partition =
-// PGB-UR, partition_transformed = PGB-TR) against the
+// GPU group-bys (global_hash, hash = HGB, sort = SGB-UR, sort_transformed = SGB-TR,
+// sort_dictionary = SGB-DE-TR, partition = PGB-UR, partition_transformed = PGB-TR) against the
 // oracle (tests/support), the full result compared as a multiset (floating aggregates with a
 // relative tolerance), groups checked strictly ascending when sorted output is asked for. Inputs:
 // sizes at warp, block and tile edges, g = 1 (every row in one group), g = |R| (all distinct),
 // one hot group, Zipf 1.5, 4- and 8-byte keys with their extreme values, every aggregate over
 // int32/uint32/int64/uint64/float/double values drawn over the whole range (sums wrap, avg needs
 // the exact 128-bit sum), HGB on both sides of its shared-memory limit and through its table
-// restart. GPU tests skip with a message when no GPU is present.
+// restart, sort_dictionary's code widths at g = 2^k and 2^k + 1 and its dictionary table
+// growing, PGB past its shared tables, through its table restart, with more columns than one
+// scatter moves and with a hot partition. GPU tests skip with a message when no GPU is present.
 #include "support/oracle.hpp"
 
 #include <joinery/gen.hpp>
@@ -24,6 +26,7 @@
 #include <random>
 #include <string>
 #include <type_traits>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -32,8 +35,8 @@ namespace {
 
 constexpr groupby_algorithm gpu_algorithms[] = {
   groupby_algorithm::global_hash, groupby_algorithm::hash, groupby_algorithm::sort,
-  groupby_algorithm::sort_transformed, groupby_algorithm::partition,
-  groupby_algorithm::partition_transformed};
+  groupby_algorithm::sort_transformed, groupby_algorithm::sort_dictionary,
+  groupby_algorithm::partition, groupby_algorithm::partition_transformed};
 
 bool skip_without_gpu() { return device_count() == 0; }
 #define JOINERY_SKIP_WITHOUT_GPU()                                                  \
@@ -299,15 +302,86 @@ TEST(GpuGroupbyRegistry, EveryGpuAlgorithmIsRegisteredWhenBuiltWithCuda) {
   }
 }
 
+/// n rows (n >= g) over exactly g distinct keys, each at least once, the type's extremes first
+/// among them, shuffled.
+template <class K>
+std::vector<K> keys_with_groups(size_type g, size_type n, std::uint64_t seed) {
+  using lim = std::numeric_limits<K>;
+  std::mt19937_64 rng(seed);
+  std::vector<K> distinct;
+  std::unordered_set<K> seen;
+  auto add = [&](K k) {
+    if (static_cast<size_type>(distinct.size()) < g && seen.insert(k).second) {
+      distinct.push_back(k);
+    }
+  };
+  for (K k : {lim::min(), lim::max(), K(0), K(lim::min() + 1), K(lim::max() - 1)}) { add(k); }
+  while (static_cast<size_type>(distinct.size()) < g) { add(static_cast<K>(rng())); }
+  std::vector<K> v(distinct);
+  while (static_cast<size_type>(v.size()) < n) { v.push_back(distinct[rng() % distinct.size()]); }
+  std::shuffle(v.begin(), v.end(), rng);
+  return v;
+}
+
+TEST(GpuDictionaryGroupby, CodeWidthsAtPowersOfTwo) {
+  JOINERY_SKIP_WITHOUT_GPU();
+  // The codes are sorted on their ceil(log2 g) low bits: g = 2^k takes k bits, 2^k + 1 one more
+  // (2^8 + 1 and 2^16 + 1 add a radix pass); g = 1 still sorts one bit. The type's extremes are
+  // keys (g = 1: its minimum alone), and the output is in key order even unasked.
+  auto const algo = groupby_algorithm::sort_dictionary;
+  for (size_type g : {1, 2, 3, 4, 5, 256, 257, 65536, 65537}) {
+    auto const n = std::max<size_type>(3 * g, 5000);
+    auto const what = "g = " + std::to_string(g);
+    auto check = [&](auto const& keys) {
+      using K = typename std::decay_t<decltype(keys)>::value_type;
+      auto const input = make_input(keys, static_cast<std::uint64_t>(g));
+      check_against_oracle(algo, input, what + ", " + std::string(to_string(type_to_id_v<K>)));
+      groupby_options o;
+      o.algorithm = algo;
+      o.backend = backend::gpu;
+      auto const r = groupby(place(input.view(), memory_space::device).view(), 0, {}, o);
+      EXPECT_EQ(r.num_groups(), g) << what;
+      EXPECT_TRUE(strictly_ascending<K>(place(r.columns.view(), memory_space::host).column(0)))
+        << what;
+    };
+    check(keys_with_groups<std::int32_t>(g, n, 1));
+    check(keys_with_groups<std::uint32_t>(g, n, 2));
+    check(keys_with_groups<std::int64_t>(g, n, 3));
+    check(keys_with_groups<std::uint64_t>(g, n, 4));
+  }
+}
+
 #if defined(JOINERY_HAS_CUDA)
+
+/// `algo` through the internal entry point with its tuning knobs (the result on the host).
+table run_tuned(groupby_algorithm algo, table const& device_input,
+                std::vector<aggregation> const& aggs, detail::gpu::groupby_tuning const& tuning) {
+  auto t = detail::gpu::run_groupby(algo, device_input.view(), 0, aggs, false, tuning, nullptr,
+                                    nullptr, default_stream(), device_resource());
+  default_stream().synchronize();
+  return place(t.view(), memory_space::host);
+}
 
 /// HGB through the internal entry point with its tuning knobs.
 table run_hgb(table const& device_input, std::vector<aggregation> const& aggs,
               detail::gpu::groupby_tuning const& tuning) {
-  auto t = detail::gpu::run_groupby(groupby_algorithm::hash, device_input.view(), 0, aggs, false,
-                                    tuning, nullptr, nullptr, default_stream(), device_resource());
-  default_stream().synchronize();
-  return place(t.view(), memory_space::host);
+  return run_tuned(groupby_algorithm::hash, device_input, aggs, tuning);
+}
+
+/// `algo` on every aggregate of `input` (about 20000 groups) against the oracle, its first table
+/// sized by `set_first(tuning, groups)` for 1, 16, 19999, 20000 and 2^20 groups.
+template <class SetFirst>
+void check_first_table_sizes(groupby_algorithm algo, table const& input, SetFirst set_first) {
+  auto const aggs = all_aggregations(input.view());
+  auto const expected = oracle_groupby(input.view(), 0, aggs);
+  auto const device = place(input.view(), memory_space::device);
+  for (std::int64_t first : {std::int64_t{1}, std::int64_t{16}, std::int64_t{19999},
+                             std::int64_t{20000}, std::int64_t{1} << 20}) {
+    detail::gpu::groupby_tuning t;
+    set_first(t, first);
+    EXPECT_EQ(diff_groups(expected, groupby_rows(run_tuned(algo, device, aggs, t).view())), "")
+      << to_string(algo) << ", initial groups " << first;
+  }
 }
 
 TEST(GpuHashGroupby, SharedMemoryLimitBoundary) {
@@ -413,26 +487,21 @@ TEST(GpuHashGroupby, AutomaticTurnsToSortBeyondTheFirstTable) {
 
 TEST(GpuHashGroupby, RestartsWhenTheFirstTableOverflows) {
   JOINERY_SKIP_WITHOUT_GPU();
-  auto const input = make_input(uniform_keys<std::uint64_t>(100000, 20000, 12));
-  auto const aggs = all_aggregations(input.view());
-  auto const expected = oracle_groupby(input.view(), 0, aggs);
-  auto const device = place(input.view(), memory_space::device);
-  for (std::int64_t first : {std::int64_t{1}, std::int64_t{16}, std::int64_t{19999},
-                             std::int64_t{20000}, std::int64_t{1} << 20}) {
-    detail::gpu::groupby_tuning t;
-    t.hgb_initial_groups = first;
-    EXPECT_EQ(diff_groups(expected, groupby_rows(run_hgb(device, aggs, t).view())), "")
-      << "initial groups " << first;
-  }
+  check_first_table_sizes(groupby_algorithm::hash,
+                          make_input(uniform_keys<std::uint64_t>(100000, 20000, 12)),
+                          [](auto& t, std::int64_t g) { t.hgb_initial_groups = g; });
 }
 
-/// PGB (either variant) through the internal entry point with its tuning knobs.
-table run_pgb(groupby_algorithm algo, table const& device_input,
-              std::vector<aggregation> const& aggs, detail::gpu::groupby_tuning const& tuning) {
-  auto t = detail::gpu::run_groupby(algo, device_input.view(), 0, aggs, false, tuning, nullptr,
-                                    nullptr, default_stream(), device_resource());
-  default_stream().synchronize();
-  return place(t.view(), memory_space::host);
+TEST(GpuDictionaryGroupby, DictionaryTableGrowsWhenItOverflows) {
+  JOINERY_SKIP_WITHOUT_GPU();
+  // Exactly 20000 groups; the first dictionary table holds 1 (then grows five times), 16,
+  // g - 1, g or more groups.
+  auto const set_first = [](auto& t, std::int64_t g) { t.dictionary_initial_groups = g; };
+  auto const algo = groupby_algorithm::sort_dictionary;
+  check_first_table_sizes(algo, make_input(keys_with_groups<std::int64_t>(20000, 100000, 15)),
+                          set_first);
+  check_first_table_sizes(algo, make_input(keys_with_groups<std::uint32_t>(20000, 100000, 16)),
+                          set_first);
 }
 
 constexpr groupby_algorithm pgb_algorithms[] = {groupby_algorithm::partition,
@@ -451,7 +520,7 @@ TEST(GpuPartitionGroupby, GroupsBeyondTheSharedTableGoToTheGlobalTable) {
       detail::gpu::groupby_tuning t;
       t.pgb_bits = bits;
       t.pgb_slots = slots;
-      EXPECT_EQ(diff_groups(expected, groupby_rows(run_pgb(algo, device, aggs, t).view())), "")
+      EXPECT_EQ(diff_groups(expected, groupby_rows(run_tuned(algo, device, aggs, t).view())), "")
         << to_string(algo) << " bits " << bits << " slots " << slots;
     }
   }
@@ -471,7 +540,7 @@ TEST(GpuPartitionGroupby, RestartsWhenTheFirstGlobalTableOverflows) {
                                std::int64_t{20000}}) {
       detail::gpu::groupby_tuning t;
       t.pgb_initial_groups = first;
-      EXPECT_EQ(diff_groups(expected, groupby_rows(run_pgb(algo, device, aggs, t).view())), "")
+      EXPECT_EQ(diff_groups(expected, groupby_rows(run_tuned(algo, device, aggs, t).view())), "")
         << to_string(algo) << " initial groups " << first;
     }
   }
@@ -510,12 +579,12 @@ TEST(GpuPartitionGroupby, HotPartitionIsSpreadOverBlocks) {
     for (int bits : {-1, 11}) {
       detail::gpu::groupby_tuning t;
       t.pgb_bits = bits;
-      EXPECT_EQ(diff_groups(expected, groupby_rows(run_pgb(algo, device, aggs, t).view())), "")
+      EXPECT_EQ(diff_groups(expected, groupby_rows(run_tuned(algo, device, aggs, t).view())), "")
         << to_string(algo) << " bits " << bits;
     }
     detail::gpu::groupby_tuning t;
     t.pgb_bits = 12;
-    EXPECT_THROW((void)run_pgb(algo, device, aggs, t), logic_error) << to_string(algo);
+    EXPECT_THROW((void)run_tuned(algo, device, aggs, t), logic_error) << to_string(algo);
   }
 }
 

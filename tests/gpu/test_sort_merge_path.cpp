@@ -1,8 +1,8 @@
-// GPU sort (sort_keys, sort_pairs, merge_sort_pairs in both orders), merge path partitioning
-// (device and host) and sorted search (lower_bound, upper_bound) against CPU references
-// (std::stable_sort, std::merge, std::lower_bound / std::upper_bound) on random data for the four
-// key types: sizes 0, 1, tile edges, several blocks, duplicate-heavy and all-equal keys, extreme
-// values; and the refusals.
+// GPU sort (sort_keys, sort_pairs, merge_sort_pairs in both orders, the dispatch layer's radix
+// sort on the keys' low bits), merge path partitioning (device and host) and sorted search
+// (lower_bound, upper_bound) against CPU references (std::stable_sort, std::merge,
+// std::lower_bound / std::upper_bound) on random data for the four key types: sizes 0, 1, tile
+// edges, several blocks, duplicate-heavy and all-equal keys, extreme values; and the refusals.
 // GPU tests skip with a message when no GPU is present; the refusals and the host merge path run
 // everywhere.
 #include "core/hash.hpp"
@@ -284,6 +284,56 @@ TYPED_TEST(SortMergePath, SortPairsNoPayloadIsSortKeys) {
   std::sort(keys.begin(), keys.end());
   EXPECT_EQ(to_host<K>(out.column(0), this->stream_), keys);
 }
+
+#if defined(JOINERY_HAS_CUDA)
+TYPED_TEST(SortMergePath, RadixSortOverLowBits) {
+  // The dispatch layer's bit range (sort_dictionary sorts its codes, below 2^b, on their b low
+  // bits): keys below 2^end_bit come out in full-sort order, stably; bits above end_bit are
+  // ignored (the same keys with random high bits sort by their low bits, stably).
+  using K = TypeParam;
+  auto const s = this->stream_.ref();
+  for (int end_bit : {1, 7, 8, 9, 16, 17, 31}) {
+    for (auto n : {size_type{1}, size_type{33}, tile + 1, size_type{65537}}) {
+      SCOPED_TRACE("n=" + std::to_string(n) + " end_bit=" + std::to_string(end_bit));
+      auto const mask = (std::uint64_t{1} << end_bit) - 1;
+      auto const wide = make_keys<K>(n, key_mix::wide, 31 + n + static_cast<size_type>(end_bit));
+      std::vector<K> low(wide.size());
+      for (std::size_t i = 0; i < wide.size(); ++i) {
+        low[i] = static_cast<K>(static_cast<std::uint64_t>(wide[i]) & mask);
+      }
+      auto const order = stable_order(low);
+      std::vector<std::uint32_t> ids(wide.size());
+      std::iota(ids.begin(), ids.end(), std::uint32_t{0});
+      auto const d_ids = to_device(ids, s);
+      std::vector<K> const* const variants[] = {&low, &wide};
+      for (auto const* keys : variants) {
+        auto const d_keys = to_device(*keys, s);
+        column sorted(type_to_id_v<K>, n, device_resource(), s);
+        column sorted_ids(type_id::uint32, n, device_resource(), s);
+        auto const* in_keys = static_cast<K const*>(d_keys.view().data());
+        detail::gpu::radix_sort_pairs<K, std::uint32_t>(
+            in_keys, sorted.data_as<K>(), static_cast<std::uint32_t const*>(d_ids.view().data()),
+            sorted_ids.data_as<std::uint32_t>(), n, s, device_resource(), 0, end_bit);
+        auto const got = to_host<K>(sorted, s);
+        auto const got_ids = to_host<std::uint32_t>(sorted_ids, s);
+        for (std::size_t i = 0; i < order.size(); ++i) {
+          ASSERT_EQ(got[i], (*keys)[order[i]]) << "key at row " << i;
+          ASSERT_EQ(got_ids[i], order[i]) << "row id at row " << i << ": not the stable order";
+        }
+        column keys_only(type_to_id_v<K>, n, device_resource(), s);
+        detail::gpu::radix_sort_keys<K>(in_keys, keys_only.data_as<K>(), n, s, device_resource(), 0,
+                                        end_bit);
+        auto const got_keys = to_host<K>(keys_only, s);
+        for (std::size_t i = 0; i < order.size(); ++i) {
+          ASSERT_EQ(static_cast<std::uint64_t>(got_keys[i]) & mask,
+                    static_cast<std::uint64_t>(low[order[i]]))
+            << "keys only, row " << i;
+        }
+      }
+    }
+  }
+}
+#endif
 
 // ---- merge_sort_pairs -----------------------------------------------------------------------
 

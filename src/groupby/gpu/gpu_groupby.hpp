@@ -27,6 +27,9 @@ struct groupby_tuning {
   int pgb_bits = -1;
   int pgb_slots = 0;
   std::int64_t pgb_initial_groups = 0;
+  /// sort_dictionary: groups its first dictionary table holds before it grows (by
+  /// sort_groupby_policy::dictionary_growth each time it overflows). 0: the policy's default.
+  std::int64_t dictionary_initial_groups = 0;
 };
 
 /// The GPU group-by algorithms of this build, in the order benchmarks list them.

@@ -200,8 +200,8 @@ table finalize(agg_plan const& plan, group_parts&& parts, bool sort_by_key, phas
 
 std::vector<groupby_algorithm> groupby_algorithms() {
   return {groupby_algorithm::global_hash, groupby_algorithm::hash, groupby_algorithm::sort,
-          groupby_algorithm::sort_transformed, groupby_algorithm::partition,
-          groupby_algorithm::partition_transformed};
+          groupby_algorithm::sort_transformed, groupby_algorithm::sort_dictionary,
+          groupby_algorithm::partition, groupby_algorithm::partition_transformed};
 }
 
 table run_groupby(groupby_algorithm algo, table_view const& input, size_type key_column,
@@ -251,6 +251,8 @@ table run_groupby(groupby_algorithm algo, table_view const& input, size_type key
           parts = sort_groupby<K>(keys, n, input, plan, algo == groupby_algorithm::sort_transformed,
                                   clock, stream, mr);
           break;
+        case groupby_algorithm::sort_dictionary:
+          parts = dictionary_groupby<K>(keys, n, input, plan, tuning, clock, stream, mr);
         case groupby_algorithm::partition:
         case groupby_algorithm::partition_transformed:
           parts = partition_groupby<K>(keys, n, input, plan,

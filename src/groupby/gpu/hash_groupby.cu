@@ -48,69 +48,6 @@ namespace {
 
 using policy = hash_groupby_policy;
 
-/// Counters of the insert kernels: [0] keys placed (groups), [1] overflow flag.
-struct insert_counters {
-  unsigned long long placed;
-  unsigned long long overflow;
-};
-
-/// Adds the warp's placed keys to the counter (one atomic per warp); raises the overflow flag
-/// when the set holds more than max_groups. The whole warp calls it.
-__device__ __forceinline__ void count_placed(insert_counters* c, bool placed, bool failed,
-                                             unsigned long long max_groups) {
-  unsigned const mask = __ballot_sync(full_warp, placed);
-  bool const any_failed = __any_sync(full_warp, failed);
-  if ((threadIdx.x & 31) == 0) {
-    if (mask != 0) {
-      auto const before = atomicAdd(&c->placed, static_cast<unsigned long long>(__popc(mask)));
-      if (before + __popc(mask) > max_groups) { atomicExch(&c->overflow, 1ULL); }
-    }
-    if (any_failed) { atomicExch(&c->overflow, 1ULL); }
-  }
-}
-
-/// Whether any block raised the overflow flag (lane 0 reads it; the whole warp calls it).
-__device__ __forceinline__ bool warp_sees_overflow(insert_counters const* c) {
-  unsigned long long flag = 0;
-  if ((threadIdx.x & 31) == 0) {
-    flag = cuda::atomic_ref<unsigned long long const, cuda::thread_scope_device>(c->overflow)
-             .load(cuda::memory_order_relaxed);
-  }
-  return __shfl_sync(full_warp, flag, 0) != 0;
-}
-
-/// Numbers the occupied slots 0..g-1 (one atomic per warp) and writes each group's key;
-/// `index[gid]` gets the slot's value (global_hash: the key's first row) or, with `slot_index`,
-/// the slot itself (HGB: accumulators indexed by slot).
-template <class K>
-__global__ void __launch_bounds__(policy::threads_per_block)
-    assign_ids_kernel(group_table_ref<K> table, K* __restrict__ keys_out,
-                      size_type* __restrict__ index, bool slot_index,
-                      unsigned long long* counter) {
-  using layout = typename group_table_ref<K>::layout;
-  size_type const stride = static_cast<size_type>(gridDim.x) * blockDim.x;
-  unsigned const lane = threadIdx.x & 31;
-  for (size_type i0 = static_cast<size_type>(blockIdx.x) * blockDim.x; i0 < table.num_slots;
-       i0 += stride) {
-    size_type const i = i0 + threadIdx.x;
-    typename layout::slot_type s{};
-    bool occupied = false;
-    if (i < table.num_slots) {
-      s = table.slots[i];
-      occupied = layout::value_of(s) != layout::empty_value;
-    }
-    unsigned const mask = __ballot_sync(full_warp, occupied);
-    unsigned long long first = 0;
-    if (lane == 0 && mask != 0) { first = atomicAdd(counter, static_cast<unsigned long long>(__popc(mask))); }
-    first = __shfl_sync(full_warp, first, 0);
-    if (occupied) {
-      auto const gid = static_cast<size_type>(first + __popc(mask & ((1U << lane) - 1U)));
-      keys_out[gid] = layout::key_of(s);
-      index[gid] = slot_index ? i : static_cast<size_type>(layout::value_of(s));
-    }
-  }
-}
-
 /// Which of a warp's items are all of one group (then reduced with shuffles, one atomic).
 template <int N>
 __device__ __forceinline__ void warp_uniform(size_type const (&gid)[N], bool const (&valid)[N],
@@ -677,51 +614,15 @@ __global__ void __launch_bounds__(policy::threads_per_block)
   }
 }
 
-/// Device memory for a set of `groups` keys, emptied (all ones).
-template <class K>
-struct group_table {
-  buffer slots;
-  group_table_ref<K> ref;
-  group_table(size_type groups, stream_ref stream, memory_resource* mr) {
-    ref.num_slots = std::max<size_type>(policy::slots_per_group * groups, groups + 1);
-    auto const bytes = static_cast<std::size_t>(ref.num_slots) *
-                       sizeof(typename group_table_ref<K>::slot_type);
-    slots = buffer(bytes, mr, stream);
-    ref.slots = static_cast<typename group_table_ref<K>::slot_type*>(slots.data());
-    JOINERY_CUDA_TRY(cudaMemsetAsync(slots.data(), 0xff, bytes, to_cuda(stream)));
-  }
-};
-
 int grid_for(size_type n, int sms) {
   return static_cast<int>(std::max<size_type>(
       1, std::min<size_type>(ceil_div(n, policy::tile_items),
                              static_cast<size_type>(sms) * policy::max_blocks_per_sm)));
 }
 
-insert_counters read_counters(buffer const& b, stream_ref stream) {
-  insert_counters h{};
-  JOINERY_CUDA_TRY(cudaMemcpyAsync(&h, b.data(), sizeof(h), cudaMemcpyDeviceToHost, to_cuda(stream)));
-  JOINERY_CUDA_TRY(cudaStreamSynchronize(to_cuda(stream)));
-  return h;
-}
-
 acc_source column_source(table_view const& input, agg_plan const& plan, int a) {
   auto const& c = input.column(plan.accs[static_cast<std::size_t>(a)].column);
   return {c.data(), static_cast<std::uint32_t>(size_of(c.type())), 0};
-}
-
-/// Numbers the set's occupied slots: the keys of the groups and each one's index entry (its
-/// first row, or with `slot_index` its slot).
-template <class K>
-void assign_ids(group_table<K>& t, column& keys_out, size_type* index, bool slot_index, int sms,
-                stream_ref stream, memory_resource* mr) {
-  buffer counter(sizeof(unsigned long long), mr, stream);
-  JOINERY_CUDA_TRY(cudaMemsetAsync(counter.data(), 0, sizeof(unsigned long long), to_cuda(stream)));
-  int const blocks = grid_stride_blocks(t.ref.num_slots, policy::threads_per_block, sms);
-  assign_ids_kernel<K><<<blocks, policy::threads_per_block, 0, to_cuda(stream)>>>(
-      t.ref, static_cast<K*>(keys_out.data()), index, slot_index,
-      static_cast<unsigned long long*>(counter.data()));
-  JOINERY_CHECK_LAUNCH();
 }
 
 /// The groups of a set whose accumulators are indexed by slot (HGB's tiers) or by first row

@@ -46,6 +46,14 @@ struct sort_groupby_policy {
   static constexpr int warps_per_sm = 64;           ///< ranges: about one per resident warp
   static constexpr size_type min_range_rows = 1024;  ///< shorter ranges cost more than they spread
   static constexpr int finalize_threads = 256;
+  /// sort_dictionary: the groups its first dictionary table holds (about 1 MiB of slots for
+  /// 4-byte keys, so the probes stay in L2) and the factor it grows by when they are more.
+  static constexpr size_type dictionary_initial_groups = size_type{1} << 16;
+  static constexpr size_type dictionary_growth = 8;
+  /// sort_dictionary: keys per thread loaded before the first probe; slots of the per-block
+  /// cache of inserted keys (a power of two).
+  static constexpr int dictionary_items_per_thread = 4;
+  static constexpr int dictionary_cache_slots = 2048;
 };
 
 /// The partition group-bys (PGB-UR, PGB-TR): the partition phase (hash_partition.cu) and the
@@ -190,5 +198,13 @@ template <class K>
 group_parts sort_groupby(K const* keys, size_type n, table_view const& input,
                          agg_plan const& plan, bool transformed, phase_clock& clock,
                          stream_ref stream, memory_resource* mr);
+
+/// sort_dictionary (sort_groupby.cu, Wu et al.'s SGB-DE-TR): SGB-TR over 32-bit dictionary codes
+/// of the keys, ranked in key order, sorted on their ceil(log2 g) low bits only. Groups come out
+/// sorted.
+template <class K>
+group_parts dictionary_groupby(K const* keys, size_type n, table_view const& input,
+                               agg_plan const& plan, groupby_tuning const& tuning,
+                               phase_clock& clock, stream_ref stream, memory_resource* mr);
 
 }  // namespace joinery::detail::gpu::gb
