@@ -310,6 +310,7 @@ struct shared_group_table {
   /// time doubled the shared loads and instructions of the kernel). A key can only sit at or
   /// after its home slot, so matching the slots before it in its first group finds nothing
   /// false; only claiming must start at the home slot.
+  template <bool Capped = false>
   __device__ int insert(K key) const {
     auto const k = static_cast<bits_type>(key_bits(key));
     if (k == empty) { return slots; }
@@ -329,9 +330,9 @@ struct shared_group_table {
 #pragma unroll
       for (int i = 0; i < group; ++i) {
         if (i < from || cur[i] != empty) { continue; }
-        // A full table claims no more slots: they stay empty, so that probes for the keys it
-        // holds stop early (PGB goes on past a full table with every new key).
-        if (*static_cast<int volatile*>(groups) >= max_groups) { return -1; }
+        // Capped (PGB): a full table claims no more slots, they stay empty, so that probes
+        // for the keys it holds stop early (PGB goes on past a full table with every new key).
+        if (Capped && *static_cast<int volatile*>(groups) >= max_groups) { return -1; }
         bits_type const old = atomicCAS(keys + g + i, empty, k);
         if (old == empty) { return atomicAdd(groups, 1) < max_groups ? g + i : -1; }
         if (old == k) { return g + i; }
@@ -347,7 +348,7 @@ struct shared_group_table {
 /// global table's accumulators. Raises the overflow flag when the global table would hold more
 /// than `capacity` groups.
 template <int NA, class K>
-__device__ __noinline__ void spill_row(K key, acc_batch const& batch, unsigned long long const (&raw)[NA],
+__device__ __forceinline__ void spill_row(K key, acc_batch const& batch, unsigned long long const (&raw)[NA],
                           group_table_ref<K> const& table, unsigned long long capacity,
                           insert_counters* counters) {
   bool placed = false;
@@ -387,7 +388,7 @@ __device__ __forceinline__ void hgb_shared_tile(K const* __restrict__ keys, size
   size_type gid[ipt];
 #pragma unroll
   for (int j = 0; j < ipt; ++j) {
-    gid[j] = valid[j] ? t.insert(k[j]) : 0;
+    gid[j] = valid[j] ? t.template insert<Spill>(k[j]) : 0;
     if (valid[j] && gid[j] < 0) {
       if constexpr (Spill) {
         unsigned long long r[NA];
@@ -857,6 +858,8 @@ __global__ void __launch_bounds__(policy::threads_per_block)
 /// The number of groups, estimated from the distinct keys d among s samples as if the keys
 /// were uniform over g groups (d = g (1 - e^(-s/g)), solved for g). Skew makes it low: more groups
 /// then share a partition, and the rows of those beyond its table go to the global table.
+}  // namespace
+
 template <class K>
 size_type estimate_groups(K const* keys, size_type n, int sms, stream_ref stream,
                           memory_resource* mr) {
@@ -888,6 +891,8 @@ size_type estimate_groups(K const* keys, size_type n, int sms, stream_ref stream
   }
   return std::min(n, static_cast<size_type>(std::ceil(hi)));
 }
+
+namespace {
 
 /// Smallest b with 2^b >= x (x >= 1).
 int ceil_log2(size_type x) {
@@ -1047,7 +1052,8 @@ group_parts hash_groupby(K const* keys, size_type n, table_view const& input,
                                        memory_resource*);                                       \
   template group_parts partition_groupby<K>(K const*, size_type, table_view const&,             \
                                             agg_plan const&, bool, groupby_tuning const&,       \
-                                            phase_clock&, stream_ref, memory_resource*);
+                                            phase_clock&, stream_ref, memory_resource*);        \
+  template size_type estimate_groups<K>(K const*, size_type, int, stream_ref, memory_resource*);
 JOINERY_INSTANTIATE_HASH_GROUPBY(std::int32_t)
 JOINERY_INSTANTIATE_HASH_GROUPBY(std::int64_t)
 JOINERY_INSTANTIATE_HASH_GROUPBY(std::uint32_t)

@@ -184,49 +184,33 @@ __device__ __forceinline__ void load_dictionary_tile(K const* __restrict__ keys,
 }
 
 /// sort_dictionary's build: every row's key into the set; stops once the set holds more than
-/// max_groups keys (the host then grows it). Each block keeps a direct-mapped shared cache of
-/// keys it has inserted, so that the rows of a few hot keys do not all probe the same global
-/// slots; the cache starts full of row 0's key, so row 0 always inserts.
+/// max_groups keys (the host then grows it). Lanes of a warp holding one key insert it once.
 template <class K>
 __global__ void __launch_bounds__(policy::threads_per_block)
     dictionary_insert_kernel(group_table_ref<K> table, K const* __restrict__ keys, size_type n,
                              unsigned long long max_groups, insert_counters* counters) {
   constexpr int ipt = policy::dictionary_items_per_thread;
-  constexpr int cache_slots = policy::dictionary_cache_slots;
-  __shared__ K cache[cache_slots];
-  K const row0 = keys[0];
-  for (int c = static_cast<int>(threadIdx.x); c < cache_slots; c += policy::threads_per_block) {
-    cache[c] = row0;
-  }
-  __syncthreads();
-  // Warp-uniform: only warps that still place keys read the overflow flag (at few groups, after
-  // the first tiles, none does).
-  bool placing = false;
+  unsigned const lane = threadIdx.x & 31;
   size_type const stride = static_cast<size_type>(gridDim.x) * dictionary_tile;
   for (size_type first = static_cast<size_type>(blockIdx.x) * dictionary_tile; first < n;
        first += stride) {
-    if (placing && warp_sees_overflow(counters)) { return; }
+    // Every tile: a table past max_groups fills up fast, and a full one probes every slot.
+    if (warp_sees_overflow(counters)) { return; }
     K k[ipt];
     bool valid[ipt];
     load_dictionary_tile(keys, n, first, k, valid);
-    placing = false;
 #pragma unroll
     for (int j = 0; j < ipt; ++j) {
+      // One lane per distinct key of the warp inserts it: a hot key costs one probe per warp.
+      unsigned const peers = __match_any_sync(full_warp, k[j]) & __ballot_sync(full_warp, valid[j]);
+      bool const leader = valid[j] && __ffs(static_cast<int>(peers)) - 1 == static_cast<int>(lane);
       bool placed = false;
       bool failed = false;
-      if (valid[j]) {
-        // Any key an entry holds is in the set (or is row 0's), whichever write it read.
-        cuda::atomic_ref<K, cuda::thread_scope_block> entry(
-            cache[murmur_hash{}(k[j]) & (cache_slots - 1)]);
-        bool const row_zero = first == 0 && threadIdx.x == 0 && j == 0;
-        if (entry.load(cuda::memory_order_relaxed) != k[j] || row_zero) {
-          typename group_table_ref<K>::value_type stored{};
-          failed = table.insert_or_find(k[j], 0, placed, stored) < 0;
-          if (!failed) { entry.store(k[j], cuda::memory_order_relaxed); }
-        }
+      if (leader) {
+        typename group_table_ref<K>::value_type stored{};
+        failed = table.insert_or_find(k[j], 0, placed, stored) < 0;
       }
       count_placed(counters, placed, failed, max_groups);
-      placing = __any_sync(full_warp, placed || failed) || placing;
     }
   }
 }
@@ -476,8 +460,10 @@ group_parts dictionary_groupby(K const* keys, size_type n, table_view const& inp
   // 1. The distinct keys into a set sized for a first guess of g, grown while it overflows (a
   //    pass that overflows stops early: its warps watch the flag).
   size_type capacity = std::min<size_type>(
-      n, tuning.dictionary_initial_groups > 0 ? tuning.dictionary_initial_groups
-                                              : policy::dictionary_initial_groups);
+      n, tuning.dictionary_initial_groups > 0
+             ? tuning.dictionary_initial_groups
+             : std::max(policy::dictionary_initial_groups,
+                        2 * estimate_groups<K>(keys, n, sms, stream, mr)));
   buffer counters(sizeof(insert_counters), mr, stream);
   auto* c = static_cast<insert_counters*>(counters.data());
   std::optional<group_table<K>> table;
@@ -524,11 +510,6 @@ group_parts dictionary_groupby(K const* keys, size_type n, table_view const& inp
   group_parts parts;
   parts.groups = groups;
   parts.sorted = true;
-  if (plan.accs.empty()) {  // the distinct keys alone: the dictionary is the answer
-    parts.keys = std::move(dictionary);
-    clock.lap("sort dictionary");
-    return parts;
-  }
   buffer codes(static_cast<std::size_t>(n) * sizeof(std::uint32_t), mr, stream);
   dictionary_encode_kernel<K><<<tile_blocks, policy::threads_per_block, 0, s>>>(
       table->ref, keys, n, static_cast<std::uint32_t*>(codes.data()));

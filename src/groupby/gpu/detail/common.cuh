@@ -46,14 +46,12 @@ struct sort_groupby_policy {
   static constexpr int warps_per_sm = 64;           ///< ranges: about one per resident warp
   static constexpr size_type min_range_rows = 1024;  ///< shorter ranges cost more than they spread
   static constexpr int finalize_threads = 256;
-  /// sort_dictionary: the groups its first dictionary table holds (about 1 MiB of slots for
-  /// 4-byte keys, so the probes stay in L2) and the factor it grows by when they are more.
+  /// sort_dictionary: the fewest groups its first dictionary table holds (else twice the
+  /// sampled estimate, estimate_groups) and the factor it grows by when they are more.
   static constexpr size_type dictionary_initial_groups = size_type{1} << 16;
   static constexpr size_type dictionary_growth = 8;
-  /// sort_dictionary: keys per thread loaded before the first probe; slots of the per-block
-  /// cache of inserted keys (a power of two).
+  /// sort_dictionary: keys per thread loaded before the first probe.
   static constexpr int dictionary_items_per_thread = 4;
-  static constexpr int dictionary_cache_slots = 2048;
 };
 
 /// The partition group-bys (PGB-UR, PGB-TR): the partition phase (hash_partition.cu) and the
@@ -89,6 +87,12 @@ struct hash_partitions {
   bool ids64 = false;
   std::vector<size_type> offsets;  ///< host, 2^bits + 1 entries
 };
+
+/// The number of distinct keys, estimated from evenly spaced samples as if the keys were uniform
+/// (hash_groupby.cu); low under skew. PGB's fanout and sort_dictionary's first table follow it.
+template <class K>
+size_type estimate_groups(K const* keys, size_type n, int sms, stream_ref stream,
+                          memory_resource* mr);
 
 /// The partition phase of PGB: moves the keys and either the given input columns or the row ids
 /// (`row_ids`) into partitions by the high `bits` bits of the keys' murmur hash (0..max_bits).
