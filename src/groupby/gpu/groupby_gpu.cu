@@ -253,6 +253,7 @@ table run_groupby(groupby_algorithm algo, table_view const& input, size_type key
           break;
         case groupby_algorithm::sort_dictionary:
           parts = dictionary_groupby<K>(keys, n, input, plan, tuning, clock, stream, mr);
+          break;
         case groupby_algorithm::partition:
         case groupby_algorithm::partition_transformed:
           parts = partition_groupby<K>(keys, n, input, plan,
