@@ -1014,18 +1014,25 @@ group_parts run_pgb(K const* keys, size_type n, table_view const& input, agg_pla
   }
 }
 
+/// The global table's slots of 4-byte keys hold 32-bit values (first rows, group ids) with all
+/// ones marking an empty slot: fewer than 2^32 - 1 rows.
+template <class K>
+void check_slot_values(size_type n, char const* algorithm) {
+  if constexpr (sizeof(K) == 4) {
+    JOINERY_EXPECTS(n < static_cast<size_type>(0xffffffffLL),
+                    std::string(algorithm) +
+                      " group-by with 4-byte keys takes fewer than 2^32 - 1 rows, got " +
+                      std::to_string(n) + "; use the sort algorithm");
+  }
+}
+
 }  // namespace
 
 template <class K>
 group_parts partition_groupby(K const* keys, size_type n, table_view const& input,
                               agg_plan const& plan, bool transformed, groupby_tuning const& tuning,
                               phase_clock& clock, stream_ref stream, memory_resource* mr) {
-  if constexpr (sizeof(K) == 4) {
-    JOINERY_EXPECTS(n < static_cast<size_type>(0xffffffffLL),
-                    std::string(transformed ? "partition_transformed" : "partition") +
-                      " group-by with 4-byte keys takes fewer than 2^32 - 1 rows, got " +
-                      std::to_string(n) + "; use the sort algorithm");
-  }
+  check_slot_values<K>(n, transformed ? "partition_transformed" : "partition");
   return run_pgb<K>(keys, n, input, plan, transformed, tuning, current_sm_count(), clock, stream,
                     mr);
 }
@@ -1034,13 +1041,7 @@ template <class K>
 group_parts hash_groupby(K const* keys, size_type n, table_view const& input,
                          agg_plan const& plan, bool baseline, groupby_tuning const& tuning,
                          phase_clock& clock, stream_ref stream, memory_resource* mr) {
-  if constexpr (sizeof(K) == 4) {
-    // Slot values (first rows, group ids) are 32-bit with all ones marking an empty slot.
-    JOINERY_EXPECTS(n < static_cast<size_type>(0xffffffffLL),
-                    std::string(baseline ? "global_hash" : "hash") +
-                      " group-by with 4-byte keys takes fewer than 2^32 - 1 rows, got " +
-                      std::to_string(n) + "; use the sort algorithm");
-  }
+  check_slot_values<K>(n, baseline ? "global_hash" : "hash");
   int const sms = current_sm_count();
   return baseline ? run_global_hash<K>(keys, n, input, plan, sms, clock, stream, mr)
                   : run_hgb<K>(keys, n, input, plan, tuning, sms, clock, stream, mr);
