@@ -29,12 +29,12 @@
 // accumulate.cuh / group_table.cuh device helpers. Instantiated over the four key types.
 #include "groupby/gpu/detail/accumulate.cuh"
 #include "groupby/gpu/detail/common.cuh"
+#include "groupby/estimate.hpp"
 #include "groupby/gpu/detail/group_table.cuh"
 
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -855,11 +855,11 @@ __global__ void __launch_bounds__(policy::threads_per_block)
   }
 }
 
+}  // namespace
+
 /// The number of groups, estimated from the distinct keys d among s samples as if the keys
 /// were uniform over g groups (d = g (1 - e^(-s/g)), solved for g). Skew makes it low: more groups
 /// then share a partition, and the rows of those beyond its table go to the global table.
-}  // namespace
-
 template <class K>
 size_type estimate_groups(K const* keys, size_type n, int sms, stream_ref stream,
                           memory_resource* mr) {
@@ -877,19 +877,7 @@ size_type estimate_groups(K const* keys, size_type n, int sms, stream_ref stream
   JOINERY_CUDA_TRY(cudaMemcpyAsync(&d, counter.data(), sizeof(d), cudaMemcpyDeviceToHost,
                                    to_cuda(stream)));
   JOINERY_CUDA_TRY(cudaStreamSynchronize(to_cuda(stream)));
-  auto const distinct = static_cast<size_type>(d);
-  if (samples == n) { return distinct; }        // every row was seen
-  if (distinct >= samples - 1) { return n; }    // nearly all distinct: no bound below n
-  auto const seen = [&](double g) {
-    return g * -std::expm1(-static_cast<double>(samples) / g);
-  };
-  double lo = static_cast<double>(distinct);
-  double hi = static_cast<double>(n);
-  for (int step = 0; step < 64; ++step) {
-    double const mid = 0.5 * (lo + hi);
-    (seen(mid) < static_cast<double>(distinct) ? lo : hi) = mid;
-  }
-  return std::min(n, static_cast<size_type>(std::ceil(hi)));
+  return groups_from_sample(static_cast<size_type>(d), samples, n);
 }
 
 namespace {
