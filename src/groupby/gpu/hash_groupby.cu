@@ -903,12 +903,7 @@ group_parts run_pgb(K const* keys, size_type n, table_view const& input, agg_pla
           ? tuning.pgb_bits
           : std::min(ppolicy::max_bits,
                      ceil_log2(std::max<size_type>(1, ceil_div(groups, ppolicy::groups_per_partition))));
-  std::vector<size_type> columns;  // distinct aggregated columns
-  for (auto const& a : plan.accs) {
-    if (a.column >= 0 && std::find(columns.begin(), columns.end(), a.column) == columns.end()) {
-      columns.push_back(a.column);
-    }
-  }
+  auto const columns = aggregated_columns(plan);
   // PGB-TR beyond the columns one scatter moves: the row ids instead (PGB-UR).
   bool const move_values =
       transformed && columns.size() <= static_cast<std::size_t>(ppolicy::max_moved_columns);

@@ -16,6 +16,7 @@
 //              words serve every type.
 #include <joinery/groupby.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -81,6 +82,17 @@ struct agg_plan {
     return b;
   }
 };
+
+/// The plan's distinct aggregated columns, in order of first use.
+inline std::vector<size_type> aggregated_columns(agg_plan const& plan) {
+  std::vector<size_type> columns;
+  for (auto const& a : plan.accs) {
+    if (a.column >= 0 && std::find(columns.begin(), columns.end(), a.column) == columns.end()) {
+      columns.push_back(a.column);
+    }
+  }
+  return columns;
+}
 
 /// Compiles the request; `rows` decides whether a 64-bit sum of 4-byte integers is exact (it is
 /// below 2^32 rows) or avg needs the 128-bit sum.

@@ -252,17 +252,6 @@ __global__ void __launch_bounds__(policy::threads_per_block)
   }
 }
 
-/// The plan's distinct aggregated columns, in order of first use.
-std::vector<size_type> aggregated_columns(agg_plan const& plan) {
-  std::vector<size_type> columns;
-  for (auto const& a : plan.accs) {
-    if (a.column >= 0 && std::find(columns.begin(), columns.end(), a.column) == columns.end()) {
-      columns.push_back(a.column);
-    }
-  }
-  return columns;
-}
-
 /// SGB-TR's transformed relation: the aggregated `columns` packed into words (8-byte columns
 /// alone, 4-byte columns two to a word), each word sorted along with the sort keys on their bits
 /// [0, end_bit). `skeys` gets the sorted keys (every sort writes the same stable order again; no
