@@ -344,20 +344,31 @@ struct shared_group_table {
   }
 };
 
-/// A row whose group is not in the block's full table (PGB): its values go straight to the
-/// global table's accumulators. Raises the overflow flag when the global table would hold more
-/// than `capacity` groups.
-template <int NA, class K>
-__device__ __forceinline__ void spill_row(K key, acc_batch const& batch, unsigned long long const (&raw)[NA],
-                          group_table_ref<K> const& table, unsigned long long capacity,
-                          insert_counters* counters) {
+/// `key`'s slot in the global table, inserted if new; -1, with the overflow flag raised, when the
+/// table is full or would hold more than `capacity` groups.
+template <class K>
+__device__ __forceinline__ size_type insert_global_group(group_table_ref<K> const& table, K key,
+                                                         unsigned long long capacity,
+                                                         insert_counters* counters) {
   bool placed = false;
   typename group_table_ref<K>::value_type stored{};
   auto const slot = table.insert_or_find(key, 0, placed, stored);
   if (slot < 0 || (placed && atomicAdd(&counters->placed, 1ULL) >= capacity)) {
     atomicExch(&counters->overflow, 1ULL);
-    return;
+    return -1;
   }
+  return slot;
+}
+
+/// A row whose group is not in the block's full table (PGB): its values go straight to the
+/// global table's accumulators.
+template <int NA, class K>
+__device__ __forceinline__ void spill_row(K key, acc_batch const& batch,
+                                          unsigned long long const (&raw)[NA],
+                                          group_table_ref<K> const& table,
+                                          unsigned long long capacity, insert_counters* counters) {
+  auto const slot = insert_global_group(table, key, capacity, counters);
+  if (slot < 0) { return; }
 #pragma unroll
   for (int a = 0; a < NA; ++a) {
     if (a < batch.count) {
@@ -437,13 +448,8 @@ __device__ void merge_shared_groups(shared_group_table<K> const& t, acc_batch co
     bool const occupied = i < t.slots ? t.keys[i] != table_t::empty : has_marker != 0;
     if (!occupied) { continue; }
     auto const key = static_cast<K>(i < t.slots ? t.keys[i] : table_t::empty);
-    bool placed = false;
-    typename group_table_ref<K>::value_type stored{};
-    auto const slot = table.insert_or_find(key, 0, placed, stored);
-    if (slot < 0 || (placed && atomicAdd(&counters->placed, 1ULL) >= capacity)) {
-      atomicExch(&counters->overflow, 1ULL);
-      continue;
-    }
+    auto const slot = insert_global_group(table, key, capacity, counters);
+    if (slot < 0) { continue; }
     for (int a = 0; a < batch.count; ++a) {
       auto const v = load_acc(batch.op[a], batch.in[a], smem + batch.smem_offset[a], i);
       if (!is_identity(batch.op[a], batch.in[a], v)) {
