@@ -114,9 +114,10 @@ __global__ void __launch_bounds__(policy::threads)
   }
 }
 
-/// The scatter's shared memory for `fanout` partitions: per partition the block's first row, its
-/// rows written so far, this tile's count and its first slot in the staged tile; per tile slot the
-/// row (tile-local) and its partition, and the key.
+/// The scatter's shared memory for `fanout` partitions, 8-byte arrays first (aligned): per
+/// partition the block's first row; per tile slot the key; per partition its rows written so far,
+/// this tile's count and its first slot in the staged tile; per tile slot the row (tile-local) and
+/// its partition.
 template <class K>
 constexpr std::size_t scatter_shared_bytes(std::size_t fanout) {
   return fanout * (sizeof(size_type) + 3 * sizeof(unsigned)) +
@@ -139,12 +140,12 @@ __global__ void __launch_bounds__(policy::threads)
   extern __shared__ __align__(8) unsigned char smem[];
   unsigned const fanout = 1U << bits;
   auto* base = reinterpret_cast<size_type*>(smem);          // the block's first row per partition
-  auto* fill = reinterpret_cast<unsigned*>(base + fanout);  // rows written before this tile
+  auto* staged_key = reinterpret_cast<K*>(base + fanout);   // 8-byte aligned: after 8-byte words
+  auto* fill = reinterpret_cast<unsigned*>(staged_key + tile_rows);  // rows written before the tile
   auto* count = fill + fanout;                              // this tile's rows per partition
   auto* start = count + fanout;                             // their first slot in the staged tile
   auto* staged_row = start + fanout;                        // tile-local row of each slot
   auto* staged_part = staged_row + tile_rows;
-  auto* staged_key = reinterpret_cast<K*>(staged_part + tile_rows);
   for (unsigned p = threadIdx.x; p < fanout; p += blockDim.x) {
     base[p] = cursors[static_cast<size_type>(p) * c.blocks + blockIdx.x];
     fill[p] = 0;
