@@ -115,13 +115,15 @@ __global__ void __launch_bounds__(policy::threads)
 }
 
 /// The scatter's shared memory for `fanout` partitions, 8-byte arrays first (aligned): per
-/// partition the block's first row; per tile slot the key; per partition its rows written so far,
+/// partition the block's first row; per tile row one value column's value; per tile slot the
+/// key; per partition its rows written so far,
 /// this tile's count and its first slot in the staged tile; per tile slot the row (tile-local) and
 /// its partition.
 template <class K>
 constexpr std::size_t scatter_shared_bytes(std::size_t fanout) {
   return fanout * (sizeof(size_type) + 3 * sizeof(unsigned)) +
-         static_cast<std::size_t>(policy::tile_rows) * (2 * sizeof(unsigned) + sizeof(K));
+         static_cast<std::size_t>(policy::tile_rows) *
+           (sizeof(unsigned long long) + sizeof(K) + 2 * sizeof(unsigned));
 }
 
 /// Each tile is ranked by partition in shared memory first (Maltenberger et al.'s block-local
@@ -140,7 +142,8 @@ __global__ void __launch_bounds__(policy::threads)
   extern __shared__ __align__(8) unsigned char smem[];
   unsigned const fanout = 1U << bits;
   auto* base = reinterpret_cast<size_type*>(smem);          // the block's first row per partition
-  auto* staged_key = reinterpret_cast<K*>(base + fanout);   // 8-byte aligned: after 8-byte words
+  auto* staged_value = reinterpret_cast<unsigned long long*>(base + fanout);  // one column's
+  auto* staged_key = reinterpret_cast<K*>(staged_value + tile_rows);  // 8-byte arrays first
   auto* fill = reinterpret_cast<unsigned*>(staged_key + tile_rows);  // rows written before the tile
   auto* count = fill + fanout;                              // this tile's rows per partition
   auto* start = count + fanout;                             // their first slot in the staged tile
@@ -195,22 +198,36 @@ __global__ void __launch_bounds__(policy::threads)
     }
     __syncthreads();
     auto const rows = static_cast<unsigned>(std::min<size_type>(tile_rows, end - first));
+    // The keys and the row ids, from the staged slots: consecutive threads write consecutive rows
+    // of one partition.
     for (unsigned slot = threadIdx.x; slot < rows; slot += blockDim.x) {
       unsigned const p = staged_part[slot];
       size_type const pos = base[p] + fill[p] + (slot - start[p]);
-      size_type const row = first + staged_row[slot];
       keys_out[pos] = staged_key[slot];
-      for (int col = 0; col < cols.count; ++col) {
-        if (cols.bytes[col] == 4) {
-          static_cast<std::uint32_t*>(cols.out[col])[pos] =
-            __ldg(static_cast<std::uint32_t const*>(cols.in[col]) + row);
-        } else {
-          static_cast<unsigned long long*>(cols.out[col])[pos] =
-            __ldg(static_cast<unsigned long long const*>(cols.in[col]) + row);
-        }
-      }
+      size_type const row = first + staged_row[slot];
       if (cols.ids32 != nullptr) { cols.ids32[pos] = static_cast<std::uint32_t>(row); }
       if (cols.ids64 != nullptr) { cols.ids64[pos] = row; }
+    }
+    // Each value column through shared memory: read in row order (coalesced), written in slot
+    // order (coalesced runs), instead of reading the tile's rows out of order.
+    for (int col = 0; col < cols.count; ++col) {
+      __syncthreads();  // the previous column's values are written out
+      for (unsigned r = threadIdx.x; r < rows; r += blockDim.x) {
+        staged_value[r] = cols.bytes[col] == 4
+                            ? __ldg(static_cast<std::uint32_t const*>(cols.in[col]) + first + r)
+                            : __ldg(static_cast<unsigned long long const*>(cols.in[col]) + first + r);
+      }
+      __syncthreads();
+      for (unsigned slot = threadIdx.x; slot < rows; slot += blockDim.x) {
+        unsigned const p = staged_part[slot];
+        size_type const pos = base[p] + fill[p] + (slot - start[p]);
+        auto const v = staged_value[staged_row[slot]];
+        if (cols.bytes[col] == 4) {
+          static_cast<std::uint32_t*>(cols.out[col])[pos] = static_cast<std::uint32_t>(v);
+        } else {
+          static_cast<unsigned long long*>(cols.out[col])[pos] = v;
+        }
+      }
     }
     __syncthreads();
     for (unsigned p = threadIdx.x; p < fanout; p += blockDim.x) { fill[p] += count[p]; }
