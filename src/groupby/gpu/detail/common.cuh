@@ -59,6 +59,7 @@ struct sort_groupby_policy {
 struct partition_groupby_policy {
   static constexpr int threads = 256;  ///< partition kernels
   static constexpr int items_per_thread = 8;  ///< rows a thread loads before using any
+  static constexpr int tile_rows = threads * items_per_thread;
   /// Partition kernels: blocks per SM, each over one contiguous chunk of rows. Enough to keep
   /// the loads in flight; not more, because every block keeps one write front per partition
   /// and column, and all of them should stay in L2.
