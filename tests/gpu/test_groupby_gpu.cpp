@@ -461,18 +461,22 @@ TEST(GpuHashGroupby, AutomaticTurnsToSortBeyondTheFirstTable) {
   detail::gpu::groupby_tuning t;
   t.hgb_shared_bytes = 0;  // straight to the global table
   t.hgb_initial_groups = 1000;
-  for (size_type domain : {size_type{500}, size_type{50000}}) {
-    auto const input = make_input(uniform_keys<std::int64_t>(200000, domain, 5));
+  // Beyond the table: 8-byte keys sort as dictionary codes, 4-byte keys sort themselves.
+  auto const check = [&](auto const& keys, size_type domain, groupby_algorithm beyond) {
+    auto const input = make_input(keys);
     auto const expected = oracle_groupby(input.view(), 0, aggs);
     auto const device = place(input.view(), memory_space::device);
     groupby_algorithm used = groupby_algorithm::automatic;
     auto r = detail::gpu::run_groupby(groupby_algorithm::automatic, device.view(), 0, aggs, false,
                                       t, nullptr, &used, default_stream(), device_resource());
     default_stream().synchronize();
-    EXPECT_EQ(used, domain <= 1000 ? groupby_algorithm::hash : groupby_algorithm::sort_transformed)
-      << domain;
+    EXPECT_EQ(used, domain <= 1000 ? groupby_algorithm::hash : beyond) << domain;
     auto const host = place(r.view(), memory_space::host);
     EXPECT_EQ(diff_groups(expected, groupby_rows(host.view())), "") << domain;
+  };
+  for (size_type domain : {size_type{500}, size_type{50000}}) {
+    check(uniform_keys<std::int64_t>(200000, domain, 5), domain, groupby_algorithm::sort_dictionary);
+    check(uniform_keys<std::int32_t>(200000, domain, 5), domain, groupby_algorithm::sort_transformed);
   }
   // Through the public API: the algorithm actually run is reported.
   auto const input = make_input(uniform_keys<std::int32_t>(100000, 64, 6));

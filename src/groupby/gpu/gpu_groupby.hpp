@@ -42,7 +42,8 @@ std::vector<groupby_algorithm> groupby_algorithms();
 /// sort-based algorithms always sort). Phase times go to `phases` when given; they synchronize
 /// the stream between phases. `automatic` runs HGB and, when the groups overflow its first
 /// global table (more than the L2 cache holds), the sort group-by with transformed values (Wu et
-/// al. Figure 21: hash while the groups fit on chip, sort beyond); `used` gets the algorithm run.
+/// al. Figure 21: hash while the groups fit on chip, sort beyond), dictionary-encoded for 8-byte
+/// keys up to an estimated 2^22 groups; `used` gets the algorithm run.
 table run_groupby(groupby_algorithm algo, table_view const& input, size_type key_column,
                   std::vector<aggregation> const& aggregations, bool sort_by_key,
                   groupby_tuning const& tuning, std::vector<phase_time>* phases,

@@ -240,10 +240,19 @@ table run_groupby(groupby_algorithm algo, table_view const& input, size_type key
           auto t = tuning;
           t.stop_beyond_first_table = true;
           parts = hash_groupby<K>(keys, n, input, plan, false, t, clock, stream, mr);
-          if (parts.incomplete) {
-            ran = groupby_algorithm::sort_transformed;
-            parts = sort_groupby<K>(keys, n, input, plan, true, clock, stream, mr);
+          if (!parts.incomplete) { break; }
+          if constexpr (sizeof(K) == 8) {
+            // 8-byte keys sort as 4-byte codes (SGB-DE-TR): half the radix passes, while the
+            // dictionary still pays for itself (Wu et al. 5.2.8: up to about 2^22 groups).
+            auto const groups = estimate_groups<K>(keys, n, current_sm_count(), stream, mr);
+            if (groups <= sort_groupby_policy::dictionary_automatic_groups) {
+              ran = groupby_algorithm::sort_dictionary;
+              parts = dictionary_groupby<K>(keys, n, input, plan, tuning, clock, stream, mr);
+              break;
+            }
           }
+          ran = groupby_algorithm::sort_transformed;
+          parts = sort_groupby<K>(keys, n, input, plan, true, clock, stream, mr);
           break;
         }
         case groupby_algorithm::sort:

@@ -190,24 +190,30 @@ __device__ __forceinline__ void load_tile(K const* __restrict__ keys, size_type 
   load_values<NA, Threads, Full, Gather>(batch, row, valid, raw);
 }
 
-/// A warp's running aggregate of its last uniform group (all lanes hold it): consecutive
-/// uniform tiles of one group (few groups, g = 1 above all) cost no atomic until the group
-/// changes, instead of one per tile that every warp of the SM would serialise on.
+/// A warp's running aggregate of its last uniform group (the same gid on every lane, each lane
+/// its own partial): consecutive uniform items of one group (few groups, g = 1 above all) cost
+/// one register combine each, and shuffles and an atomic only when the group changes. Reducing
+/// every uniform item with shuffles had made g = 1 (all items uniform) the slowest case of tier 1.
 template <int NA>
 struct warp_carry {
   size_type gid = -1;
   acc_value v[NA];
 
-  /// Lane 0 adds the carried values into the shared acc_ptr(a)[gid] and the carry empties.
+  /// Reduces the lanes' partials and lane 0 adds them into the shared acc_ptr(a)[gid]; the carry
+  /// empties. The whole warp calls it.
   template <class AccPtr>
   __device__ void flush(acc_batch const& batch, AccPtr acc_ptr) {
-    if (gid >= 0 && (threadIdx.x & 31) == 0) {
-#pragma unroll
-      for (int a = 0; a < NA; ++a) {
-        if (a < batch.count) {
-          shared_atomic_update(batch.op[a], batch.in[a], acc_ptr(a), gid, v[a]);
-        }
-      }
+    if (gid >= 0) {  // the same on every lane
+      for_each_acc<NA>([&](auto a_constant) {
+        constexpr int a = decltype(a_constant)::value;
+        if (a >= batch.count) { return; }
+        with_static_acc(batch.op[a], batch.in[a], [&](auto op, auto in) {
+          auto const r = warp_reduce(op, in, v[a]);
+          if ((threadIdx.x & 31) == 0) {
+            shared_atomic_update(batch.op[a], batch.in[a], acc_ptr(a), gid, r);
+          }
+        });
+      });
     }
     gid = -1;
   }
@@ -237,8 +243,8 @@ __device__ __forceinline__ void update_loaded(acc_batch const& batch, AccPtr acc
         constexpr int a = decltype(a_constant)::value;
         if (a >= batch.count) { return; }
         with_static_acc(batch.op[a], batch.in[a], [&](auto op, auto in) {
-          auto const r = warp_reduce(op, in, to_acc(op, in, raw[a][j]));
-          carry->v[a] = carry->gid < 0 ? r : combine(op, carry->v[a], r);
+          auto const x = to_acc(op, in, raw[a][j]);
+          carry->v[a] = carry->gid < 0 ? x : combine(op, carry->v[a], x);
         });
       });
       carry->gid = gid[j];
@@ -913,10 +919,18 @@ group_parts run_pgb(K const* keys, size_type n, table_view const& input, agg_pla
   // PGB-TR beyond the columns one scatter moves: the row ids instead (PGB-UR).
   bool const move_values =
       transformed && columns.size() <= static_cast<std::size_t>(ppolicy::max_moved_columns);
-  auto const parts_in =
-      hash_partition_rows<K>(keys, n, input, move_values ? columns : std::vector<size_type>{},
-                             !move_values, bits, stream, mr);
-  clock.lap("partition");
+  // One partition is the input itself: nothing to move (the scatter would be a copy).
+  bool const partitioned = bits > 0;
+  hash_partitions parts_in;
+  if (partitioned) {
+    parts_in = hash_partition_rows<K>(keys, n, input,
+                                      move_values ? columns : std::vector<size_type>{},
+                                      !move_values, bits, stream, mr);
+    clock.lap("partition");
+  } else {
+    parts_in.offsets = {0, n};
+  }
+  bool const gather = partitioned && !move_values;  // PGB-UR: values read through row ids
 
   // Work items: each partition cut into ranges of at most item_rows.
   constexpr size_type tile_rows = policy::shared_threads * policy::items_per_thread;
@@ -957,8 +971,8 @@ group_parts run_pgb(K const* keys, size_type n, table_view const& input, agg_pla
                   "partition group-by: shared-table slots must be a power of two, got " +
                     std::to_string(slots));
   auto const shape = shared_shape_of<K>(plan, slots);
-  auto kernel = move_values ? pgb_shared_kernel<K, policy::fused_accs, false>
-                            : pgb_shared_kernel<K, policy::fused_accs, true>;
+  auto kernel = gather ? pgb_shared_kernel<K, policy::fused_accs, true>
+                       : pgb_shared_kernel<K, policy::fused_accs, false>;
   JOINERY_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         static_cast<int>(shape.bytes)));
   int const per_sm = resident_blocks_per_sm(kernel, policy::shared_threads, shape.bytes);
@@ -968,13 +982,13 @@ group_parts run_pgb(K const* keys, size_type n, table_view const& input, agg_pla
 
   auto const source = [&](int a) {
     auto const col = plan.accs[static_cast<std::size_t>(a)].column;
-    if (!move_values) { return column_source(input, plan, a); }
+    if (!partitioned || !move_values) { return column_source(input, plan, a); }
     auto const c = static_cast<std::size_t>(std::find(columns.begin(), columns.end(), col) -
                                             columns.begin());
     return acc_source{parts_in.columns[c].data(),
                       static_cast<std::uint32_t>(size_of(input.column(col).type())), 0};
   };
-  auto const* pkeys = static_cast<K const*>(parts_in.keys.data());
+  auto const* pkeys = partitioned ? static_cast<K const*>(parts_in.keys.data()) : keys;
   // A first global table for the estimated groups; when more turn up, one for every row.
   size_type capacity =
       std::min(n, tuning.pgb_initial_groups > 0 ? tuning.pgb_initial_groups
@@ -984,7 +998,7 @@ group_parts run_pgb(K const* keys, size_type n, table_view const& input, agg_pla
         plan, source, capacity, shape.slots + 1, sms, stream, mr,
         [&](acc_batch const& b, group_table_ref<K> table, insert_counters* counters) {
           acc_batch batch = b;
-          if (!move_values) {
+          if (gather) {
             batch.row_ids32 = parts_in.ids64 ? nullptr
                                              : static_cast<std::uint32_t const*>(parts_in.row_ids.data());
             batch.row_ids64 = parts_in.ids64 ? static_cast<size_type const*>(parts_in.row_ids.data())

@@ -8,9 +8,11 @@
 //   1. histogram: each block counts its chunk's rows per partition in shared memory and writes
 //      counts[p * blocks + b] (partition-major, so that one exclusive scan gives every block its
 //      write cursor inside every partition and the partitions come out contiguous);
-//   2. scatter: each block re-reads its chunk and moves every row to its cursor, claimed with
-//      shared-memory atomics, one per partition per warp (lanes of one partition are ranked by
-//      a match, so that a hot key does not serialise on one counter).
+//   2. scatter: each block re-reads its chunk a tile at a time, ranks the tile's rows by
+//      partition in shared memory (one atomic per partition per warp: lanes of one partition are
+//      ranked by a match, so that a hot key does not serialise on one counter), stages keys, row
+//      ids and each moved column in that order, and writes them out as runs per partition.
+// run_pgb skips both when there is one partition: the input is that partition.
 // All columns of a row move in the same kernel to the same position, so they line up although
 // the order within a partition is not the input's. Moved: the key, and either the aggregated
 // columns (PGB-TR) or the row's 32- or 64-bit id (PGB-UR).

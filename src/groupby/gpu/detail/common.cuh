@@ -50,6 +50,9 @@ struct sort_groupby_policy {
   /// sampled estimate, estimate_groups) and the factor it grows by when they are more.
   static constexpr size_type dictionary_initial_groups = size_type{1} << 16;
   static constexpr size_type dictionary_growth = 8;
+  /// automatic, 8-byte keys, beyond HGB's tables: sort_dictionary up to this many (estimated)
+  /// groups, sort_transformed beyond.
+  static constexpr size_type dictionary_automatic_groups = size_type{1} << 22;
   /// sort_dictionary: keys per thread loaded before the first probe.
   static constexpr int dictionary_items_per_thread = 4;
 };
