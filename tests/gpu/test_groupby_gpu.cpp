@@ -413,6 +413,41 @@ TEST(GpuHashGroupby, SharedMemoryLimitBoundary) {
   }
 }
 
+TEST(GpuHashGroupby, OneGroupVariantMatchesTheOracleOnEveryShape) {
+  JOINERY_SKIP_WITHOUT_GPU();
+  // Both tier-1 variants, forced, on: one group; runs of 3000 equal keys (warps' items are
+  // uniform, and a tile of a warp meets two such groups, so the carry restarts and the second
+  // group takes the atomics); 1000 uniform groups (no uniform warp); a hot key on every other row.
+  size_type const n = 300000;
+  std::vector<std::vector<std::int64_t>> shapes(4, std::vector<std::int64_t>(n));
+  auto const uniform = uniform_keys<std::int64_t>(n, 1000, 7);
+  for (size_type i = 0; i < n; ++i) {
+    auto const u = static_cast<std::size_t>(i);
+    shapes[0][u] = -5;
+    shapes[1][u] = i / 3000;
+    shapes[2][u] = uniform[u];
+    shapes[3][u] = i % 2 == 0 ? 77 : uniform[u];
+  }
+  for (std::size_t s = 0; s < shapes.size(); ++s) {
+    auto const input = make_input(shapes[s], 50 + s);
+    auto const all = all_aggregations(input.view());
+    auto const expected = oracle_groupby(input.view(), 0, all);
+    auto const device = place(input.view(), memory_space::device);
+    for (int one : {0, 1}) {
+      detail::gpu::groupby_tuning t;
+      t.hgb_one_group = one;
+      EXPECT_EQ(diff_groups(expected, groupby_rows(run_hgb(device, all, t).view())), "")
+        << "shape " << s << " one_group " << one;
+    }
+  }
+  // 4-byte keys, one group, derived choice.
+  auto const input = make_input(std::vector<std::int32_t>(n, 9), 59);
+  auto const all = all_aggregations(input.view());
+  EXPECT_EQ(diff_groups(oracle_groupby(input.view(), 0, all),
+                        groupby_rows(run_hgb(place(input.view(), memory_space::device), all, {}).view())),
+            "");
+}
+
 TEST(GpuHashGroupby, SharedTierMergesTheGroupsOfEveryBlock) {
   JOINERY_SKIP_WITHOUT_GPU();
   // Sorted keys: each block meets a few hundred groups, the run 2^21 / 10 of them, so tier 1

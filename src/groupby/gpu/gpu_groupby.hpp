@@ -15,6 +15,9 @@ struct groupby_tuning {
   /// HGB tier 1: bytes of shared memory a block may use for its table of keys and accumulators
   /// (a power of two of slots, half of them groups). -1: all the device allows; 0: skip tier 1.
   std::int64_t hgb_shared_bytes = -1;
+  /// HGB tier 1: every block runs the loop for one group (1) or the general one (0); -1: each
+  /// block by its first rows (one key: the one-group loop).
+  int hgb_one_group = -1;
   /// HGB tier 2: groups its first global table holds before the run restarts with a table for
   /// every row. 0: derived from the L2 cache size.
   std::int64_t hgb_initial_groups = 0;

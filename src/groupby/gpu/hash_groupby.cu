@@ -193,14 +193,32 @@ __device__ __forceinline__ void load_tile(K const* __restrict__ keys, size_type 
 /// A warp's running aggregate of its last uniform group (the same gid on every lane, each lane
 /// its own partial): consecutive uniform items of one group (few groups, g = 1 above all) cost
 /// one register combine each, and shuffles and an atomic only when the group changes. Reducing
-/// every uniform item with shuffles had made g = 1 (all items uniform) the slowest case of tier 1.
+/// every uniform item with shuffles had made g = 1 (all items uniform) the slowest case of tier 1
+/// (90 G rows/s at 2^28 rows on the H200; 108 with a per-lane carry, 144-150 with OneGroup).
 template <int NA>
 struct warp_carry {
   size_type gid = -1;
   acc_value v[NA];
 
   /// Reduces the lanes' partials and lane 0 adds them into the shared acc_ptr(a)[gid]; the carry
-  /// empties. The whole warp calls it.
+  /// then holds group `next` with identities. The whole warp calls it, with the same `next`.
+  template <class AccPtr>
+  __device__ void restart(acc_batch const& batch, AccPtr acc_ptr, size_type next) {
+    for_each_acc<NA>([&](auto a_constant) {
+      constexpr int a = decltype(a_constant)::value;
+      if (a >= batch.count) { return; }
+      with_static_acc(batch.op[a], batch.in[a], [&](auto op, auto in) {
+        if (gid >= 0) {  // the same on every lane
+          auto const r = warp_reduce(op, in, v[a]);
+          if ((threadIdx.x & 31) == 0) { shared_atomic_update(op, in, acc_ptr(a), gid, r); }
+        }
+        v[a] = identity(op, in);
+      });
+    });
+    gid = next;
+  }
+
+  /// Reduces and adds the lanes' partials; the carry empties. The whole warp calls it.
   template <class AccPtr>
   __device__ void flush(acc_batch const& batch, AccPtr acc_ptr) {
     if (gid >= 0) {  // the same on every lane
@@ -209,9 +227,7 @@ struct warp_carry {
         if (a >= batch.count) { return; }
         with_static_acc(batch.op[a], batch.in[a], [&](auto op, auto in) {
           auto const r = warp_reduce(op, in, v[a]);
-          if ((threadIdx.x & 31) == 0) {
-            shared_atomic_update(batch.op[a], batch.in[a], acc_ptr(a), gid, r);
-          }
+          if ((threadIdx.x & 31) == 0) { shared_atomic_update(op, in, acc_ptr(a), gid, r); }
         });
       });
     }
@@ -220,9 +236,13 @@ struct warp_carry {
 };
 
 /// The update of every accumulator of the batch from values loaded up front (NA bounds the
-/// batch length). Uniform items are reduced with shuffles, then go to `carry` when there is one,
-/// else with one atomic. The whole warp calls it.
-template <int NA, class AccPtr>
+/// batch length). The whole warp calls it. Tier 2 (no carry): uniform items are reduced with
+/// shuffles, then one atomic. Tier 1: uniform items join the carry, the others take one shared
+/// atomic each. OneGroup (tier 1 when the sample saw one group): the carry follows the tile's
+/// first uniform group and takes its items in the accumulators' loop, one dispatch per tile;
+/// otherwise per uniform item, which costs less where few warps are uniform (the merged loop's
+/// registers cost tier 1 3-6% at g = 2^2..2^12).
+template <int NA, bool OneGroup = false, class AccPtr>
 __device__ __forceinline__ void update_loaded(acc_batch const& batch, AccPtr acc_ptr,
                                               size_type const (&gid)[policy::items_per_thread],
                                               unsigned long long const (&raw)[NA][policy::items_per_thread],
@@ -234,6 +254,40 @@ __device__ __forceinline__ void update_loaded(acc_batch const& batch, AccPtr acc
   bool any_uniform = false;
 #pragma unroll
   for (int j = 0; j < ipt; ++j) { any_uniform = any_uniform || uniform[j]; }
+  if constexpr (OneGroup) {
+    // The same on every lane: uniform[j] comes from __all_sync.
+    if (any_uniform) {
+      size_type first = -1;
+#pragma unroll
+      for (int j = ipt - 1; j >= 0; --j) { first = uniform[j] ? gid[j] : first; }
+      if (first != carry->gid) { carry->restart(batch, acc_ptr, first); }
+    }
+    for_each_acc<NA>([&](auto a_constant) {
+      constexpr int a = decltype(a_constant)::value;
+      if (a >= batch.count) { return; }
+      with_static_acc(batch.op[a], batch.in[a], [&](auto op, auto in) {
+        if (!any_uniform) {
+#pragma unroll
+          for (int j = 0; j < ipt; ++j) {
+            if (valid[j]) {
+              shared_atomic_update(op, in, acc_ptr(a), gid[j], to_acc(op, in, raw[a][j]));
+            }
+          }
+          return;
+        }
+#pragma unroll
+        for (int j = 0; j < ipt; ++j) {
+          acc_value const v = valid[j] ? to_acc(op, in, raw[a][j]) : identity(op, in);
+          if (uniform[j] && gid[j] == carry->gid) {
+            carry->v[a] = combine(op, carry->v[a], v);
+          } else if (valid[j]) {  // a second uniform group in the tile (rare) too
+            shared_atomic_update(op, in, acc_ptr(a), gid[j], v);
+          }
+        }
+      });
+    });
+    return;
+  }
   if (carry != nullptr && any_uniform) {  // same on every lane: uniform[j] comes from __all_sync
 #pragma unroll
     for (int j = 0; j < ipt; ++j) {
@@ -388,7 +442,7 @@ __device__ __forceinline__ void spill_row(K key, acc_batch const& batch,
 /// the block's table, then update the shared accumulators. Full: every row of the tile exists
 /// (no bounds checks). A row whose group no longer fits the table raises the overflow flag
 /// (tier 1: the run goes on with tier 2) or, with Spill (PGB), goes to the global table.
-template <bool Full, bool Spill, bool Gather, int NA, class K, class AccPtr>
+template <bool Full, bool Spill, bool Gather, int NA, bool OneGroup = false, class K, class AccPtr>
 __device__ __forceinline__ void hgb_shared_tile(K const* __restrict__ keys, size_type end,
                                                 size_type first, acc_batch const& batch,
                                                 shared_group_table<K> const& t, AccPtr acc_ptr,
@@ -419,7 +473,7 @@ __device__ __forceinline__ void hgb_shared_tile(K const* __restrict__ keys, size
     }
     if (valid[j] && gid[j] == t.slots) { has_marker = 1; }
   }
-  update_loaded<NA>(batch, acc_ptr, gid, raw, valid, &carry);
+  update_loaded<NA, OneGroup>(batch, acc_ptr, gid, raw, valid, &carry);
 }
 
 /// Empties the block's table and sets its accumulators (slots + 1 entries) to their identities.
@@ -465,15 +519,52 @@ __device__ void merge_shared_groups(shared_group_table<K> const& t, acc_batch co
   }
 }
 
+/// Tier 1's tiles of one block (forced inline: a call would pass the carry through the stack).
+template <bool OneGroup, int NA, class K, class AccPtr>
+__device__ __forceinline__ void hgb_shared_loop(K const* __restrict__ keys, size_type n,
+                                                acc_batch const& batch,
+                                                shared_group_table<K> const& t, AccPtr acc_ptr,
+                                                warp_carry<NA>& carry,
+                                                group_table_ref<K> const& table,
+                                                insert_counters* counters, int& has_marker) {
+  constexpr int tile_rows = policy::shared_threads * policy::items_per_thread;
+  size_type const tiles = ceil_div(n, static_cast<size_type>(tile_rows));
+  // No barrier per tile: with one block per SM the warps must drift apart, so that some load
+  // while others probe. Each warp stops on its own when any block overflowed.
+  for (size_type tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    if (warp_sees_overflow(counters)) { break; }
+    // Every tile but the last is full: its loads and updates need no bounds checks.
+    size_type const first = tile * tile_rows;
+    if (first + tile_rows <= n) {
+      hgb_shared_tile<true, false, false, NA, OneGroup>(keys, n, first, batch, t, acc_ptr, carry,
+                                                        table, 0, counters, has_marker);
+    } else {
+      hgb_shared_tile<false, false, false, NA, OneGroup>(keys, n, first, batch, t, acc_ptr,
+                                                         carry, table, 0, counters, has_marker);
+    }
+  }
+}
+
 /// Tier 1: one pass, per-block shared tables and accumulators, merged into the global table
 /// and slot-indexed global accumulators at the end; stops on a block with too many groups.
-template <class K, int NA>
+/// A block whose first rows all hold one key runs the one-group loop (update_loaded's OneGroup),
+/// the others the general one: the host launches both variants, and each block of a variant
+/// that is not its own returns at once. One kernel with both loops spilled 10x more; a host-side
+/// sample and synchronisation to pick one cost 2-3% of a run at g = 2^2..2^8. one_group >= 0
+/// forces the choice (tests).
+template <class K, int NA, bool OneGroup>
 __global__ void __launch_bounds__(policy::shared_threads, 1)
     hgb_shared_kernel(K const* __restrict__ keys, size_type n, acc_batch batch, int slots,
                       int max_groups, std::uint32_t keys_offset, group_table_ref<K> table,
-                      insert_counters* counters) {
+                      insert_counters* counters, int one_group) {
   constexpr int ipt = policy::items_per_thread;
   constexpr int tile_rows = policy::shared_threads * ipt;
+  size_type const probe = std::min<size_type>(static_cast<size_type>(blockIdx.x) * tile_rows +
+                                                threadIdx.x, n - 1);
+  bool const one = __syncthreads_and(one_group >= 0 ? one_group != 0
+                                                    : key_bits(__ldg(keys + probe)) ==
+                                                        key_bits(__ldg(keys)));
+  if (one != OneGroup) { return; }  // the other variant's block
   extern __shared__ __align__(16) unsigned char smem[];
   __shared__ int groups;
   __shared__ int has_marker;
@@ -488,21 +579,7 @@ __global__ void __launch_bounds__(policy::shared_threads, 1)
   __syncthreads();
   auto const acc_ptr = [&](int a) -> void* { return smem + batch.smem_offset[a]; };
   warp_carry<NA> carry;
-  size_type const tiles = ceil_div(n, static_cast<size_type>(tile_rows));
-  // No barrier per tile: with one block per SM the warps must drift apart, so that some load
-  // while others probe. Each warp stops on its own when any block overflowed.
-  for (size_type tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    if (warp_sees_overflow(counters)) { break; }
-    // Every tile but the last is full: its loads and updates need no bounds checks.
-    size_type const first = tile * tile_rows;
-    if (first + tile_rows <= n) {
-      hgb_shared_tile<true, false, false, NA>(keys, n, first, batch, t, acc_ptr, carry, table, 0,
-                                              counters, has_marker);
-    } else {
-      hgb_shared_tile<false, false, false, NA>(keys, n, first, batch, t, acc_ptr, carry, table,
-                                               0, counters, has_marker);
-    }
-  }
+  hgb_shared_loop<OneGroup>(keys, n, batch, t, acc_ptr, carry, table, counters, has_marker);
   carry.flush(batch, acc_ptr);
   if (__syncthreads_or(threadIdx.x == 0 && overflowed())) { return; }
   // Every block's groups fit the global table (its capacity is sized for them).
@@ -747,18 +824,21 @@ std::optional<group_parts> run_fused_tier(agg_plan const& plan, Source&& source,
 
 template <class K>
 std::optional<group_parts> hgb_shared_tier(K const* keys, size_type n, table_view const& input,
-                                           agg_plan const& plan, std::size_t limit, int sms,
-                                           stream_ref stream, memory_resource* mr) {
+                                           agg_plan const& plan, std::size_t limit,
+                                           int one_group, int sms, stream_ref stream,
+                                           memory_resource* mr) {
   auto const shape = shared_shape_for<K>(plan, limit);
   if (shape.slots == 0) { return std::nullopt; }
   int const max_groups = shape.slots / 2;
+  auto const general = hgb_shared_kernel<K, policy::fused_accs, false>;
+  auto const one = hgb_shared_kernel<K, policy::fused_accs, true>;
   int per_sm = 0;
-  for_each_batch<K>({}, [&](acc_batch const&) {
-    auto kernel = hgb_shared_kernel<K, policy::fused_accs>;
+  for (auto kernel : {general, one}) {
     JOINERY_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                           static_cast<int>(shape.bytes)));
-    per_sm = resident_blocks_per_sm(kernel, policy::shared_threads, shape.bytes);
-  });
+    int const resident = resident_blocks_per_sm(kernel, policy::shared_threads, shape.bytes);
+    per_sm = kernel == general ? resident : std::min(per_sm, resident);
+  }
   JOINERY_EXPECTS(per_sm > 0, "hash group-by: the shared-memory kernel cannot be resident");
   int const blocks = static_cast<int>(std::max<size_type>(
       1, std::min<size_type>(ceil_div(n, static_cast<size_type>(policy::shared_threads) *
@@ -770,11 +850,13 @@ std::optional<group_parts> hgb_shared_tier(K const* keys, size_type n, table_vie
       plan, [&](int a) { return column_source(input, plan, a); }, capacity, shape.slots + 1, sms,
       stream, mr,
       [&](acc_batch const& batch, group_table_ref<K> table, insert_counters* counters) {
-        auto kernel = hgb_shared_kernel<K, policy::fused_accs>;
-        JOINERY_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                              static_cast<int>(shape.bytes)));
-        kernel<<<blocks, policy::shared_threads, shape.bytes, to_cuda(stream)>>>(
-            keys, n, batch, shape.slots, max_groups, shape.keys_offset, table, counters);
+        // The one-group blocks first: with g = 1 the general launch is the one that returns.
+        for (auto kernel : {one, general}) {
+          kernel<<<blocks, policy::shared_threads, shape.bytes, to_cuda(stream)>>>(
+              keys, n, batch, shape.slots, max_groups, shape.keys_offset, table, counters,
+              one_group);
+          JOINERY_CHECK_LAUNCH();
+        }
       });
 }
 
@@ -827,7 +909,8 @@ group_parts run_hgb(K const* keys, size_type n, table_view const& input, agg_pla
       tuning.hgb_shared_bytes >= 0
         ? std::min<std::size_t>(static_cast<std::size_t>(tuning.hgb_shared_bytes), device_limit)
         : device_limit;
-  if (auto parts = hgb_shared_tier<K>(keys, n, input, plan, shared_limit, sms, stream, mr)) {
+  if (auto parts = hgb_shared_tier<K>(keys, n, input, plan, shared_limit, tuning.hgb_one_group,
+                                      sms, stream, mr)) {
     clock.lap("aggregate in shared memory");
     return std::move(*parts);
   }
