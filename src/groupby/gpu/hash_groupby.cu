@@ -21,9 +21,12 @@
 //   3. Wu et al.'s two passes with a table for every row: stage 1 inserts the keys into a set and
 //      numbers the occupied slots 0..g-1; stage 2 re-probes each row's key for its id and
 //      aggregates with global atomics (or shared ones when the groups fit).
-// In every tier a warp whose 32 rows are all of one group reduces them with shuffles first and
-// issues one atomic. Tiers 1 and 2 leave accumulators indexed by global slot; the occupied slots
-// are then numbered into the dense output (group_parts::index maps a group to its slot).
+// In tier 1 a warp whose 32 rows are all of one group adds them to a per-lane carry, reduced with
+// shuffles and added with one atomic when the group changes (two tile loops: one for a block whose
+// first rows hold one key, one general; hgb_shared_kernel); in the other tiers such a warp reduces
+// them with shuffles first and issues one atomic. Tiers 1 and 2 leave accumulators indexed by
+// global slot; the occupied slots are then numbered into the dense output (group_parts::index maps
+// a group to its slot).
 //
 // Layers: host dispatch (this file's hash_groupby) -> kernels -> per-tile agent code ->
 // accumulate.cuh / group_table.cuh device helpers. Instantiated over the four key types.
