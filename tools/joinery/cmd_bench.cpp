@@ -24,6 +24,9 @@
 #include <memory>
 #include <sstream>
 
+#ifdef JOINERY_HAS_REVISION_HEADER
+#include "joinery_revision.hpp"  // generated at every build (cmake/revision.cmake)
+#endif
 #ifndef JOINERY_GIT_REVISION_AT_BUILD
 #define JOINERY_GIT_REVISION_AT_BUILD "unknown"
 #endif
