@@ -10,6 +10,8 @@
 // what the table accesses allow, to decide whether a cluster tier is worth building.
 //
 //   joinery_exp_dsmem [rows_log2 = 28]   prints one line per (g, C): median ms, G rows/s
+#include "core/hash.hpp"
+
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
@@ -35,24 +37,17 @@ namespace {
 
 constexpr int threads = 1024;
 
-__device__ __forceinline__ std::uint32_t mix(std::uint32_t x) {
-  x ^= x >> 16;
-  x *= 0x7feb352dU;
-  x ^= x >> 15;
-  x *= 0x846ca68bU;
-  x ^= x >> 16;
-  return x;
-}
+using joinery::detail::fmix32;
 
 /// Keys drawn from g distinct values, values random (never zeros).
 __global__ void fill(std::uint32_t* keys, std::uint32_t* v0, std::uint32_t* v1, std::int64_t n,
                      std::uint32_t g) {
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    auto const r = mix(static_cast<std::uint32_t>(i) * 2654435761U + 12345U);
-    keys[i] = mix(r % g + 1U);
-    v0[i] = mix(r ^ 0x9e3779b9U);
-    v1[i] = mix(r ^ 0x85ebca6bU);
+    auto const r = fmix32(static_cast<std::uint32_t>(i) * 2654435761U + 12345U);
+    keys[i] = fmix32(r % g + 1U);
+    v0[i] = fmix32(r ^ 0x9e3779b9U);
+    v1[i] = fmix32(r ^ 0x85ebca6bU);
   }
 }
 
@@ -73,7 +68,7 @@ __global__ void __launch_bounds__(threads, 1)
     std::uint32_t const k = __ldg(keys + i);
     std::uint32_t const a = __ldg(v0 + i);
     std::uint32_t const b = __ldg(v1 + i);
-    std::uint32_t const e = mix(k) % entries;
+    std::uint32_t const e = fmix32(k) % entries;
     std::uint32_t* owner = cluster.map_shared_rank(smem, e / per_block);
     std::uint32_t const slot = e % per_block;
     seen += owner[slot];  // the probe's key word
@@ -92,7 +87,7 @@ __global__ void __launch_bounds__(threads)
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     std::uint32_t const k = __ldg(keys + i);
-    std::uint32_t const e = mix(k) % entries;
+    std::uint32_t const e = fmix32(k) % entries;
     seen += table[e];
     atomicMax(table + entries + e, __ldg(v0 + i));
     atomicMax(table + 2 * entries + e, __ldg(v1 + i));

@@ -513,6 +513,10 @@ TEST(GpuHashGroupby, AutomaticTurnsToSortBeyondTheFirstTable) {
     check(uniform_keys<std::int64_t>(200000, domain, 5), domain, groupby_algorithm::sort_dictionary);
     check(uniform_keys<std::int32_t>(200000, domain, 5), domain, groupby_algorithm::sort_transformed);
   }
+  // 8-byte keys with more estimated groups than the dictionary's limit: sort_transformed.
+  t.dictionary_automatic_groups = 1000;
+  check(uniform_keys<std::int64_t>(200000, 50000, 5), 50000, groupby_algorithm::sort_transformed);
+  t.dictionary_automatic_groups = 0;
   // Through the public API: the algorithm actually run is reported.
   auto const input = make_input(uniform_keys<std::int32_t>(100000, 64, 6));
   groupby_options o;

@@ -33,6 +33,9 @@ struct groupby_tuning {
   /// sort_dictionary: groups its first dictionary table holds before it grows (by
   /// sort_groupby_policy::dictionary_growth each time it overflows). 0: the policy's default.
   std::int64_t dictionary_initial_groups = 0;
+  /// automatic, 8-byte keys past HGB's first table: sort_dictionary up to this many estimated
+  /// groups, sort_transformed beyond. 0: sort_groupby_policy::dictionary_automatic_groups.
+  std::int64_t dictionary_automatic_groups = 0;
 };
 
 /// The GPU group-by algorithms of this build, in the order benchmarks list them.

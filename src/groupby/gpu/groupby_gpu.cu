@@ -245,7 +245,10 @@ table run_groupby(groupby_algorithm algo, table_view const& input, size_type key
             // 8-byte keys sort as 4-byte codes (SGB-DE-TR): half the radix passes, while the
             // dictionary still pays for itself (Wu et al. 5.2.8: up to about 2^22 groups).
             auto const groups = estimate_groups<K>(keys, n, current_sm_count(), stream, mr);
-            if (groups <= sort_groupby_policy::dictionary_automatic_groups) {
+            auto const limit = tuning.dictionary_automatic_groups > 0
+                                 ? tuning.dictionary_automatic_groups
+                                 : sort_groupby_policy::dictionary_automatic_groups;
+            if (groups <= limit) {
               ran = groupby_algorithm::sort_dictionary;
               parts = dictionary_groupby<K>(keys, n, input, plan, tuning, clock, stream, mr);
               break;
