@@ -18,17 +18,18 @@ std::string_view to_string(partition_algorithm a) noexcept {
     case partition_algorithm::stable_cub: return "stable_cub";
     case partition_algorithm::shared_atomic: return "shared_atomic";
     case partition_algorithm::block_scatter: return "block_scatter";
+    case partition_algorithm::swwc: return "swwc";
   }
   return "unknown";
 }
 
 partition_algorithm partition_algorithm_from_string(std::string_view name) {
   for (auto a : {partition_algorithm::stable_cub, partition_algorithm::shared_atomic,
-                 partition_algorithm::block_scatter}) {
+                 partition_algorithm::block_scatter, partition_algorithm::swwc}) {
     if (to_string(a) == name) { return a; }
   }
   JOINERY_FAIL("unknown partition algorithm '" + std::string(name) +
-               "'; known: stable_cub, shared_atomic, block_scatter");
+               "'; known: stable_cub, shared_atomic, block_scatter, swwc");
 }
 
 namespace {
@@ -98,26 +99,30 @@ column radix_histogram(column_view const& keys, int bit_offset, int bits, stream
 #if defined(JOINERY_HAS_CUDA)
 namespace {
 
+/// The single-payload algorithms share one signature (partition_dispatch.hpp).
 template <class K, class P>
-void run_shared_atomic(column_view const& keys, column_view const* payload,
-                       partitioned_columns& out, int bit_offset, int bits, stream_ref stream,
-                       memory_resource* res) {
-  P const* in = payload ? static_cast<P const*>(payload->data()) : nullptr;
-  P* dst = payload ? static_cast<P*>(out.payloads.front().data()) : nullptr;
-  detail::gpu::shared_atomic_partition<K, P>(
-    static_cast<K const*>(keys.data()), in, keys.size(), bit_offset, bits,
-    static_cast<K*>(out.keys.data()), dst, out.offsets.data_as<std::int64_t>(), stream, res);
+using one_payload_fn = void (*)(K const*, P const*, size_type, int, int, K*, P*, std::int64_t*,
+                                stream_ref, memory_resource*);
+
+template <class K, class P>
+one_payload_fn<K, P> one_payload_algorithm(partition_algorithm algorithm) {
+  switch (algorithm) {
+    case partition_algorithm::shared_atomic: return &detail::gpu::shared_atomic_partition<K, P>;
+    case partition_algorithm::block_scatter: return &detail::gpu::block_scatter_partition<K, P>;
+    case partition_algorithm::swwc: return &detail::gpu::swwc_partition<K, P>;
+    case partition_algorithm::stable_cub: break;
+  }
+  return nullptr;
 }
 
 template <class K, class P>
-void run_block_scatter(column_view const& keys, column_view const* payload,
-                       partitioned_columns& out, int bit_offset, int bits, stream_ref stream,
-                       memory_resource* res) {
+void run_one_payload(one_payload_fn<K, P> fn, column_view const& keys,
+                     column_view const* payload, partitioned_columns& out, int bit_offset,
+                     int bits, stream_ref stream, memory_resource* res) {
   P const* in = payload ? static_cast<P const*>(payload->data()) : nullptr;
   P* dst = payload ? static_cast<P*>(out.payloads.front().data()) : nullptr;
-  detail::gpu::block_scatter_partition<K, P>(
-    static_cast<K const*>(keys.data()), in, keys.size(), bit_offset, bits,
-    static_cast<K*>(out.keys.data()), dst, out.offsets.data_as<std::int64_t>(), stream, res);
+  fn(static_cast<K const*>(keys.data()), in, keys.size(), bit_offset, bits,
+     static_cast<K*>(out.keys.data()), dst, out.offsets.data_as<std::int64_t>(), stream, res);
 }
 
 template <class K>
@@ -125,23 +130,16 @@ void dispatch_partition(column_view const& keys, std::vector<column_view> const&
                         partitioned_columns& out, partition_algorithm algorithm, int bit_offset,
                         int bits, stream_ref stream, memory_resource* res) {
   using detail::gpu::no_payload;
-  if (algorithm == partition_algorithm::shared_atomic) {
+  if (algorithm != partition_algorithm::stable_cub) {
     if (payloads.empty()) {
-      run_shared_atomic<K, no_payload>(keys, nullptr, out, bit_offset, bits, stream, res);
+      run_one_payload<K, no_payload>(one_payload_algorithm<K, no_payload>(algorithm), keys,
+                                     nullptr, out, bit_offset, bits, stream, res);
     } else if (size_of(payloads[0].type()) == 4) {
-      run_shared_atomic<K, std::uint32_t>(keys, &payloads[0], out, bit_offset, bits, stream, res);
+      run_one_payload<K, std::uint32_t>(one_payload_algorithm<K, std::uint32_t>(algorithm), keys,
+                                        &payloads[0], out, bit_offset, bits, stream, res);
     } else {
-      run_shared_atomic<K, std::uint64_t>(keys, &payloads[0], out, bit_offset, bits, stream, res);
-    }
-    return;
-  }
-  if (algorithm == partition_algorithm::block_scatter) {
-    if (payloads.empty()) {
-      run_block_scatter<K, no_payload>(keys, nullptr, out, bit_offset, bits, stream, res);
-    } else if (size_of(payloads[0].type()) == 4) {
-      run_block_scatter<K, std::uint32_t>(keys, &payloads[0], out, bit_offset, bits, stream, res);
-    } else {
-      run_block_scatter<K, std::uint64_t>(keys, &payloads[0], out, bit_offset, bits, stream, res);
+      run_one_payload<K, std::uint64_t>(one_payload_algorithm<K, std::uint64_t>(algorithm), keys,
+                                        &payloads[0], out, bit_offset, bits, stream, res);
     }
     return;
   }
@@ -165,7 +163,8 @@ partitioned_columns radix_partition(column_view const& keys,
   expect_cuda(fn);
   JOINERY_EXPECTS(algorithm == partition_algorithm::stable_cub ||
                     algorithm == partition_algorithm::shared_atomic ||
-                    algorithm == partition_algorithm::block_scatter,
+                    algorithm == partition_algorithm::block_scatter ||
+                    algorithm == partition_algorithm::swwc,
                   std::string(fn) + ": unknown partition algorithm");
   expect_keys(keys, fn);
   for (std::size_t i = 0; i < payloads.size(); ++i) {
@@ -194,7 +193,9 @@ partitioned_columns radix_partition(column_view const& keys,
                        ? "joinery::radix_partition(stable_cub)"
                      : algorithm == partition_algorithm::shared_atomic
                        ? "joinery::radix_partition(shared_atomic)"
-                       : "joinery::radix_partition(block_scatter)");
+                     : algorithm == partition_algorithm::block_scatter
+                       ? "joinery::radix_partition(block_scatter)"
+                       : "joinery::radix_partition(swwc)");
   partitioned_columns out;
   out.bit_offset = bit_offset;
   out.bits = bits;

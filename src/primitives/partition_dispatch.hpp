@@ -39,6 +39,14 @@ void block_scatter_partition(K const* keys, P const* payload, size_type n, int b
                              int bits, K* keys_out, P* payload_out, std::int64_t* offsets,
                              stream_ref stream, memory_resource* mr);
 
+/// Lutz et al. 2022 section 4 (Shared SWWC): global histogram and scan, then one pass that
+/// writes each digit's tuples through shared-memory buffers in whole runs. Not stable.
+/// P: no_payload, std::uint32_t or std::uint64_t. offsets: 2^bits + 1.
+template <class K, class P>
+void swwc_partition(K const* keys, P const* payload, size_type n, int bit_offset, int bits,
+                    K* keys_out, P* payload_out, std::int64_t* offsets, stream_ref stream,
+                    memory_resource* mr);
+
 /// One payload column of a stable partitioning: `width` is 4 or 8 bytes.
 struct payload_io {
   void const* in = nullptr;

@@ -28,10 +28,12 @@ using detail::gpu::radix_histogram_policy;
 using detail::gpu::shared_atomic_partition_policy;
 using detail::gpu::block_scatter_partition_policy;
 using detail::gpu::block_scatter_partition_policy_high;
+using detail::gpu::swwc_partition_policy;
 
 constexpr partition_algorithm algorithms[] = {partition_algorithm::stable_cub,
                                               partition_algorithm::shared_atomic,
-                                              partition_algorithm::block_scatter};
+                                              partition_algorithm::block_scatter,
+                                              partition_algorithm::swwc};
 
 /// Whether an algorithm keeps the input order within each partition.
 constexpr bool is_stable(partition_algorithm a) {
@@ -51,6 +53,11 @@ class Partition : public ::testing::Test {
   }
   cuda_stream stream_;  // a non-blocking stream: the library must not rely on the default one
 };
+
+/// The partitioning tests, one instance per algorithm (so that a sanitizer run can pick one:
+/// --gtest_filter='Algorithms/PartitionAlgorithms.*/swwc').
+class PartitionAlgorithms : public Partition,
+                            public ::testing::WithParamInterface<partition_algorithm> {};
 
 // ---------------------------------------------------------------------------------------------
 // Host side: data sets and the reference.
@@ -253,17 +260,19 @@ std::string partition_and_check(dataset const& d, int bit_offset, int bits, part
 // ---------------------------------------------------------------------------------------------
 // Radix partitioning.
 
-TEST_F(Partition, SizesAroundTilesAndBlocks) {
+TEST_P(PartitionAlgorithms, SizesAroundTilesAndBlocks) {
   constexpr size_type t = shared_atomic_partition_policy::tile_items;
   constexpr size_type h = radix_histogram_policy::tile_items;
   constexpr size_type b = block_scatter_partition_policy::tile_items;
   constexpr size_type bh = block_scatter_partition_policy_high::tile_items;
+  constexpr size_type w = swwc_partition_policy::tile_items;
   std::vector<size_type> const sizes{0,     1,     2,         31,        33,    t - 1, t,
                                      t + 1, 2 * t + 1, h - 1, h + 1, 37 * t + 11, b - 1,
-                                     b + 1, 3 * b,     bh + 1, 5 * bh - 1};
+                                     b + 1, 3 * b,     bh + 1, 5 * bh - 1, w - 1, w + 1, 9 * w + 5};
   std::vector<std::vector<type_id>> const payload_sets{{}, {type_id::int32}, {type_id::uint64}};
   std::uint64_t seed = 100;
-  for (auto a : algorithms) {
+  {  // one algorithm per instance
+    auto const a = GetParam();
     for (auto key : key_types) {
       for (auto const& payloads : payload_sets) {
         for (auto n : sizes) {
@@ -276,14 +285,15 @@ TEST_F(Partition, SizesAroundTilesAndBlocks) {
   }
 }
 
-TEST_F(Partition, BlocksOwningSeveralTiles) {
+TEST_P(PartitionAlgorithms, BlocksOwningSeveralTiles) {
   // More tiles than the grid has blocks (SMs x resident blocks), so that blocks own several
   // tiles and a partial last one.
   auto const info = get_device_info(0);
   size_type const n = static_cast<size_type>(info.sm_count) *
                         shared_atomic_partition_policy::max_blocks_per_sm *
                         shared_atomic_partition_policy::tile_items * 5 / 2 + 13;
-  for (auto a : algorithms) {
+  {  // one algorithm per instance
+    auto const a = GetParam();
     for (auto key : {type_id::int32, type_id::uint64}) {
       auto const d = make_data({key, n, {type_id::int64}, true, 0, 0, 7}, stream_);
       EXPECT_EQ(partition_and_check(d, 3, 9, a, stream_), "") << describe(a, key, n, 3, 9, 1);
@@ -291,7 +301,7 @@ TEST_F(Partition, BlocksOwningSeveralTiles) {
   }
 }
 
-TEST_F(Partition, EveryDigitWidthAndOffset) {
+TEST_P(PartitionAlgorithms, EveryDigitWidthAndOffset) {
   size_type const n = 3 * radix_histogram_policy::tile_items + 77;
   std::uint64_t seed = 1000;
   for (auto key : key_types) {
@@ -300,7 +310,8 @@ TEST_F(Partition, EveryDigitWidthAndOffset) {
     auto const d = make_data({key, n, {payload}, true, 0, 0, ++seed}, stream_);
     for (int bits = 1; bits <= max_radix_bits; ++bits) {
       for (int offset : {0, 7, key_width(key) - bits}) {
-        for (auto a : algorithms) {
+        {  // one algorithm per instance
+          auto const a = GetParam();
           EXPECT_EQ(partition_and_check(d, offset, bits, a, stream_), "")
             << describe(a, key, n, offset, bits, 1);
         }
@@ -309,7 +320,7 @@ TEST_F(Partition, EveryDigitWidthAndOffset) {
   }
 }
 
-TEST_F(Partition, DigitsAreBitsOfTheSignedKey) {
+TEST_P(PartitionAlgorithms, DigitsAreBitsOfTheSignedKey) {
   // Hand-checked: digit = bits [28, 32) of the two's-complement pattern.
   std::vector<std::int32_t> keys{-1, 0, 1, std::numeric_limits<std::int32_t>::min(),
                                  std::numeric_limits<std::int32_t>::max(), -2, 0x10000000};
@@ -321,7 +332,8 @@ TEST_F(Partition, DigitsAreBitsOfTheSignedKey) {
   for (int p = 0; p <= 16; ++p) {
     offsets[p] = p == 0 ? 0 : p <= 1 ? 2 : p <= 7 ? 3 : p <= 8 ? 4 : p <= 15 ? 5 : 7;
   }
-  for (auto a : algorithms) {
+  {  // one algorithm per instance
+    auto const a = GetParam();
     auto const r = radix_partition(dk.view(), {dp.view()}, 28, 4, a, stream_);
     auto const host_offsets = column::copy_of(r.offsets.view(), host_resource(), stream_);
     EXPECT_EQ(host_offsets.to_vector<std::int64_t>(), offsets) << to_string(a);
@@ -343,7 +355,7 @@ TEST_F(Partition, DigitsAreBitsOfTheSignedKey) {
   }
 }
 
-TEST_F(Partition, SkewedKeys) {
+TEST_P(PartitionAlgorithms, SkewedKeys) {
   size_type const n = (size_type{1} << 20) + 3;
   struct skew {
     char const* name;
@@ -358,7 +370,8 @@ TEST_F(Partition, SkewedKeys) {
       for (auto payload : {type_id::uint32, type_id::int64}) {
         auto const d = make_data({key, n, {payload}, sk.hashed, sk.hot, sk.zipf, ++seed}, stream_);
         for (int bits : {1, 8, 11}) {
-          for (auto a : algorithms) {
+          {  // one algorithm per instance
+            auto const a = GetParam();
             EXPECT_EQ(partition_and_check(d, 0, bits, a, stream_), "")
               << sk.name << ": " << describe(a, key, n, 0, bits, 1);
           }
@@ -375,13 +388,14 @@ column_view rows_of(column const& c, size_type begin, size_type end) {
                      end - begin, memory_space::device);
 }
 
-TEST_F(Partition, TwoPassesEqualOnePassOverBothDigits) {
+TEST_P(PartitionAlgorithms, TwoPassesEqualOnePassOverBothDigits) {
   // Pass 1 by bits [6, 12), pass 2 each partition (a view of the output) by bits [0, 6): the
   // result is a partitioning by bits [0, 12), for stable_cub exactly the one-pass stable one.
   size_type const n = 200'003;
   for (auto key : {type_id::int64, type_id::uint32}) {
     auto const d = make_data({key, n, {type_id::uint32}, true, 0, 0, 77}, stream_);
-    for (auto a : algorithms) {
+    {  // one algorithm per instance
+      auto const a = GetParam();
       auto const first = radix_partition(d.keys(), d.payloads(), 6, 6, a, stream_);
       auto const o1 = column::copy_of(first.offsets.view(), host_resource(), stream_)
                         .to_vector<std::int64_t>();
@@ -437,7 +451,7 @@ TEST_F(Partition, StablePayloadsLineUpAcrossCalls) {
   EXPECT_EQ(keys_only.keys, h_all.keys);
 }
 
-TEST_F(Partition, BeyondTwoToThe31Rows) {
+TEST_P(PartitionAlgorithms, BeyondTwoToThe31Rows) {
   // 2^31 + 2^16 + 3 rows of uint32 keys and uint64 row ids: 64-bit slots, offsets and indices.
   size_type const n = (size_type{1} << 31) + (size_type{1} << 16) + 3;
   std::size_t const tuple = sizeof(std::uint32_t) + sizeof(std::uint64_t);
@@ -474,7 +488,8 @@ TEST_F(Partition, BeyondTwoToThe31Rows) {
   }
   auto const dk = column::copy_of(keys_host.view().column(0), device_resource(), stream_);
   auto const di = column::copy_of(column_view::of(ids), device_resource(), stream_);
-  for (auto a : algorithms) {
+  {  // one algorithm per instance
+    auto const a = GetParam();
     bool const stable = is_stable(a);
     std::vector<std::int64_t> offsets;
     std::vector<std::uint32_t> kout;
@@ -599,6 +614,9 @@ void expect_refusal(std::function<void()> const& f, std::string const& needle) {
   }
 }
 
+INSTANTIATE_TEST_SUITE_P(Algorithms, PartitionAlgorithms, ::testing::ValuesIn(algorithms),
+                         [](auto const& info) { return std::string(to_string(info.param)); });
+
 TEST(PartitionRefusals, ClearMessages) {
   std::vector<std::int32_t> k32{5, -3, 7, 9};
   std::vector<std::uint64_t> k64{5, 3, 7, 9};
@@ -647,6 +665,9 @@ TEST(PartitionRefusals, ClearMessages) {
   EXPECT_EQ(partition_algorithm_from_string("block_scatter"), partition_algorithm::block_scatter);
   expect_refusal([&] { (void)radix_partition(keys, {pay, pay}, 0, 4, partition_algorithm::block_scatter); },
                  "block_scatter moves the key and at most one payload column");
+  EXPECT_EQ(partition_algorithm_from_string("swwc"), partition_algorithm::swwc);
+  expect_refusal([&] { (void)radix_partition(keys, {pay, pay}, 0, 4, partition_algorithm::swwc); },
+                 "swwc moves the key and at most one payload column");
   EXPECT_EQ(partition_algorithm_from_string(to_string(sc)), sc);
   // Memory spaces: host columns where device memory is needed.
   expect_refusal([&] { (void)radix_partition(keys, {pay}, 0, 4, sa); },

@@ -148,8 +148,15 @@ class primitives_bench {
     }
     // One partitioning pass (histogram + scan + reorder / sort + bounds), tuples read + written.
     auto const key_sum = checksum(keys.view(), s);
-    for (auto algo : {partition_algorithm::stable_cub, partition_algorithm::shared_atomic,
-                      partition_algorithm::block_scatter}) {
+    std::vector<partition_algorithm> algos;
+    for (auto const& name : a_.partition_algorithms) {
+      algos.push_back(partition_algorithm_from_string(name));
+    }
+    if (algos.empty()) {
+      algos = {partition_algorithm::stable_cub, partition_algorithm::shared_atomic,
+               partition_algorithm::block_scatter, partition_algorithm::swwc};
+    }
+    for (auto algo : algos) {
       for (int bits = 8; bits <= 11; ++bits) {
         {  // Not timed: the result is a permutation of the input.
           auto const r = radix_partition(keys.view(), {payload.view()}, 0, bits, algo, s);
@@ -184,6 +191,7 @@ class primitives_bench {
        }},
     };
     for (auto const& row : sorts) {
+      if (!a_.partition_algorithms.empty()) { break; }
       {  // Not timed: the result is a permutation of the input.
         auto const r = row.run(keys.view(), payload.view(), s);
         JOINERY_EXPECTS(checksum(r.column(0).view(), s) == key_sum,

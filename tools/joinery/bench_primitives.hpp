@@ -2,6 +2,7 @@
 // joinery bench primitives: the GPU primitives against the measured device-copy bandwidth.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace joinery::cli {
 
@@ -13,6 +14,9 @@ struct primitives_bench_args {
   std::uint64_t seed = 42;
   std::string revision;  // recorded with every line
   std::string date;
+  /// Partition algorithms to time (names of partition_algorithm); empty: all of them, and the
+  /// sorts. A list skips the sorts (the slow rows), for quick A/B runs of the partitionings.
+  std::vector<std::string> partition_algorithms;
 };
 
 /// For 4- and 8-byte tuples halves (key + payload of that width): the device-to-device copy

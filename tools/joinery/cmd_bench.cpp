@@ -7,6 +7,7 @@
 #include <joinery/gen.hpp>
 #include <joinery/groupby.hpp>
 #include <joinery/join.hpp>
+#include <joinery/primitives/partition.hpp>
 
 #include <nlohmann/json.hpp>
 #include <omp.h>
@@ -496,9 +497,19 @@ void run_bench(bench_args const& a) {
     std::cout << "bench smoke: all algorithms agree\n";
   } else if (a.experiment == "primitives") {
     // GPU primitives against the device-copy roofline (bench_primitives.cpp); --rows default 2^28.
-    run_primitives_bench({a.rows == bench_args{}.rows ? std::int64_t{1} << 28
-                                                      : parse_size(a.rows, "--rows"),
-                          a.runs, a.warmup, a.out, a.seed, git_revision(), today()});
+    // --algorithm: a comma-separated list of partition algorithms (then no sorts).
+    primitives_bench_args p{a.rows == bench_args{}.rows ? std::int64_t{1} << 28
+                                                        : parse_size(a.rows, "--rows"),
+                            a.runs, a.warmup, a.out, a.seed, git_revision(), today(), {}};
+    if (a.algorithm != bench_args{}.algorithm) {
+      for (std::size_t at = 0; at <= a.algorithm.size();) {
+        auto const end = std::min(a.algorithm.find(',', at), a.algorithm.size());
+        p.partition_algorithms.push_back(a.algorithm.substr(at, end - at));
+        (void)partition_algorithm_from_string(p.partition_algorithms.back());  // refuse early
+        at = end + 1;
+      }
+    }
+    run_primitives_bench(p);
   } else if (a.experiment == "gpu-joins") {
     run_gpu_joins_bench(rec, a);
   } else if (a.experiment == "wide-joins") {

@@ -54,9 +54,15 @@ enum class partition_algorithm : std::uint8_t {
   /// copies it out in runs of one digit, so that global writes are coalesced. STABLE, like
   /// stable_cub. The key and at most one 4- or 8-byte payload column.
   block_scatter,
+  /// Lutz et al. 2022 section 4, Shared software write-combining: a global histogram and scan,
+  /// then one pass in which each block gathers every digit's tuples in a shared-memory buffer
+  /// and writes full buffers (up to 32 tuples) at ranges taken with one global atomic. Writes
+  /// are whole runs however short a digit's run in one tile is; NOT stable. The key and at most
+  /// one 4- or 8-byte payload column.
+  swwc,
 };
 std::string_view to_string(partition_algorithm a) noexcept;
-/// Parses "stable_cub", "shared_atomic" or "block_scatter"; throws logic_error otherwise.
+/// Parses "stable_cub", "shared_atomic", "block_scatter" or "swwc"; throws logic_error otherwise.
 partition_algorithm partition_algorithm_from_string(std::string_view name);
 
 /// Output of radix_partition: the columns reordered so that partition p occupies rows

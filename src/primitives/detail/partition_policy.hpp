@@ -4,6 +4,8 @@
 #include <joinery/primitives/partition.hpp>
 #include <joinery/types.hpp>
 
+#include <cstddef>
+
 namespace joinery::detail::gpu {
 
 /// Rui & Tu Algorithm 1: each block counts a contiguous range of keys into a shared-memory
@@ -60,5 +62,24 @@ struct block_scatter_partition_policy_t {
 };
 using block_scatter_partition_policy = block_scatter_partition_policy_t<256, 16, 4>;
 using block_scatter_partition_policy_high = block_scatter_partition_policy_t<256, 16, 4>;
+
+/// Lutz et al. section 4, Shared software write-combining: per block and digit a shared-memory
+/// buffer of b tuples (b a power of two, at most 32 so that one warp writes a buffer in one step),
+/// written out whole at a range taken with one global atomic. b is the largest that fits
+/// `small_smem_bytes` (two blocks per SM) while a buffer's keys fill a 32-byte sector, else the
+/// largest that fits `large_smem_bytes` (one block per SM). Blocks loop over tiles grid-stride.
+template <int Threads, int VT>
+struct swwc_partition_policy_t {
+  static constexpr int threads_per_block = Threads;
+  static constexpr int items_per_thread = VT;
+  static constexpr int tile_items = Threads * VT;
+  static constexpr int max_radix_bits = joinery::max_radix_bits;
+  static constexpr int max_buffer_tuples = 32;
+  static constexpr int sector_bytes = 32;
+  static constexpr std::size_t small_smem_bytes = 96 * 1024;
+  static constexpr std::size_t large_smem_bytes = 200 * 1024;
+  static constexpr int min_blocks_per_sm = 2;  // caps registers so two blocks fit an SM
+};
+using swwc_partition_policy = swwc_partition_policy_t<512, 8>;
 
 }  // namespace joinery::detail::gpu
