@@ -70,8 +70,11 @@ std::string run_command(char const* cmd) {
 
 std::string git_revision() {
   if (char const* env = std::getenv("JOINERY_GIT_REVISION")) { return env; }
-  auto r = run_command("git rev-parse --short HEAD 2>/dev/null");
-  return r.empty() ? JOINERY_GIT_REVISION_AT_BUILD : r;
+  // The binary's own revision first: a lent GPU machine runs binaries built elsewhere, in a
+  // copy of the tree whose git metadata may be older than the build.
+  std::string const built = JOINERY_GIT_REVISION_AT_BUILD;
+  if (built != "unknown") { return built; }
+  return run_command("git rev-parse --short HEAD 2>/dev/null");
 }
 
 std::string cpu_model() {

@@ -31,18 +31,19 @@ struct agent_swwc_partition {
   static constexpr bool has_payload = !std::is_same_v<P, no_payload>;
   using pay_t = std::conditional_t<has_payload, P, K>;  // buffer element type (unused if none)
 
-  /// Dynamic shared memory: key buffers, payload buffers (wider element first is not needed:
-  /// fanout x b is even, so the second array stays 8-byte aligned), fill counts, flush lists.
+  /// Dynamic shared memory: key buffers, payload buffers (fanout x b is even, so the second
+  /// array stays 8-byte aligned), fill counts, the flush list and its count.
   __host__ __device__ static constexpr std::size_t smem_bytes(int fanout, int b) {
     auto const slots = static_cast<std::size_t>(fanout) * static_cast<std::size_t>(b);
     return slots * sizeof(K) + (has_payload ? slots * sizeof(P) : 0) +
-           sizeof(unsigned) * static_cast<std::size_t>(fanout) + sizeof(int) * 32 * warps;
+           (sizeof(unsigned) + sizeof(int)) * static_cast<std::size_t>(fanout) + sizeof(unsigned);
   }
 
   K* buf_keys;        // shared, fanout x b
   pay_t* buf_pay;     // shared, fanout x b (has_payload only)
   unsigned* fill;     // shared, fanout: slots claimed in the digit's buffer
-  int* flush_lists;   // shared, 32 per warp: the digits one warp flushes in one chunk
+  int* flush_list;          // shared, fanout: the digits whose buffers a flush writes
+  unsigned* flush_count;    // shared: entries of flush_list
   int fanout;
   int log2_b;
   radix_digit<K> digit;
@@ -65,12 +66,14 @@ struct agent_swwc_partition {
     buf_pay = reinterpret_cast<pay_t*>(next);
     if constexpr (has_payload) { next += slots * sizeof(P); }
     fill = reinterpret_cast<unsigned*>(next);
-    flush_lists = reinterpret_cast<int*>(next + sizeof(unsigned) * fanout);
+    flush_list = reinterpret_cast<int*>(next + sizeof(unsigned) * fanout);
+    flush_count = reinterpret_cast<unsigned*>(next + (sizeof(unsigned) + sizeof(int)) * fanout);
   }
 
-  /// Zeroes the fill counts; the caller synchronises before the first tile.
+  /// Zeroes the fill counts and the flush list; the caller synchronises before the first tile.
   __device__ __forceinline__ void init() {
     for (int p = static_cast<int>(threadIdx.x); p < fanout; p += threads) { fill[p] = 0; }
+    reset_list();
   }
 
   __device__ __forceinline__ void store(unsigned d, unsigned slot, K k, pay_t v) {
@@ -80,46 +83,58 @@ struct agent_swwc_partition {
   }
 
   /// Writes out buffers: with Drain, every non-empty one (its fill count of tuples, at most b),
-  /// else every full one (b tuples; fill drops by b). Warps split the digits in chunks of 32;
-  /// 32 / b buffers are written per warp step. Needs a barrier before (the buffers' contents)
-  /// and after (fill counts, and the buffers reused).
+  /// else every full one (b tuples; fill drops by b). The block first lists the buffers to write;
+  /// each warp then takes an equal share of the list, issues the write-cursor atomics of up to 32
+  /// buffers at once (one lane each, so their latencies overlap) and copies 32 / b buffers per
+  /// step. Needs a barrier before (the buffers' contents and fill counts) and after (fill counts,
+  /// buffers reused); the caller then resets the list with reset_list().
   template <bool Drain>
   __device__ __forceinline__ void flush() {
+    unsigned const b = 1U << log2_b;
+    for (int p = static_cast<int>(threadIdx.x); p < fanout; p += threads) {
+      unsigned const f = fill[p];
+      if (Drain ? f > 0 : f >= b) { flush_list[atomicAdd(flush_count, 1U)] = p; }
+    }
+    __syncthreads();
+    int const count = static_cast<int>(*flush_count);
     int const lane = static_cast<int>(threadIdx.x) & 31;
     int const warp = static_cast<int>(threadIdx.x) >> 5;
-    int* list = flush_lists + 32 * warp;
-    unsigned const b = 1U << log2_b;
+    int const share = (count + warps - 1) / warps;
+    int const begin = warp * share;
+    int const end = begin + share < count ? begin + share : count;
     int const per_step = 32 >> log2_b;
-    int const e = lane & static_cast<int>(b - 1);       // tuple of the buffer this lane moves
-    int const leader = lane & ~static_cast<int>(b - 1);  // lane that took the write cursor
-    for (int c = warp * 32; c < fanout; c += warps * 32) {
-      int const p = c + lane;
-      unsigned const f = p < fanout ? fill[p] : 0U;
-      bool const take = Drain ? f > 0 : f >= b;
-      unsigned const mask = __ballot_sync(0xffffffffU, take);
-      if (mask == 0) { continue; }
-      if (take) { list[__popc(mask & ((1U << lane) - 1U))] = p; }
-      __syncwarp();
-      int const count = __popc(mask);
-      for (int first = 0; first < count; first += per_step) {
-        int const r = first + (lane >> log2_b);
-        bool const active = r < count;
-        int const q = active ? list[r] : 0;
-        unsigned const size = !active ? 0U : Drain ? fill[q] : b;
-        unsigned long long base = 0;
-        if (active && e == 0) { base = atomicAdd(cursors + q, static_cast<unsigned long long>(size)); }
-        base = __shfl_sync(0xffffffffU, base, leader);
-        if (static_cast<unsigned>(e) < size) {
-          auto const i = (static_cast<std::size_t>(q) << log2_b) + static_cast<std::size_t>(e);
-          keys_out[base + static_cast<unsigned long long>(e)] = buf_keys[i];
+    int const e = lane & static_cast<int>(b - 1);  // tuple of the buffer this lane moves
+    for (int chunk = begin; chunk < end; chunk += 32) {
+      int const mine = chunk + lane;
+      int q = 0;
+      unsigned size = 0;
+      unsigned long long base = 0;
+      if (mine < end) {
+        q = flush_list[mine];
+        size = Drain ? fill[q] : b;
+        base = atomicAdd(cursors + q, static_cast<unsigned long long>(size));
+      }
+      int const here = end - chunk < 32 ? end - chunk : 32;
+      for (int first = 0; first < here; first += per_step) {
+        int const src = first + (lane >> log2_b);  // the lane that took this buffer's range
+        int const qq = __shfl_sync(0xffffffffU, q, src & 31);
+        unsigned const n = __shfl_sync(0xffffffffU, size, src & 31);
+        unsigned long long const at = __shfl_sync(0xffffffffU, base, src & 31);
+        if (src < here && static_cast<unsigned>(e) < n) {
+          auto const i = (static_cast<std::size_t>(qq) << log2_b) + static_cast<std::size_t>(e);
+          keys_out[at + static_cast<unsigned long long>(e)] = buf_keys[i];
           if constexpr (has_payload) {
-            payload_out[base + static_cast<unsigned long long>(e)] = buf_pay[i];
+            payload_out[at + static_cast<unsigned long long>(e)] = buf_pay[i];
           }
         }
       }
-      __syncwarp();  // every lane read its fill count and the list before they change
-      if (take) { fill[p] = Drain ? 0U : f - b; }
+      if (mine < end) { fill[q] = Drain ? 0U : fill[q] - b; }
     }
+  }
+
+  /// Empties the flush list; between the barrier after a flush and the next flush.
+  __device__ __forceinline__ void reset_list() {
+    if (threadIdx.x == 0) { *flush_count = 0; }
   }
 
   template <bool Full>
@@ -129,17 +144,15 @@ struct agent_swwc_partition {
     pay_t v[vt] = {};
     if constexpr (has_payload) { load_striped<threads, vt, Full>(payload, base, valid, v); }
     unsigned const b = 1U << log2_b;
-    unsigned d[vt];
     unsigned slot[vt];
     bool pending = false;
 #pragma unroll
     for (int j = 0; j < vt; ++j) {
       slot[j] = 0;
       if (striped_valid<threads, Full>(j, valid)) {
-        d[j] = digit(k[j]);
-        slot[j] = atomicAdd(fill + d[j], 1U);
+        slot[j] = atomicAdd(fill + digit(k[j]), 1U);
         if (slot[j] < b) {
-          store(d[j], slot[j], k[j], v[j]);
+          store(digit(k[j]), slot[j], k[j], v[j]);
         } else {
           pending = true;
         }
@@ -150,13 +163,14 @@ struct agent_swwc_partition {
     while (__syncthreads_or(pending)) {
       flush<false>();
       __syncthreads();
+      reset_list();
       pending = false;
 #pragma unroll
       for (int j = 0; j < vt; ++j) {
         if (striped_valid<threads, Full>(j, valid) && slot[j] >= b) {
           slot[j] -= b;
           if (slot[j] < b) {
-            store(d[j], slot[j], k[j], v[j]);
+            store(digit(k[j]), slot[j], k[j], v[j]);  // digits recomputed: fewer registers
           } else {
             pending = true;
           }
