@@ -1,5 +1,6 @@
 // Public radix primitives: argument checks, NVTX range, then the GPU dispatch layer
 // (partition.cu, partition_stable.cu). Built without CUDA, every entry point refuses.
+#include <joinery/primitives/gather.hpp>
 #include <joinery/primitives/partition.hpp>
 
 #if defined(JOINERY_HAS_CUDA)
@@ -209,6 +210,54 @@ partitioned_columns radix_partition(column_view const& keys,
   } else {
     dispatch_partition<std::uint64_t>(keys, payloads, out, algorithm, bit_offset, bits, stream,
                                       res);
+  }
+#endif
+  return out;
+}
+
+split_columns split(column_view const& partition_ids, int fanout,
+                    std::vector<column_view> const& columns, stream_ref stream,
+                    memory_resource_ref mr) {
+  constexpr char const* fn = "split";
+  expect_cuda(fn);
+  JOINERY_EXPECTS(partition_ids.type() == type_id::int32 || partition_ids.type() == type_id::uint32,
+                  std::string(fn) + ": partition ids must be int32 or uint32, got " +
+                    std::string(to_string(partition_ids.type())));
+  expect_no_nulls(partition_ids, fn, "partition id");
+  JOINERY_EXPECTS(fanout >= 1 && fanout <= (1 << max_radix_bits),
+                  std::string(fn) + ": fanout must lie in [1, " +
+                    std::to_string(1 << max_radix_bits) + "], got " + std::to_string(fanout));
+  for (std::size_t i = 0; i < columns.size(); ++i) {
+    auto const& c = columns[i];
+    std::string const what = "column " + std::to_string(i);
+    auto const w = size_of(c.type());
+    JOINERY_EXPECTS(w == 1 || w == 2 || w == 4 || w == 8,
+                    std::string(fn) + ": the " + what + " is " + std::string(to_string(c.type())) +
+                      "; columns must be 1-, 2-, 4- or 8-byte types");
+    JOINERY_EXPECTS(c.size() == partition_ids.size(),
+                    std::string(fn) + ": the " + what + " has " + std::to_string(c.size()) +
+                      " rows but the partition ids have " + std::to_string(partition_ids.size()));
+    expect_no_nulls(c, fn, what);
+  }
+  expect_device(partition_ids, fn, "partition id");
+  for (std::size_t i = 0; i < columns.size(); ++i) {
+    expect_device(columns[i], fn, "column " + std::to_string(i));
+  }
+  auto* res = result_resource(mr, fn);
+  scoped_range range("joinery::split");
+  split_columns out;
+  out.offsets = column(type_id::int64, static_cast<size_type>(fanout) + 1, res, stream);
+#if defined(JOINERY_HAS_CUDA)
+  size_type const n = partition_ids.size();
+  column rows(type_id::int64, n, res, stream);
+  auto const outside = detail::gpu::split_rows(
+    static_cast<std::uint32_t const*>(partition_ids.data()), n, fanout,
+    rows.data_as<std::int64_t>(), out.offsets.data_as<std::int64_t>(), stream, res);
+  JOINERY_EXPECTS(outside == 0, std::string(fn) + ": " + std::to_string(outside) + " of " +
+                                  std::to_string(n) + " partition ids lie outside [0, " +
+                                  std::to_string(fanout) + ")");
+  for (auto const& c : columns) {
+    out.columns.push_back(gather(c, rows.view(), bounds_check::unchecked, stream, res));
   }
 #endif
   return out;

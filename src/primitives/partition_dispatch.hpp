@@ -47,6 +47,13 @@ void swwc_partition(K const* keys, P const* payload, size_type n, int bit_offset
                     K* keys_out, P* payload_out, std::int64_t* offsets, stream_ref stream,
                     memory_resource* mr);
 
+/// He et al. 2008 split: rows_out (n entries) lists the rows 0..n-1 grouped by their id in
+/// [0, fanout), in input order within a group; offsets (fanout + 1) bound the groups. Checks the
+/// ids first (one synchronisation): returns how many lie outside [0, fanout), and then writes
+/// nothing more. 1 <= fanout <= 2^max_radix_bits.
+size_type split_rows(std::uint32_t const* ids, size_type n, int fanout, std::int64_t* rows_out,
+                     std::int64_t* offsets, stream_ref stream, memory_resource* mr);
+
 /// One payload column of a stable partitioning: `width` is 4 or 8 bytes.
 struct payload_io {
   void const* in = nullptr;

@@ -13,6 +13,7 @@
 
 #if defined(JOINERY_HAS_CUDA)
 #include "core/cuda_try.hpp"
+#include "core/hash.hpp"
 
 #include <cuda_runtime_api.h>
 #endif
@@ -149,10 +150,15 @@ class primitives_bench {
     // One partitioning pass (histogram + scan + reorder / sort + bounds), tuples read + written.
     auto const key_sum = checksum(keys.view(), s);
     std::vector<partition_algorithm> algos;
+    bool with_split = a_.partition_algorithms.empty();
     for (auto const& name : a_.partition_algorithms) {
-      algos.push_back(partition_algorithm_from_string(name));
+      if (name == "split") {
+        with_split = true;
+      } else {
+        algos.push_back(partition_algorithm_from_string(name));
+      }
     }
-    if (algos.empty()) {
+    if (a_.partition_algorithms.empty()) {
       algos = {partition_algorithm::stable_cub, partition_algorithm::shared_atomic,
                partition_algorithm::block_scatter, partition_algorithm::swwc};
     }
@@ -202,6 +208,32 @@ class primitives_bench {
       params["algorithm"] = row.algorithm;
       measure(params, 2 * nd * tuple_bytes,
               [&] { auto const r = row.run(keys.view(), payload.view(), s); });
+    }
+    // He et al.'s split by 256 ids (the keys' low byte, computed on the host) moving the payload:
+    // ids and payload read, payload written (its row ids and gather are the split's own cost).
+    if (with_split) {
+      column ids;
+      {
+        std::vector<std::uint32_t> host_ids(static_cast<std::size_t>(n));
+#pragma omp parallel for schedule(static)
+        for (std::int64_t i = 0; i < n; ++i) {
+          host_ids[static_cast<std::size_t>(i)] =
+            static_cast<std::uint32_t>(detail::fmix64(static_cast<std::uint64_t>(i) + a_.seed) & 255U);
+        }
+        ids = column::copy_of(column_view::of(host_ids), device_resource(), s);
+      }
+      auto const pay_sum = checksum(payload.view(), s);
+      {  // Not timed: the result is a permutation of the payload.
+        auto const r = split(ids.view(), 256, {payload.view()}, s);
+        JOINERY_EXPECTS(checksum(r.columns[0].view(), s) == pay_sum,
+                        "bench primitives: split lost rows");
+      }
+      auto params = base;
+      params["primitive"] = "split";
+      params["algorithm"] = "block_scatter";
+      params["bits"] = 8;
+      measure(params, nd * 4 + 2 * nd * w,
+              [&] { auto const r = split(ids.view(), 256, {payload.view()}, s); });
     }
     // The histogram reads the keys once.
     for (int bits : {8, 11}) {

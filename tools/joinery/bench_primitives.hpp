@@ -14,7 +14,7 @@ struct primitives_bench_args {
   std::uint64_t seed = 42;
   std::string revision;  // recorded with every line
   std::string date;
-  /// Partition algorithms to time (names of partition_algorithm); empty: all of them, and the
+  /// Partition algorithms to time (names of partition_algorithm, or "split"); empty: all, and the
   /// sorts. A list skips the sorts (the slow rows), for quick A/B runs of the partitionings.
   std::vector<std::string> partition_algorithms;
 };

@@ -86,4 +86,22 @@ partitioned_columns radix_partition(column_view const& keys,
                                     stream_ref stream = default_stream(),
                                     memory_resource_ref mr = nullptr);
 
+/// Output of split: the columns with their rows grouped by partition id, group p at rows
+/// [offsets[p], offsets[p + 1]) of every column, rows of one group in input order.
+struct split_columns {
+  std::vector<column> columns;  // in the order they were given
+  column offsets;               // int64, fanout + 1 entries, on the device; offsets[fanout] = rows
+};
+
+/// He et al. 2008 split: groups the rows of `columns` (device columns of any 1/2/4/8-byte type,
+/// no nulls, each as long as the ids) by `partition_ids` (an int32 or uint32 device column, no
+/// nulls, every id in [0, fanout)), 1 <= fanout <= 2^max_radix_bits; stable. A histogram, a scan
+/// and a deterministic scatter (the block_scatter partitioning of (id, row id) pairs), then one
+/// gather per column. Unlike radix_partition the ids are any values below fanout, not digits of
+/// a key. Checks the ids on the device (one synchronisation) and throws logic_error naming how
+/// many lie outside [0, fanout), writing nothing.
+split_columns split(column_view const& partition_ids, int fanout,
+                    std::vector<column_view> const& columns, stream_ref stream = default_stream(),
+                    memory_resource_ref mr = nullptr);
+
 }  // namespace joinery
