@@ -18,6 +18,7 @@
 // write at the item's offset). One kernel serves the three modes.
 #include "join/gpu/join_common.cuh"
 #include "join/gpu/join_sort.hpp"
+#include "primitives/detail/block_chain_table.cuh"
 #include "primitives/detail/hash.cuh"
 
 #include <algorithm>
@@ -43,12 +44,6 @@ struct radix_join_policy {
   static constexpr size_type sample_every = 64;
   static constexpr double direct_margin = 1.1;
 };
-
-template <class U>
-constexpr std::size_t radix_join_smem() {
-  using P = radix_join_policy;
-  return sizeof(std::uint32_t) * P::buckets + sizeof(std::uint16_t) * P::chunk + sizeof(U) * P::chunk;
-}
 
 template <class U>
 struct radix_join_args {
@@ -79,51 +74,10 @@ __host__ __device__ __forceinline__ size_type chunks_of(size_type nb) {
   return nb <= radix_join_policy::chunk ? 1 : ceil_div(nb, radix_join_policy::chunk);
 }
 
+/// The shared-memory table of one build chunk (src/primitives/detail/block_chain_table.cuh).
 template <class U>
-__device__ __forceinline__ std::uint32_t bucket_of(U k) {
-  if constexpr (sizeof(U) == 4) {
-    return fmix32(k) & (radix_join_policy::buckets - 1);
-  } else {
-    return static_cast<std::uint32_t>(fmix64(k)) & (radix_join_policy::buckets - 1);
-  }
-}
-
-/// The shared-memory bucket-chaining table of one build chunk.
-template <class U>
-struct shared_chain_table {
-  static constexpr std::uint16_t end = 0xffff;
-  std::uint32_t* heads;
-  std::uint16_t* next;
-  U* keys;
-
-  __device__ explicit shared_chain_table(unsigned char* smem)
-      : heads(reinterpret_cast<std::uint32_t*>(smem)),
-        next(reinterpret_cast<std::uint16_t*>(smem + sizeof(std::uint32_t) * radix_join_policy::buckets)),
-        keys(reinterpret_cast<U*>(smem + sizeof(std::uint32_t) * radix_join_policy::buckets +
-                                  sizeof(std::uint16_t) * radix_join_policy::chunk)) {}
-
-  /// Block-wide: replaces the table by keys[0, n).
-  __device__ void build(U const* __restrict__ src, int n) {
-    __syncthreads();  // nobody probes the previous chunk any more
-    for (int b = threadIdx.x; b < radix_join_policy::buckets; b += radix_join_policy::threads) {
-      heads[b] = end;
-    }
-    __syncthreads();
-    for (int t = threadIdx.x; t < n; t += radix_join_policy::threads) {
-      U const k = src[t];
-      keys[t] = k;
-      next[t] = static_cast<std::uint16_t>(atomicExch(&heads[bucket_of(k)], static_cast<std::uint32_t>(t)));
-    }
-    __syncthreads();
-  }
-
-  template <class F>
-  __device__ void for_each_match(U k, F&& f) const {
-    for (std::uint32_t t = heads[bucket_of(k)]; t != end; t = next[t]) {
-      if (keys[t] == k) { f(static_cast<int>(t)); }
-    }
-  }
-};
+using chunk_table = block_chain_table<U, radix_join_policy::threads, radix_join_policy::buckets,
+                                      radix_join_policy::chunk>;
 
 /// Partition of work item w: the last p with item_start[p] <= w.
 __device__ __forceinline__ size_type partition_of(size_type const* item_start, size_type fanout,
@@ -162,7 +116,7 @@ __global__ void __launch_bounds__(radix_join_policy::threads, radix_join_policy:
     typename reduce::TempStorage reduce;
   } storage;
   __shared__ size_type tile_first;
-  shared_chain_table<U> table(smem);
+  chunk_table<U> table(smem);
   bool const with_matches = a.kind == join_kind::inner || a.kind == join_kind::left_outer;
 
   for (size_type w = blockIdx.x; w < a.num_items; w += gridDim.x) {
@@ -398,7 +352,7 @@ device_matches run(join_request const& rq, stream_ref stream, memory_resource* m
   a.item_rows = as<size_type>(item_rows);
   a.checksum = as<unsigned long long>(checksum);
 
-  constexpr std::size_t smem = radix_join_smem<U>();
+  constexpr std::size_t smem = chunk_table<U>::smem_bytes;
   auto const count_kernel = radix_join_kernel<U, radix_mode::count>;
   auto const write_ids_kernel = radix_join_kernel<U, radix_mode::write>;
   auto const write_positions_kernel = radix_join_kernel<U, radix_mode::write, true>;
