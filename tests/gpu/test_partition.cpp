@@ -4,6 +4,7 @@
 // refusals. GPU tests skip with a message when no GPU is present; the refusals run everywhere.
 #include "core/hash.hpp"
 #include "primitives/detail/partition_policy.hpp"
+#include "support/refusal.hpp"
 
 #include <joinery/gen.hpp>
 #include <joinery/primitives/partition.hpp>
@@ -603,16 +604,6 @@ TEST_F(Partition, PrefixScanMatchesCpu) {
 
 // ---------------------------------------------------------------------------------------------
 // Refusals: argument checks come before any device work, so most run without a GPU too.
-
-void expect_refusal(std::function<void()> const& f, std::string const& needle) {
-  try {
-    f();
-    ADD_FAILURE() << "no exception; expected a logic_error mentioning '" << needle << "'";
-  } catch (logic_error const& e) {
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos)
-      << "message '" << e.what() << "' does not mention '" << needle << "'";
-  }
-}
 
 INSTANTIATE_TEST_SUITE_P(Algorithms, PartitionAlgorithms, ::testing::ValuesIn(algorithms),
                          [](auto const& info) { return std::string(to_string(info.param)); });

@@ -3,6 +3,7 @@
 // columns of every width; and the refusals (ids out of range found on the device, arguments).
 #include "core/hash.hpp"
 #include "primitives/detail/partition_policy.hpp"
+#include "support/refusal.hpp"
 
 #include <joinery/memory.hpp>
 #include <joinery/primitives/partition.hpp>
@@ -137,15 +138,6 @@ TEST_F(Split, NoColumnsGivesOffsetsOnly) {
             offsets);
 }
 
-void expect_refusal(std::function<void()> const& f, std::string const& needle) {
-  try {
-    f();
-    ADD_FAILURE() << "no exception; expected a logic_error mentioning '" << needle << "'";
-  } catch (logic_error const& e) {
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos)
-      << "message '" << e.what() << "' does not mention '" << needle << "'";
-  }
-}
 
 TEST(SplitRefusals, ClearMessages) {
   std::vector<std::int32_t> ids{0, 3, 1, 2};
