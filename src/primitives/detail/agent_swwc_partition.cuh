@@ -6,14 +6,18 @@
 // tuples claim buffer slots with one shared atomic each; a full buffer is written out by one warp
 // as B consecutive tuples at a slot range taken with one global atomic on the digit's write
 // cursor (initialised to the digit's first output row). Writes are therefore whole runs of B
-// tuples (B x key width >= one 32-byte sector by the policy), however short a digit's run within
-// one tile is. Not stable: runs land in the order blocks flush them.
+// tuples however short a digit's run within one tile is (B x key width is at least a 32-byte
+// sector up to 11 bits with 4-byte payloads; at 12 bits, or 11 with 4-byte keys and 8-byte
+// payloads, the buffers shrink to 8-16 bytes of keys). Not stable: runs land in the order blocks
+// flush them.
 //
 // A tile is processed in rounds separated by barriers, so no thread waits on another inside a
 // warp: round 0 inserts every tuple (those that find their buffer full stay pending in
 // registers); while any tuple is pending, the warps flush every full buffer, and each pending
 // tuple moves down by B slots and is stored once its slot lies in the buffer again. Any skew
-// (every tuple of a tile in one digit) just takes more rounds.
+// (every tuple of a tile in one digit) just takes more rounds: tile / B of them, each three
+// barriers, a scan of the fill counts and one cursor atomic (128 at 8 bits), so heavy skew makes
+// the pass many times slower (correct, but not measured yet).
 #include "primitives/detail/radix_digit.cuh"
 #include "primitives/partition_dispatch.hpp"
 
@@ -28,6 +32,8 @@ struct agent_swwc_partition {
   static constexpr int vt = Policy::items_per_thread;
   static constexpr int tile = Policy::tile_items;
   static constexpr int warps = threads / 32;
+  static_assert(Policy::max_buffer_tuples >= 1 && Policy::max_buffer_tuples <= 32,
+                "a warp writes 32 / b buffers a step: b must not exceed 32");
   static constexpr bool has_payload = !std::is_same_v<P, no_payload>;
   using pay_t = std::conditional_t<has_payload, P, K>;  // buffer element type (unused if none)
 

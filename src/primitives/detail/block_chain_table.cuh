@@ -3,7 +3,8 @@
 // memory, built and probed by one thread block (the per-partition table of Sioulas et al. and
 // Lutz et al.). Heads per bucket (32-bit, `end` when empty), a 16-bit link per key, the keys;
 // building inserts each key at its bucket's head with one atomic exchange, so chains need no
-// locks and hold keys in no particular order. Entry t is the t-th key of the source.
+// locks and hold keys in no particular order. Entry t is the t-th key of the source. The block
+// must have exactly Threads threads (the loops step by it), and a build at most Capacity keys.
 #include "primitives/detail/hash.cuh"
 
 #include <cstddef>
