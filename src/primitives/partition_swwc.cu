@@ -39,21 +39,6 @@ __global__ void __launch_bounds__(Policy::threads_per_block, Policy::min_blocks_
   agent.template flush<true>();
 }
 
-namespace {
-
-/// log2 of the buffer size in tuples: the largest power of two <= the policy's cap whose buffers
-/// fit `budget` bytes of shared memory (at least 1 tuple).
-template <class Policy, class Agent>
-int buffer_log2(int fanout, std::size_t budget) {
-  int log2_b = 0;
-  while ((2 << log2_b) <= Policy::max_buffer_tuples &&
-         Agent::smem_bytes(fanout, 2 << log2_b) <= budget) {
-    ++log2_b;
-  }
-  return log2_b;
-}
-
-}  // namespace
 
 template <class K, class P>
 void swwc_partition(K const* keys, P const* payload, size_type n, int bit_offset, int bits,
@@ -76,10 +61,8 @@ void swwc_partition(K const* keys, P const* payload, size_type n, int bit_offset
   JOINERY_CUDA_TRY(cudaMemcpyAsync(cursors.data(), offsets, sizeof(std::int64_t) * fanout,
                                    cudaMemcpyDeviceToDevice, s));
 
-  int log2_b = buffer_log2<policy, agent_t>(fanout, policy::small_smem_bytes);
-  if ((sizeof(K) << log2_b) < policy::sector_bytes) {
-    log2_b = buffer_log2<policy, agent_t>(fanout, policy::large_smem_bytes);
-  }
+  int const log2_b =
+    swwc_buffer_log2<policy>(fanout, sizeof(K), agent_t::has_payload ? sizeof(P) : 0);
   auto const kernel = swwc_partition_kernel<policy, K, P>;
   std::size_t const smem = agent_t::smem_bytes(fanout, 1 << log2_b);
   JOINERY_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,

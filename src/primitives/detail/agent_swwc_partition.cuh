@@ -18,6 +18,7 @@
 // (every tuple of a tile in one digit) just takes more rounds: tile / B of them, each three
 // barriers, a scan of the fill counts and one cursor atomic (128 at 8 bits), so heavy skew makes
 // the pass many times slower (correct, but not measured yet).
+#include "primitives/detail/partition_policy.hpp"
 #include "primitives/detail/radix_digit.cuh"
 #include "primitives/partition_dispatch.hpp"
 
@@ -40,9 +41,7 @@ struct agent_swwc_partition {
   /// Dynamic shared memory: key buffers, payload buffers (fanout x b is even, so the second
   /// array stays 8-byte aligned), fill counts, the flush list and its count.
   __host__ __device__ static constexpr std::size_t smem_bytes(int fanout, int b) {
-    auto const slots = static_cast<std::size_t>(fanout) * static_cast<std::size_t>(b);
-    return slots * sizeof(K) + (has_payload ? slots * sizeof(P) : 0) +
-           (sizeof(unsigned) + sizeof(int)) * static_cast<std::size_t>(fanout) + sizeof(unsigned);
+    return swwc_smem_bytes<Policy>(fanout, b, sizeof(K), has_payload ? sizeof(P) : 0);
   }
 
   K* buf_keys;        // shared, fanout x b

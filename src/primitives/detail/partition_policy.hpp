@@ -82,4 +82,32 @@ struct swwc_partition_policy_t {
 };
 using swwc_partition_policy = swwc_partition_policy_t<512, 8>;
 
+/// Dynamic shared memory of one swwc block (the agent's layout): key buffers, payload buffers,
+/// fill counts, the flush list and its count. payload_bytes = 0 without a payload.
+template <class Policy = swwc_partition_policy>
+constexpr std::size_t swwc_smem_bytes(int fanout, int b, std::size_t key_bytes,
+                                      std::size_t payload_bytes) {
+  auto const slots = static_cast<std::size_t>(fanout) * static_cast<std::size_t>(b);
+  return slots * (key_bytes + payload_bytes) +
+         (sizeof(unsigned) + sizeof(int)) * static_cast<std::size_t>(fanout) + sizeof(unsigned);
+}
+
+/// log2 of the swwc buffer size in tuples: the largest power of two up to the policy's cap whose
+/// buffers fit `small_smem_bytes` while a buffer's keys fill a sector, else the largest that fits
+/// `large_smem_bytes` (at least one tuple).
+template <class Policy = swwc_partition_policy>
+constexpr int swwc_buffer_log2(int fanout, std::size_t key_bytes, std::size_t payload_bytes) {
+  auto largest = [&](std::size_t budget) {
+    int log2_b = 0;
+    while ((2 << log2_b) <= Policy::max_buffer_tuples &&
+           swwc_smem_bytes<Policy>(fanout, 2 << log2_b, key_bytes, payload_bytes) <= budget) {
+      ++log2_b;
+    }
+    return log2_b;
+  };
+  int const small = largest(Policy::small_smem_bytes);
+  if ((key_bytes << small) >= static_cast<std::size_t>(Policy::sector_bytes)) { return small; }
+  return largest(Policy::large_smem_bytes);
+}
+
 }  // namespace joinery::detail::gpu
