@@ -9,7 +9,9 @@
 #include <joinery/primitives/partition.hpp>
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -138,6 +140,58 @@ TEST_F(Split, NoColumnsGivesOffsetsOnly) {
             offsets);
 }
 
+
+TEST_F(Split, BeyondTwoToThe31Rows) {
+  // 2^31 + 2^16 + 3 rows into 256 groups, one uint64 column holding the row index: 64-bit row
+  // ids, offsets and gathers. Every output row is an input row, in its group, once, and rows of
+  // a group keep their input order.
+  size_type const n = (size_type{1} << 31) + (size_type{1} << 16) + 3;
+  int const fanout = 256;
+  std::size_t const device_need = 40 * static_cast<std::size_t>(n) + (std::size_t{4} << 30);
+  std::size_t const host_need = 24 * static_cast<std::size_t>(n);
+  auto const host_bytes = static_cast<std::size_t>(sysconf(_SC_PHYS_PAGES)) *
+                          static_cast<std::size_t>(sysconf(_SC_PAGE_SIZE));
+  if (get_device_info(0).free_memory < device_need || host_bytes < host_need) {
+    GTEST_SKIP() << "needs " << (device_need >> 30) << " GiB free device memory and "
+                 << (host_need >> 30) << " GiB host memory";
+  }
+  std::vector<std::int32_t> ids(static_cast<std::size_t>(n));
+  std::vector<std::uint64_t> rows(static_cast<std::size_t>(n));
+#pragma omp parallel for schedule(static)
+  for (size_type i = 0; i < n; ++i) {
+    ids[i] = static_cast<std::int32_t>(fmix64(static_cast<std::uint64_t>(i) + 12345) % fanout);
+    rows[i] = static_cast<std::uint64_t>(i);
+  }
+  std::vector<size_type> count(fanout, 0);
+  for (auto id : ids) { ++count[id]; }
+  std::vector<std::int64_t> offsets;
+  std::vector<std::uint64_t> out;
+  {
+    auto const d_ids = column::copy_of(column_view::of(ids), device_resource(), stream_);
+    auto const d_rows = column::copy_of(column_view::of(rows), device_resource(), stream_);
+    auto const r = split(d_ids.view(), fanout, {d_rows.view()}, stream_);
+    offsets = column::copy_of(r.offsets.view(), host_resource(), stream_).to_vector<std::int64_t>();
+    out = column::copy_of(r.columns[0].view(), host_resource(), stream_).to_vector<std::uint64_t>();
+  }
+  ASSERT_EQ(offsets.size(), static_cast<std::size_t>(fanout + 1));
+  ASSERT_EQ(offsets[0], 0);
+  for (int p = 0; p < fanout; ++p) {
+    ASSERT_EQ(offsets[p + 1] - offsets[p], count[p]) << "group " << p;
+  }
+  std::vector<std::uint8_t> seen(static_cast<std::size_t>(n), 0);
+  size_type errors = 0;
+#pragma omp parallel for schedule(dynamic, 1) reduction(+ : errors)
+  for (int p = 0; p < fanout; ++p) {
+    for (auto i = offsets[p]; i < offsets[p + 1]; ++i) {
+      auto const r = out[i];
+      bool const ok = r < static_cast<std::uint64_t>(n) && ids[r] == p &&
+                      std::atomic_ref<std::uint8_t>(seen[r]).fetch_add(1) == 0 &&
+                      (i == offsets[p] || out[i - 1] < r);
+      errors += ok ? 0 : 1;
+    }
+  }
+  EXPECT_EQ(errors, 0) << "output rows out of place, repeated or out of order";
+}
 
 TEST(SplitRefusals, ClearMessages) {
   std::vector<std::int32_t> ids{0, 3, 1, 2};
