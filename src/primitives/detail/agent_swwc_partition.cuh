@@ -31,7 +31,6 @@ template <class Policy, class K, class P>
 struct agent_swwc_partition {
   static constexpr int threads = Policy::threads_per_block;
   static constexpr int vt = Policy::items_per_thread;
-  static constexpr int tile = Policy::tile_items;
   static constexpr int warps = threads / 32;
   static_assert(Policy::max_buffer_tuples >= 1 && Policy::max_buffer_tuples <= 32,
                 "a warp writes 32 / b buffers a step: b must not exceed 32");
