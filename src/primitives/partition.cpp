@@ -7,6 +7,7 @@
 #include "primitives/partition_dispatch.hpp"
 #endif
 
+#include <algorithm>
 #include <cstdint>
 #include "primitives/checks.hpp"
 
@@ -249,6 +250,23 @@ split_columns split(column_view const& partition_ids, int fanout,
   out.offsets = column(type_id::int64, static_cast<size_type>(fanout) + 1, res, stream);
 #if defined(JOINERY_HAS_CUDA)
   size_type const n = partition_ids.size();
+  bool const wide = std::all_of(columns.begin(), columns.end(), [](column_view const& c) {
+    return size_of(c.type()) == 4 || size_of(c.type()) == 8;
+  });
+  if (wide) {  // the columns move with the ids in a CUB sort: no gathers
+    std::vector<detail::gpu::payload_io> io;
+    for (auto const& c : columns) {
+      out.columns.emplace_back(c.type(), n, res, stream);
+      io.push_back({c.data(), out.columns.back().data(), size_of(c.type())});
+    }
+    auto const outside = detail::gpu::split_wide_columns(
+      static_cast<std::uint32_t const*>(partition_ids.data()), n, fanout, io,
+      out.offsets.data_as<std::int64_t>(), stream, res);
+    JOINERY_EXPECTS(outside == 0, std::string(fn) + ": " + std::to_string(outside) + " of " +
+                                    std::to_string(n) + " partition ids lie outside [0, " +
+                                    std::to_string(fanout) + ")");
+    return out;
+  }
   column rows(type_id::int64, n, res, stream);
   auto const outside = detail::gpu::split_rows(
     static_cast<std::uint32_t const*>(partition_ids.data()), n, fanout,

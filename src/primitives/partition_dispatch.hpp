@@ -67,4 +67,11 @@ void stable_partition(K const* keys, size_type n, int bit_offset, int bits, K* k
                       std::vector<payload_io> const& payloads, std::int64_t* offsets,
                       stream_ref stream, memory_resource* mr);
 
+/// split with every column 4 or 8 bytes wide: the ids checked as in split_rows (returns how many
+/// lie outside [0, fanout), then writes nothing more), then a stable CUB partitioning of the ids
+/// that moves the columns (columns[i].out: n entries each). offsets: fanout + 1.
+size_type split_wide_columns(std::uint32_t const* ids, size_type n, int fanout,
+                             std::vector<payload_io> const& columns, std::int64_t* offsets,
+                             stream_ref stream, memory_resource* mr);
+
 }  // namespace joinery::detail::gpu

@@ -1,7 +1,8 @@
-// He et al. 2008 split, dispatch layer: a check-and-number pass over the partition ids (row ids
-// 0..n-1, and a count of ids outside [0, fanout)), then the stable block-scatter partitioning
-// (partition_block_scatter.cu) of (id, row id) pairs; the callers gather their columns by the
-// grouped row ids.
+// He et al. 2008 split, dispatch layer: a check (and numbering) pass over the partition ids
+// (a count of ids outside [0, fanout), row ids 0..n-1), then either the stable block-scatter
+// partitioning (partition_block_scatter.cu) of (id, row id) pairs, whose grouped row ids the
+// caller gathers its columns by, or, when every column is 4 or 8 bytes wide, the stable CUB
+// partitioning (partition_stable.cu) of the ids carrying the columns themselves.
 #include "primitives/detail/launch.cuh"
 #include "primitives/partition_dispatch.hpp"
 
@@ -20,7 +21,7 @@ __global__ void __launch_bounds__(split_threads)
   unsigned long long bad = 0;
   for (size_type i = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<size_type>(gridDim.x) * blockDim.x) {
-    rows[i] = static_cast<std::uint64_t>(i);
+    if (rows != nullptr) { rows[i] = static_cast<std::uint64_t>(i); }
     bad += ids[i] >= fanout;  // int32 ids below 0 are >= 2^31 as uint32
   }
   if (bad != 0) { atomicAdd(outside, bad); }
@@ -56,6 +57,36 @@ size_type split_rows(std::uint32_t const* ids, size_type n, int fanout, std::int
     ids, d_rows, n, 0, bits, static_cast<std::uint32_t*>(ids_out.data()),
     reinterpret_cast<std::uint64_t*>(rows_out), static_cast<std::int64_t*>(all_offsets.data()),
     stream, mr);
+  JOINERY_CUDA_TRY(cudaMemcpyAsync(offsets, all_offsets.data(),
+                                   sizeof(std::int64_t) * (static_cast<std::size_t>(fanout) + 1),
+                                   cudaMemcpyDeviceToDevice, s));
+  return 0;
+}
+
+size_type split_wide_columns(std::uint32_t const* ids, size_type n, int fanout,
+                             std::vector<payload_io> const& columns, std::int64_t* offsets,
+                             stream_ref stream, memory_resource* mr) {
+  auto const s = to_cuda(stream);
+  int bits = 1;
+  while ((1 << bits) < fanout) { ++bits; }
+  buffer outside(sizeof(unsigned long long), mr, stream);
+  auto* d_outside = static_cast<unsigned long long*>(outside.data());
+  JOINERY_CUDA_TRY(cudaMemsetAsync(d_outside, 0, sizeof(unsigned long long), s));
+  if (n > 0) {
+    number_rows_kernel<<<grid_stride_blocks(n, split_threads, current_sm_count(), 8),
+                         split_threads, 0, s>>>(ids, n, static_cast<std::uint32_t>(fanout),
+                                                nullptr, d_outside);
+    JOINERY_CHECK_LAUNCH();
+  }
+  unsigned long long bad = 0;
+  JOINERY_CUDA_TRY(cudaMemcpyAsync(&bad, d_outside, sizeof(bad), cudaMemcpyDeviceToHost, s));
+  JOINERY_CUDA_TRY(cudaStreamSynchronize(s));
+  if (bad != 0) { return static_cast<size_type>(bad); }
+  buffer ids_out(sizeof(std::uint32_t) * static_cast<std::size_t>(n > 0 ? n : 1), mr, stream);
+  buffer all_offsets(sizeof(std::int64_t) * ((std::size_t{1} << bits) + 1), mr, stream);
+  stable_partition<std::uint32_t>(ids, n, 0, bits, static_cast<std::uint32_t*>(ids_out.data()),
+                                  columns, static_cast<std::int64_t*>(all_offsets.data()), stream,
+                                  mr);
   JOINERY_CUDA_TRY(cudaMemcpyAsync(offsets, all_offsets.data(),
                                    sizeof(std::int64_t) * (static_cast<std::size_t>(fanout) + 1),
                                    cudaMemcpyDeviceToDevice, s));

@@ -95,9 +95,10 @@ struct split_columns {
 
 /// He et al. 2008 split: groups the rows of `columns` (device columns of any 1/2/4/8-byte type,
 /// no nulls, each as long as the ids) by `partition_ids` (an int32 or uint32 device column, no
-/// nulls, every id in [0, fanout)), 1 <= fanout <= 2^max_radix_bits; stable. A histogram, a scan
-/// and a deterministic scatter (the block_scatter partitioning of (id, row id) pairs), then one
-/// gather per column. Unlike radix_partition the ids are any values below fanout, not digits of
+/// nulls, every id in [0, fanout)), 1 <= fanout <= 2^max_radix_bits; stable. When every column
+/// is 4 or 8 bytes wide, the stable_cub partitioning of the ids moves the columns themselves;
+/// else a histogram, a scan and a deterministic scatter (block_scatter of (id, row id) pairs),
+/// then one gather per column. Unlike radix_partition the ids are any values below fanout, not digits of
 /// a key. Checks the ids on the device (one synchronisation) and throws logic_error naming how
 /// many lie outside [0, fanout), writing nothing.
 split_columns split(column_view const& partition_ids, int fanout,

@@ -32,18 +32,28 @@ __global__ void flip_kernel(U const* __restrict__ in, U* __restrict__ out, size_
   }
 }
 
-/// Row i starts digits (digit(i - 1), digit(i)]; the last row also closes the digits above it.
+/// offsets[d] = the first row whose digit is >= d (n if none), d in [0, 2^bits]: a binary search
+/// per digit over the rows sorted by digit, so the keys are not read again in full (the searches
+/// touch O(2^bits log n) keys, mostly from L2).
 template <class U>
 __global__ void offsets_kernel(U const* __restrict__ sorted, size_type n, int bits,
                                size_type* __restrict__ offsets) {
   size_type const stride = static_cast<size_type>(gridDim.x) * blockDim.x;
   U const mask = static_cast<U>((U{1} << bits) - 1);
   size_type const fanout = size_type{1} << bits;
-  for (size_type i = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x; i <= n;
-       i += stride) {
-    size_type const lo = i == 0 ? 0 : static_cast<size_type>(sorted[i - 1] & mask) + 1;
-    size_type const hi = i == n ? fanout : static_cast<size_type>(sorted[i] & mask);
-    for (size_type d = lo; d <= hi; ++d) { offsets[d] = i; }
+  for (size_type d = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x; d <= fanout;
+       d += stride) {
+    size_type lo = 0;
+    size_type hi = n;
+    while (lo < hi) {
+      size_type const mid = lo + (hi - lo) / 2;
+      if (static_cast<size_type>(sorted[mid] & mask) < d) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    offsets[d] = lo;
   }
 }
 
@@ -86,8 +96,8 @@ void flip_sign_bits(U const* in, U* out, size_type n, stream_ref stream) {
 template <class U>
 void radix_partition_offsets(U const* sorted, size_type n, int bits, size_type* offsets,
                              stream_ref stream) {
-  offsets_kernel<<<map_blocks(n + 1), map_threads, 0, to_cuda(stream)>>>(sorted, n, bits,
-                                                                         offsets);
+  offsets_kernel<<<map_blocks((size_type{1} << bits) + 1), map_threads, 0, to_cuda(stream)>>>(
+    sorted, n, bits, offsets);
   JOINERY_CHECK_LAUNCH();
 }
 

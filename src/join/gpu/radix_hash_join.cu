@@ -36,8 +36,11 @@ struct radix_join_policy {
   /// Build tuples per shared-memory chunk, and buckets (a power of two).
   static constexpr int chunk = 4096;
   static constexpr int buckets = 4096;
-  /// Probe tuples per work item when the build partition fits one chunk.
-  static constexpr int max_probe_span = 4 * tile;  // 4096: one item per average partition
+  /// Most probe tuples of a work item when the build partition fits one chunk; a partition's
+  /// probe side is split evenly into the fewest such items (whole tiles), so that the usual
+  /// partition of a little over 4096 probe tuples is one item, not a full one and a sliver
+  /// that builds the same table again.
+  static constexpr int max_probe_span = 5 * tile;
   static constexpr int max_radix_bits = 22;
   /// Direct output is skipped when a count of the first 1/sample_every of the work items
   /// extrapolates to more than direct_margin x |S| output rows.
@@ -54,6 +57,7 @@ struct radix_join_args {
   std::uint32_t const* probe_rows;
   size_type const* probe_offsets;
   size_type const* item_start;  // fanout + 1: first work item of each partition
+  std::int32_t const* item_partition;  // num_items: the partition of each work item
   size_type fanout;
   size_type num_items;
   join_kind kind;
@@ -72,6 +76,16 @@ struct radix_join_args {
 /// Chunks of a build partition of nb tuples (an empty partition still has one, empty, chunk).
 __host__ __device__ __forceinline__ size_type chunks_of(size_type nb) {
   return nb <= radix_join_policy::chunk ? 1 : ceil_div(nb, radix_join_policy::chunk);
+}
+
+/// Probe tuples per work item of a partition of nb build and np probe tuples: one tile when the
+/// build side takes several chunks (each item loops over all of them), else np split evenly
+/// into the fewest items of at most max_probe_span, rounded up to whole tiles.
+__host__ __device__ __forceinline__ size_type probe_span_of(size_type nb, size_type np) {
+  using P = radix_join_policy;
+  if (chunks_of(nb) > 1 || np <= 0) { return P::tile; }
+  size_type const items = ceil_div(np, P::max_probe_span);
+  return ceil_div(ceil_div(np, items), P::tile) * P::tile;
 }
 
 /// The shared-memory table of one build chunk (src/primitives/detail/block_chain_table.cuh).
@@ -120,12 +134,12 @@ __global__ void __launch_bounds__(radix_join_policy::threads, radix_join_policy:
   bool const with_matches = a.kind == join_kind::inner || a.kind == join_kind::left_outer;
 
   for (size_type w = blockIdx.x; w < a.num_items; w += gridDim.x) {
-    size_type const p = partition_of(a.item_start, a.fanout, w);
+    size_type const p = a.item_partition[w];
     size_type const q = w - a.item_start[p];
     size_type const b0 = a.build_offsets[p];
     size_type const nb = a.build_offsets[p + 1] - b0;
     size_type const chunks = chunks_of(nb);
-    size_type const span = chunks == 1 ? P::max_probe_span : P::tile;
+    size_type const span = probe_span_of(nb, a.probe_offsets[p + 1] - a.probe_offsets[p]);
     size_type const p0 = a.probe_offsets[p] + q * span;
     size_type const p1 = a.probe_offsets[p + 1] < p0 + span ? a.probe_offsets[p + 1] : p0 + span;
     auto chunk_rows = [&](size_type c) {
@@ -275,8 +289,18 @@ __global__ void radix_items_kernel(size_type const* __restrict__ build_offsets,
       items[p] = 0;
       continue;
     }
-    size_type const span = chunks_of(nb) == 1 ? P::max_probe_span : P::tile;
-    items[p] = ceil_div(np, span);
+    items[p] = ceil_div(np, probe_span_of(nb, np));
+  }
+}
+
+/// item_partition[w] = the partition of work item w, by one binary search per item in parallel
+/// (the join kernel then reads it once instead of searching with dependent loads per item).
+__global__ void item_partitions_kernel(size_type const* __restrict__ item_start, size_type fanout,
+                                       size_type items, std::int32_t* __restrict__ item_partition) {
+  size_type const stride = static_cast<size_type>(gridDim.x) * blockDim.x;
+  for (size_type w = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x; w < items;
+       w += stride) {
+    item_partition[w] = static_cast<std::int32_t>(partition_of(item_start, fanout, w));
   }
 }
 
@@ -330,6 +354,11 @@ device_matches run(join_request const& rq, stream_ref stream, memory_resource* m
     out.phases = clock.finish();
     return out;
   }
+  static_assert(radix_join_policy::max_radix_bits < 31, "partitions are numbered in int32");
+  buffer item_partition(sizeof(std::int32_t) * static_cast<std::size_t>(items), mr, stream);
+  item_partitions_kernel<<<grid_stride_blocks(items, 256, current_sm_count(), 8), 256, 0, s>>>(
+      as<size_type>(item_start), fanout, items, as<std::int32_t>(item_partition));
+  JOINERY_CHECK_LAUNCH();
   buffer item_rows(sizeof(size_type) * static_cast<std::size_t>(items + 1), mr, stream);
   buffer checksum(sizeof(unsigned long long), mr, stream);
   JOINERY_CUDA_TRY(cudaMemsetAsync(item_rows.data(), 0, item_rows.size(), s));
@@ -343,6 +372,7 @@ device_matches run(join_request const& rq, stream_ref stream, memory_resource* m
   a.probe_rows = as<std::uint32_t>(pr);
   a.probe_offsets = as<size_type>(poffs);
   a.item_start = as<size_type>(item_start);
+  a.item_partition = as<std::int32_t>(item_partition);
   a.fanout = fanout;
   a.num_items = items;
   a.kind = rq.kind;
