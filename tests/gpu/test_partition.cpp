@@ -382,6 +382,23 @@ TEST_P(PartitionAlgorithms, SkewedKeys) {
   }
 }
 
+TEST_P(PartitionAlgorithms, EveryRowInOneDigit) {
+  // One key on every row: every tile's tuples go to one digit (swwc: the smallest buffers at 12
+  // bits with 8+8-byte tuples, and the flush that takes whole multiples of the buffer at once).
+  size_type const n = 300'001;
+  auto const a = GetParam();
+  std::uint64_t seed = 3000;
+  for (auto key : {type_id::uint32, type_id::int64}) {
+    for (auto payload : {type_id::uint64, type_id::int32}) {
+      auto const d = make_data({key, n, {payload}, false, 1.0, 0.0, ++seed}, stream_);
+      for (int bits : {4, 12}) {
+        EXPECT_EQ(partition_and_check(d, 0, bits, a, stream_), "")
+          << "one key: " << describe(a, key, n, 0, bits, 1);
+      }
+    }
+  }
+}
+
 /// A device view of rows [begin, end) of a device column.
 column_view rows_of(column const& c, size_type begin, size_type end) {
   auto const* base = static_cast<char const*>(c.view().data());

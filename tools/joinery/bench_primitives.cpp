@@ -107,7 +107,9 @@ class primitives_bench {
                   j.contains("bits") ? std::to_string(j["bits"].get<int>()).c_str() : "-",
                   j.value("key_bytes", 0), j.value("payload_bytes", 0), med * 1e3, gbps,
                   copy_gbps_ > 0 ? 100.0 * gbps / copy_gbps_ : 100.0);
-    std::cout << line << std::flush;
+    std::cout << line;
+    if (a_.zipf > 0) { std::cout << "  (keys Zipf " << a_.zipf << " over 2^24 values)\n"; }
+    std::cout << std::flush;
     return gbps;
   }
 
@@ -122,6 +124,10 @@ class primitives_bench {
     spec.kind = gen::key_kind::foreign;
     spec.key_type = type;
     spec.domain = width == 4 ? (std::int64_t{1} << 32) - 2 : std::int64_t{1} << 62;
+    if (a_.zipf > 0) {
+      spec.domain = std::int64_t{1} << 24;
+      spec.zipf = a_.zipf;
+    }
     spec.payload_types = {type};
     spec.seed = a_.seed + static_cast<std::uint64_t>(width);
     column keys, payload;
@@ -133,7 +139,7 @@ class primitives_bench {
     auto const w = static_cast<double>(width);
     auto const nd = static_cast<double>(n);
     double const tuple_bytes = 2 * w;
-    nlohmann::json base{{"key_bytes", width}, {"payload_bytes", width}};
+    nlohmann::json base{{"key_bytes", width}, {"payload_bytes", width}, {"zipf", a_.zipf}};
 
     // Roofline: copy the tuples (keys and payloads) device to device.
     {

@@ -17,6 +17,9 @@ struct primitives_bench_args {
   /// Partition algorithms to time (names of partition_algorithm, or "split"); empty: all, and the
   /// sorts. A list skips the sorts (the slow rows), for quick A/B runs of the partitionings.
   std::vector<std::string> partition_algorithms;
+  /// Zipf exponent of the keys (0: uniform over the key type); skewed keys are drawn from 2^24
+  /// values, so few digits hold most tuples.
+  double zipf = 0;
 };
 
 /// For 4- and 8-byte tuples halves (key + payload of that width): the device-to-device copy

@@ -503,7 +503,8 @@ void run_bench(bench_args const& a) {
     // --algorithm: a comma-separated list of partition algorithms and/or "split" (then no sorts).
     primitives_bench_args p{a.rows == bench_args{}.rows ? std::int64_t{1} << 28
                                                         : parse_size(a.rows, "--rows"),
-                            a.runs, a.warmup, a.out, a.seed, git_revision(), today(), {}};
+                            a.runs, a.warmup, a.out, a.seed, git_revision(), today(), {},
+                            a.zipf};
     if (a.algorithm != bench_args{}.algorithm) {
       for (std::size_t at = 0; at <= a.algorithm.size();) {
         auto const end = std::min(a.algorithm.find(',', at), a.algorithm.size());
