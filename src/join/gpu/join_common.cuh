@@ -261,13 +261,35 @@ __global__ void __launch_bounds__(M::policy::threads, M::policy::min_blocks_per_
   }
 }
 
-/// Output rows of a tile, one block scan per item slot: slot j of every thread takes a contiguous
-/// range (so 1:1 matches of neighbouring threads land in neighbouring rows); cursor[j] is this
-/// thread's first row of slot j and `running` grows by the tile's rows. `rows_of(j)` gives the
-/// rows of the thread's item j. Block-wide.
+/// Output rows of a tile: slot j of every thread takes a contiguous range (so 1:1 matches of
+/// neighbouring threads land in neighbouring rows); cursor[j] is this thread's first row of slot j
+/// and `running` grows by the tile's rows. `rows_of(j)` gives the rows of the thread's item j.
+/// When every item of the tile has few rows (always in PK-FK joins) the N slots share one block
+/// scan, their counts packed in 16-bit lanes of one 64-bit value (a lane's tile total stays below
+/// 2^15, so no carry and no sign bit); otherwise one scan per slot. Block-wide.
 template <class Scan, int N, class RowsOf>
 __device__ __forceinline__ void tile_offsets(typename Scan::TempStorage& storage, RowsOf&& rows_of,
                                              size_type (&cursor)[N], size_type& running) {
+  static_assert(N <= 4, "at most four 16-bit lanes in one 64-bit scan value");
+  // rows_of is cheap (a switch on the join kind): called again rather than kept in registers.
+  size_type const lane_limit = (size_type{1} << 15) / static_cast<size_type>(blockDim.x);
+  bool small = true;
+#pragma unroll
+  for (int j = 0; j < N; ++j) { small = small && rows_of(j) < lane_limit; }
+  if (__syncthreads_and(small)) {
+    size_type packed = 0;
+#pragma unroll
+    for (int j = 0; j < N; ++j) { packed |= rows_of(j) << (16 * j); }
+    size_type total = 0;
+    Scan(storage).ExclusiveSum(packed, packed, total);
+    __syncthreads();
+#pragma unroll
+    for (int j = 0; j < N; ++j) {
+      cursor[j] = running + ((packed >> (16 * j)) & 0xffff);
+      running += (total >> (16 * j)) & 0xffff;
+    }
+    return;
+  }
 #pragma unroll
   for (int j = 0; j < N; ++j) {
     size_type offset = 0;

@@ -159,7 +159,10 @@ __global__ void __launch_bounds__(radix_join_policy::threads, radix_join_policy:
       U k[ipt];
       std::uint32_t c[ipt];  // matches: below 2^32, as build row ids are 32-bit
       std::uint64_t bs[ipt];
-      int first_t[ipt];  // chunk-local index of the first match
+      // Chunk-local index of the first match; in write modes with one chunk, then its output
+      // value (build row id or position), loaded before the tile's scans so their barriers hide
+      // the dependent load.
+      std::uint32_t first_t[ipt];
 #pragma unroll
       for (int j = 0; j < ipt; ++j) {
         k[j] = item_of(j) < p1 ? a.probe_keys[item_of(j)] : U{0};
@@ -175,7 +178,7 @@ __global__ void __launch_bounds__(radix_join_policy::threads, radix_join_policy:
         for (int j = 0; j < ipt; ++j) {
           if (item_of(j) < p1) {
             table.for_each_match(k[j], [&](int t) {
-              if (c[j] == 0) { first_t[j] = t; }
+              if (c[j] == 0) { first_t[j] = static_cast<std::uint32_t>(t); }
               ++c[j];
               if (a.sums.build != nullptr && (Write || a.with_checksum)) {
                 bs[j] += a.sums.build[rows_of_chunk[t]];
@@ -185,6 +188,18 @@ __global__ void __launch_bounds__(radix_join_policy::threads, radix_join_policy:
         }
       }
       if constexpr (Write) {
+        // Probe row ids (or positions) of the tile, also loaded before the scans.
+        std::uint32_t prow[ipt];
+#pragma unroll
+        for (int j = 0; j < ipt; ++j) {
+          bool const valid = item_of(j) < p1;
+          prow[j] = Positions || !valid ? static_cast<std::uint32_t>(item_of(j))
+                                        : a.probe_rows[item_of(j)];
+          if (with_matches && chunks == 1 && valid && c[j] == 1) {
+            first_t[j] = Positions ? static_cast<std::uint32_t>(b0) + first_t[j]
+                                   : a.build_rows[b0 + first_t[j]];
+          }
+        }
         size_type cursor[ipt];
         tile_offsets<scan>(
             storage.scan,
@@ -202,8 +217,8 @@ __global__ void __launch_bounds__(radix_join_policy::threads, radix_join_policy:
           for (int j = 0; j < ipt; ++j) {
             if (item_of(j) < p1 && c[j] > 0) {
               if (chunks == 1 && c[j] == 1) {
-                a.out_build[cursor[j]] = Positions ? b0 + first_t[j] : a.build_rows[b0 + first_t[j]];
-                a.out_probe[cursor[j]] = Positions ? item_of(j) : a.probe_rows[item_of(j)];
+                a.out_build[cursor[j]] = first_t[j];
+                a.out_probe[cursor[j]] = prow[j];
               } else {
                 again |= 1u << j;
               }
@@ -220,13 +235,11 @@ __global__ void __launch_bounds__(radix_join_policy::threads, radix_join_policy:
 #pragma unroll
             for (int j = 0; j < ipt; ++j) {
               if (((again >> j) & 1u) != 0) {
-                std::uint32_t const prow = Positions ? static_cast<std::uint32_t>(item_of(j))
-                                                     : a.probe_rows[item_of(j)];
                 table.for_each_match(k[j], [&](int t) {
                   size_type const pos = cursor[j]++;
                   a.out_build[pos] = Positions ? chunk0 + static_cast<std::uint32_t>(t)
                                                : rows_of_chunk[t];
-                  a.out_probe[pos] = prow;
+                  a.out_probe[pos] = prow[j];
                 });
               }
             }
@@ -237,7 +250,7 @@ __global__ void __launch_bounds__(radix_join_policy::threads, radix_join_policy:
           if (item_of(j) < p1) {
             if (emits_lone_row(a.kind, c[j])) {
               if (a.kind == join_kind::left_outer) { a.out_build[cursor[j]] = -1; }
-              a.out_probe[cursor[j]] = Positions ? item_of(j) : a.probe_rows[item_of(j)];
+              a.out_probe[cursor[j]] = prow[j];
             }
           }
         }
