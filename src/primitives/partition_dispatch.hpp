@@ -47,6 +47,15 @@ void swwc_partition(K const* keys, P const* payload, size_type n, int bit_offset
                     K* keys_out, P* payload_out, std::int64_t* offsets, stream_ref stream,
                     memory_resource* mr);
 
+/// Partitions keys with generated 32-bit row ids (row i gets id i; n < 2^32) over the digit
+/// [0, bits) with swwc: one pass up to max_radix_bits, else two, the high half of the digit
+/// first and then the low half within each of its partitions (each pass histogram + scan +
+/// pass). Not stable. offsets: 2^bits + 1; bits <= 2 * max_radix_bits.
+template <class K>
+void swwc_partition_with_row_ids(K const* keys, size_type n, int bits, K* keys_out,
+                                 std::uint32_t* rows_out, std::int64_t* offsets,
+                                 stream_ref stream, memory_resource* mr);
+
 /// He et al. 2008 split: rows_out (n entries) lists the rows 0..n-1 grouped by their id in
 /// [0, fanout), in input order within a group; offsets (fanout + 1) bound the groups. Checks the
 /// ids first (one synchronisation): returns how many lie outside [0, fanout), and then writes

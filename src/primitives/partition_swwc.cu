@@ -10,6 +10,8 @@
 #include "primitives/detail/partition_policy.hpp"
 #include "primitives/partition_dispatch.hpp"
 
+#include <cub/block/block_scan.cuh>
+
 #include <algorithm>
 #include <cstdint>
 
@@ -33,6 +35,146 @@ __global__ void __launch_bounds__(Policy::threads_per_block, Policy::min_blocks_
       agent.template consume_tile<true>(base, Policy::tile_items);
     } else {
       agent.template consume_tile<false>(base, static_cast<int>(n - base));
+    }
+  }
+  __syncthreads();
+  agent.template flush<true>();
+}
+
+
+/// tile_start[s] = the tiles of segments 0..s-1 (segment s: rows [seg[s], seg[s + 1])), s in
+/// [0, segments]: the tile numbering of a segmented pass, in which no tile crosses a segment.
+/// One block; segments <= 2^max_radix_bits.
+template <int Threads>
+__global__ void __launch_bounds__(Threads)
+    segment_tiles_kernel(std::int64_t const* __restrict__ seg, int segments, int tile,
+                         size_type* __restrict__ tile_start) {
+  using scan = cub::BlockScan<size_type, Threads>;
+  __shared__ typename scan::TempStorage storage;
+  size_type running = 0;
+  for (int at = 0; at <= segments; at += Threads) {
+    int const s = at + static_cast<int>(threadIdx.x);
+    size_type const tiles = s < segments ? ceil_div(seg[s + 1] - seg[s], size_type{tile}) : 0;
+    size_type first = 0;
+    size_type total = 0;
+    scan(storage).ExclusiveSum(tiles, first, total);
+    if (s <= segments) { tile_start[s] = running + first; }
+    running += total;
+    __syncthreads();
+  }
+}
+
+/// The tiles [t0, t1) of this block in a segmented pass (an even share of tile_start[segments]
+/// tiles): contiguous, so a block changes segment only a few times.
+__device__ __forceinline__ void block_tile_range(size_type const* tile_start, int segments,
+                                                 size_type& t0, size_type& t1) {
+  size_type const tiles = tile_start[segments];
+  t0 = tiles * blockIdx.x / gridDim.x;
+  t1 = tiles * (blockIdx.x + 1) / gridDim.x;
+}
+
+/// The segment of tile t: s with tile_start[s] <= t < tile_start[s + 1], from the previous one
+/// (tiles ascend) or by binary search the first time (s < 0).
+__device__ __forceinline__ int segment_of_tile(size_type const* tile_start, int segments,
+                                               size_type t, int s) {
+  if (s < 0) {
+    int lo = 0;
+    int hi = segments;  // tile_start[segments] > t
+    while (hi - lo > 1) {
+      int const mid = (lo + hi) / 2;
+      if (tile_start[mid] <= t) {
+        lo = mid;
+      } else {
+        hi = mid;
+      }
+    }
+    return lo;
+  }
+  while (tile_start[s + 1] <= t) { ++s; }
+  return s;
+}
+
+/// counts[s * 2^bits + d] += rows of segment s whose digit is d: per block a shared histogram of
+/// the current segment, added to the global counts when the segment changes.
+template <int Threads, int VT, class K>
+__global__ void __launch_bounds__(Threads)
+    segmented_histogram_kernel(K const* __restrict__ keys, std::int64_t const* __restrict__ seg,
+                               size_type const* __restrict__ tile_start, int segments,
+                               int bit_offset, int bits,
+                               unsigned long long* __restrict__ counts) {
+  constexpr int tile = Threads * VT;
+  auto* hist = reinterpret_cast<unsigned*>(radix_dynamic_smem);
+  int const fanout = 1 << bits;
+  radix_digit<K> const digit(bit_offset, bits);
+  for (int d = static_cast<int>(threadIdx.x); d < fanout; d += Threads) { hist[d] = 0; }
+  size_type t0 = 0;
+  size_type t1 = 0;
+  block_tile_range(tile_start, segments, t0, t1);
+  auto publish = [&](int s) {
+    __syncthreads();
+    for (int d = static_cast<int>(threadIdx.x); d < fanout; d += Threads) {
+      if (hist[d] != 0) {
+        atomicAdd(counts + ((static_cast<size_type>(s) << bits) + d), static_cast<unsigned long long>(hist[d]));
+        hist[d] = 0;
+      }
+    }
+    __syncthreads();
+  };
+  int s = -1;
+  __syncthreads();
+  for (size_type t = t0; t < t1; ++t) {
+    int const next = segment_of_tile(tile_start, segments, t, s);
+    if (s >= 0 && next != s) { publish(s); }
+    s = next;
+    size_type const base = seg[s] + (t - tile_start[s]) * tile;
+    size_type const left = seg[s + 1] - base;
+    int const valid = static_cast<int>(left < tile ? left : tile);
+#pragma unroll
+    for (int j = 0; j < VT; ++j) {
+      int const idx = j * Threads + static_cast<int>(threadIdx.x);
+      if (idx < valid) { atomicAdd(hist + digit(keys[base + idx]), 1U); }
+    }
+  }
+  if (s >= 0) { publish(s); }
+}
+
+/// The second pass of a two-level partitioning: the digit [bit_offset, bit_offset + bits) within
+/// each segment, cursors[s * 2^bits + d] the next output row of digit d of segment s. Buffers are
+/// written out whole, and drained whenever the block moves to the next segment.
+template <class Policy, class K, class P>
+__global__ void __launch_bounds__(Policy::threads_per_block, Policy::min_blocks_per_sm)
+    swwc_segmented_kernel(K const* __restrict__ keys, P const* __restrict__ payload,
+                          std::int64_t const* __restrict__ seg,
+                          size_type const* __restrict__ tile_start, int segments, int bit_offset,
+                          int bits, int log2_b, unsigned long long* __restrict__ cursors,
+                          K* __restrict__ keys_out, P* __restrict__ payload_out) {
+  using agent_t = agent_swwc_partition<Policy, K, P>;
+  agent_t agent(radix_dynamic_smem, 1 << bits, log2_b, radix_digit<K>(bit_offset, bits), keys,
+                payload, keys_out, payload_out, cursors);
+  agent.init();
+  size_type t0 = 0;
+  size_type t1 = 0;
+  block_tile_range(tile_start, segments, t0, t1);
+  int s = -1;
+  __syncthreads();
+  for (size_type t = t0; t < t1; ++t) {
+    int const next = segment_of_tile(tile_start, segments, t, s);
+    if (next != s) {
+      if (s >= 0) {
+        __syncthreads();
+        agent.template flush<true>();
+        __syncthreads();
+        agent.reset_list();
+      }
+      s = next;
+      agent.set_cursors(cursors + (static_cast<size_type>(s) << bits));
+    }
+    size_type const base = seg[s] + (t - tile_start[s]) * Policy::tile_items;
+    size_type const left = seg[s + 1] - base;
+    if (left >= Policy::tile_items) {
+      agent.template consume_tile<true>(base, Policy::tile_items);
+    } else {
+      agent.template consume_tile<false>(base, static_cast<int>(left));
     }
   }
   __syncthreads();
@@ -77,6 +219,75 @@ void swwc_partition(K const* keys, P const* payload, size_type n, int bit_offset
   JOINERY_CHECK_LAUNCH();
 }
 
+template <class K>
+void swwc_partition_with_row_ids(K const* keys, size_type n, int bits, K* keys_out,
+                                 std::uint32_t* rows_out, std::int64_t* offsets,
+                                 stream_ref stream, memory_resource* mr) {
+  using policy = swwc_partition_policy;
+  using agent_t = agent_swwc_partition<policy, K, std::uint32_t>;
+  auto const s = to_cuda(stream);
+  if (bits <= policy::max_radix_bits || n == 0) {
+    swwc_partition<K, std::uint32_t>(keys, nullptr, n, 0, bits, keys_out, rows_out, offsets,
+                                     stream, mr);
+    return;
+  }
+  // Low digit [0, lo) second, within the partitions of the high digit [lo, bits) made first.
+  int const lo = (bits + 1) / 2;
+  int const hi = bits - lo;
+  int const segments = 1 << hi;
+  int const fanout2 = 1 << lo;
+  buffer keys1(sizeof(K) * static_cast<std::size_t>(n), mr, stream);
+  buffer rows1(sizeof(std::uint32_t) * static_cast<std::size_t>(n), mr, stream);
+  buffer seg(sizeof(std::int64_t) * static_cast<std::size_t>(segments + 1), mr, stream);
+  swwc_partition<K, std::uint32_t>(keys, nullptr, n, lo, hi, static_cast<K*>(keys1.data()),
+                                   static_cast<std::uint32_t*>(rows1.data()),
+                                   static_cast<std::int64_t*>(seg.data()), stream, mr);
+  auto const* seg_p = static_cast<std::int64_t const*>(seg.data());
+
+  buffer tile_start(sizeof(size_type) * static_cast<std::size_t>(segments + 1), mr, stream);
+  segment_tiles_kernel<1024><<<1, 1024, 0, s>>>(seg_p, segments, policy::tile_items,
+                                                static_cast<size_type*>(tile_start.data()));
+  JOINERY_CHECK_LAUNCH();
+  auto const* ts = static_cast<size_type const*>(tile_start.data());
+  // Tiles of the segmented passes: at most one partial tile per segment more than n / tile.
+  size_type const max_tiles = ceil_div(n, size_type{policy::tile_items}) + segments;
+  int const sms = current_sm_count();
+
+  auto const total = static_cast<std::size_t>(segments) * static_cast<std::size_t>(fanout2);
+  buffer counts(sizeof(std::int64_t) * total, mr, stream);
+  JOINERY_CUDA_TRY(cudaMemsetAsync(counts.data(), 0, counts.size(), s));
+  {
+    constexpr int threads = 512;
+    constexpr int vt = policy::tile_items / threads;
+    auto const kernel = segmented_histogram_kernel<threads, vt, K>;
+    std::size_t const smem = sizeof(unsigned) * static_cast<std::size_t>(fanout2);
+    int const blocks = static_cast<int>(std::min<size_type>(
+      max_tiles, static_cast<size_type>(sms) * resident_blocks_per_sm(kernel, threads, smem)));
+    kernel<<<blocks, threads, smem, s>>>(static_cast<K const*>(keys1.data()), seg_p, ts, segments,
+                                         0, lo, static_cast<unsigned long long*>(counts.data()));
+    JOINERY_CHECK_LAUNCH();
+  }
+  prefix_scan(static_cast<std::int64_t const*>(counts.data()), static_cast<size_type>(total),
+              offsets, stream, mr);
+  buffer cursors(sizeof(unsigned long long) * total, mr, stream);
+  JOINERY_CUDA_TRY(cudaMemcpyAsync(cursors.data(), offsets, sizeof(std::int64_t) * total,
+                                   cudaMemcpyDeviceToDevice, s));
+
+  int const log2_b = swwc_buffer_log2<policy>(fanout2, sizeof(K), sizeof(std::uint32_t));
+  auto const kernel = swwc_segmented_kernel<policy, K, std::uint32_t>;
+  std::size_t const smem = agent_t::smem_bytes(fanout2, 1 << log2_b);
+  JOINERY_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        static_cast<int>(smem)));
+  int const blocks = static_cast<int>(std::min<size_type>(
+    max_tiles,
+    static_cast<size_type>(sms) * resident_blocks_per_sm(kernel, policy::threads_per_block, smem)));
+  kernel<<<blocks, policy::threads_per_block, smem, s>>>(
+    static_cast<K const*>(keys1.data()), static_cast<std::uint32_t const*>(rows1.data()), seg_p,
+    ts, segments, 0, lo, log2_b, static_cast<unsigned long long*>(cursors.data()), keys_out,
+    rows_out);
+  JOINERY_CHECK_LAUNCH();
+}
+
 #define JOINERY_INSTANTIATE_SWWC(K, P)                                                       \
   template void swwc_partition<K, P>(K const*, P const*, size_type, int, int, K*, P*,         \
                                      std::int64_t*, stream_ref, memory_resource*);
@@ -87,5 +298,13 @@ JOINERY_INSTANTIATE_SWWC(std::uint64_t, no_payload)
 JOINERY_INSTANTIATE_SWWC(std::uint64_t, std::uint32_t)
 JOINERY_INSTANTIATE_SWWC(std::uint64_t, std::uint64_t)
 #undef JOINERY_INSTANTIATE_SWWC
+template void swwc_partition_with_row_ids<std::uint32_t>(std::uint32_t const*, size_type, int,
+                                                         std::uint32_t*, std::uint32_t*,
+                                                         std::int64_t*, stream_ref,
+                                                         memory_resource*);
+template void swwc_partition_with_row_ids<std::uint64_t>(std::uint64_t const*, size_type, int,
+                                                         std::uint64_t*, std::uint32_t*,
+                                                         std::int64_t*, stream_ref,
+                                                         memory_resource*);
 
 }  // namespace joinery::detail::gpu

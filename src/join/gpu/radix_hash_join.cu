@@ -412,6 +412,7 @@ device_matches run(join_request const& rq, stream_ref stream, memory_resource* m
                            (sizeof(size_type) * (with_build ? 2 : 1) + rq.extra_bytes_per_row);
   bool direct = !rq.aggregate_only && !rq.positions_for && (rq.budget == 0 || guess_bytes <= rq.budget);
   if (direct && items >= P::sample_every) {
+    clock.mark("sample");
     // Count a sample of the work items first: a many-to-many join whose output is clearly larger
     // than the probe side would only waste the direct pass, which then stops part-way.
     auto sample = a;
@@ -426,6 +427,7 @@ device_matches run(join_request const& rq, stream_ref stream, memory_resource* m
     JOINERY_CUDA_TRY(cudaMemsetAsync(item_rows.data(), 0, item_rows.size(), s));
   }
   if (direct) {
+    clock.mark("allocate");
     bool allocated = true;
     try {
       allocate_matches(out, np, with_build, rq, "radix_hash", stream, mr);

@@ -23,6 +23,7 @@
 #include "primitives/partition_dispatch.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <type_traits>
 
 namespace joinery::detail::gpu {
@@ -52,7 +53,7 @@ struct agent_swwc_partition {
   int log2_b;
   radix_digit<K> digit;
   K const* __restrict__ keys;
-  P const* __restrict__ payload;
+  P const* __restrict__ payload;  // nullptr with a 32-bit payload: row ids generated (row i: i)
   K* __restrict__ keys_out;
   P* __restrict__ payload_out;
   unsigned long long* __restrict__ cursors;  // global, fanout: next free output row per digit
@@ -73,6 +74,9 @@ struct agent_swwc_partition {
     flush_list = reinterpret_cast<int*>(next + sizeof(unsigned) * fanout);
     flush_count = reinterpret_cast<unsigned*>(next + (sizeof(unsigned) + sizeof(int)) * fanout);
   }
+
+  /// The write cursors of the digits (a segmented pass moves them between segments).
+  __device__ __forceinline__ void set_cursors(unsigned long long* c) { cursors = c; }
 
   /// Zeroes the fill counts and the flush list; the caller synchronises before the first tile.
   __device__ __forceinline__ void init() {
@@ -146,7 +150,20 @@ struct agent_swwc_partition {
     K k[vt];
     load_striped<threads, vt, Full>(keys, base, valid, k);
     pay_t v[vt] = {};
-    if constexpr (has_payload) { load_striped<threads, vt, Full>(payload, base, valid, v); }
+    if constexpr (has_payload) {
+      if constexpr (std::is_same_v<P, std::uint32_t>) {
+        if (payload == nullptr) {  // generated row ids (the input holds fewer than 2^32 rows)
+#pragma unroll
+          for (int j = 0; j < vt; ++j) {
+            v[j] = static_cast<P>(base + j * threads + static_cast<int>(threadIdx.x));
+          }
+        } else {
+          load_striped<threads, vt, Full>(payload, base, valid, v);
+        }
+      } else {
+        load_striped<threads, vt, Full>(payload, base, valid, v);
+      }
+    }
     unsigned const b = 1U << log2_b;
     unsigned slot[vt];
     bool pending = false;

@@ -1,0 +1,139 @@
+// swwc partitioning with generated row ids (src/primitives/partition_swwc.cu), the radix join's
+// partitioning: one pass up to max_radix_bits, else two (the high half of the digit, then the
+// low half within each of its partitions). Checked in full on the CPU: the offsets bound each
+// partition's digit, every row id appears once, and each output key is its row's input key.
+// Sizes around tiles and segments, one and two passes, skew (every key in one partition, one hot
+// key), empty partitions, 4- and 8-byte keys.
+#include "core/cuda_try.hpp"
+#include "primitives/partition_dispatch.hpp"
+
+#include <joinery/memory.hpp>
+
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace joinery::test {
+namespace {
+
+template <class T>
+struct device_array {
+  T* p = nullptr;
+  explicit device_array(std::size_t n) {
+    JOINERY_CUDA_TRY(cudaMalloc(&p, sizeof(T) * (n == 0 ? 1 : n)));
+  }
+  ~device_array() { cudaFree(p); }
+  device_array(device_array const&) = delete;
+  device_array& operator=(device_array const&) = delete;
+  void from_host(std::vector<T> const& h) {
+    if (!h.empty()) {
+      JOINERY_CUDA_TRY(cudaMemcpy(p, h.data(), sizeof(T) * h.size(), cudaMemcpyHostToDevice));
+    }
+  }
+  std::vector<T> to_host(std::size_t n) const {
+    std::vector<T> h(n);
+    if (n != 0) { JOINERY_CUDA_TRY(cudaMemcpy(h.data(), p, sizeof(T) * n, cudaMemcpyDeviceToHost)); }
+    return h;
+  }
+};
+
+enum class shape { uniform, one_partition, hot_key, sparse };
+
+template <class K>
+std::vector<K> make_keys(std::size_t n, int bits, shape sh, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<K> keys(n);
+  K const mask = static_cast<K>((K{1} << bits) - 1);
+  for (std::size_t i = 0; i < n; ++i) {
+    auto k = static_cast<K>(rng());
+    switch (sh) {
+      case shape::uniform: break;
+      case shape::one_partition: k = static_cast<K>((k & ~mask) | (mask & static_cast<K>(0x5a5a5a5a))); break;
+      case shape::hot_key: k = (rng() % 2 == 0) ? static_cast<K>(0x12345) : k; break;
+      case shape::sparse: k = static_cast<K>((k & ~mask) | (static_cast<K>(rng() % 7) * 1021 & mask)); break;
+    }
+    keys[i] = k;
+  }
+  return keys;
+}
+
+/// "" when the partitioning of `keys` over [0, bits) is right, else the first problem.
+template <class K>
+std::string run_and_check(std::size_t n, int bits, shape sh, std::uint64_t seed) {
+  auto const keys = make_keys<K>(n, bits, sh, seed);
+  std::size_t const fanout = std::size_t{1} << bits;
+  device_array<K> in(n), out(n);
+  device_array<std::uint32_t> rows(n);
+  device_array<std::int64_t> offsets(fanout + 1);
+  in.from_host(keys);
+  detail::gpu::swwc_partition_with_row_ids<K>(in.p, static_cast<size_type>(n), bits, out.p, rows.p,
+                                              offsets.p, default_stream(), device_resource());
+  JOINERY_CUDA_TRY(cudaDeviceSynchronize());
+  auto const k_out = out.to_host(n);
+  auto const r_out = rows.to_host(n);
+  auto const off = offsets.to_host(fanout + 1);
+  std::string const where = "n = " + std::to_string(n) + ", bits = " + std::to_string(bits) + ": ";
+  if (off[0] != 0 || off[fanout] != static_cast<std::int64_t>(n)) {
+    return where + "offsets span [" + std::to_string(off[0]) + ", " + std::to_string(off[fanout]) + ")";
+  }
+  std::vector<char> seen(n, 0);
+  K const mask = static_cast<K>((K{1} << bits) - 1);
+  for (std::size_t d = 0; d < fanout; ++d) {
+    if (off[d] > off[d + 1]) { return where + "offsets decrease at digit " + std::to_string(d); }
+    for (auto i = off[d]; i < off[d + 1]; ++i) {
+      auto const r = r_out[static_cast<std::size_t>(i)];
+      if (r >= n || seen[r] != 0) {
+        return where + "row id " + std::to_string(r) + " out of range or repeated at " + std::to_string(i);
+      }
+      seen[r] = 1;
+      if (k_out[static_cast<std::size_t>(i)] != keys[r]) {
+        return where + "output " + std::to_string(i) + " holds a key that is not row " + std::to_string(r) + "'s";
+      }
+      if ((keys[r] & mask) != d) {
+        return where + "row " + std::to_string(r) + " in partition " + std::to_string(d) +
+               " has digit " + std::to_string(keys[r] & mask);
+      }
+    }
+  }
+  return "";
+}
+
+class SwwcRowIds : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (device_count() == 0) {
+      GTEST_SKIP() << "no GPU present: run on a lent GPU via scripts/device-check.sh";
+    }
+  }
+};
+
+// 4096 = one swwc tile; 13+ bits take two passes.
+TEST_F(SwwcRowIds, OneAndTwoPassesAroundTiles) {
+  for (int bits : {8, 12, 13, 16, 20}) {
+    for (std::size_t n : {std::size_t{1}, std::size_t{4095}, std::size_t{4096}, std::size_t{4097},
+                          std::size_t{100'003}, std::size_t{1} << 21}) {
+      EXPECT_EQ(run_and_check<std::uint32_t>(n, bits, shape::uniform, n + bits), "");
+      EXPECT_EQ(run_and_check<std::uint64_t>(n, bits, shape::uniform, 7 * n + bits), "");
+    }
+  }
+}
+
+TEST_F(SwwcRowIds, SkewedAndSparsePartitions) {
+  for (int bits : {8, 16}) {
+    for (auto sh : {shape::one_partition, shape::hot_key, shape::sparse}) {
+      EXPECT_EQ(run_and_check<std::uint32_t>(std::size_t{1} << 20, bits, sh, 11 + bits), "");
+      EXPECT_EQ(run_and_check<std::uint64_t>(300'007, bits, sh, 13 + bits), "");
+    }
+  }
+}
+
+TEST_F(SwwcRowIds, NoRows) {
+  EXPECT_EQ(run_and_check<std::uint32_t>(0, 16, shape::uniform, 1), "");
+}
+
+}  // namespace
+}  // namespace joinery::test
