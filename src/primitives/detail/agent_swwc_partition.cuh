@@ -13,11 +13,15 @@
 //
 // A tile is processed in rounds separated by barriers, so no thread waits on another inside a
 // warp: round 0 inserts every tuple (those that find their buffer full stay pending in
-// registers); while any tuple is pending, the warps flush every full buffer, and each pending
-// tuple moves down by B slots and is stored once its slot lies in the buffer again. Any skew
-// (every tuple of a tile in one digit) just takes more rounds: tile / B of them, each three
-// barriers, a scan of the fill counts and one cursor atomic (128 at 8 bits), so heavy skew makes
-// the pass many times slower (correct, but not measured yet).
+// registers); while any tuple is pending, the warps flush every full buffer. A digit with a
+// short overflow (fewer than direct_factor x B claims, factor 2 or 4) gives B rows, and its
+// pending tuples move down by B slots and are stored once their slot lies in the buffer again.
+// A digit with a long one (skew: a tile mostly of one digit) takes all its claims rounded down
+// to a multiple of B at once, and its pending tuples within that range write themselves straight
+// to their rows: one round instead of tile / B (B-sized rounds made Zipf 1.5 keys 7-30x slower).
+// Short overflows keep the buffered path: direct writes of a few tuples per digit cost more than
+// the round.
+
 #include "primitives/detail/partition_policy.hpp"
 #include "primitives/detail/radix_digit.cuh"
 #include "primitives/partition_dispatch.hpp"
@@ -37,13 +41,26 @@ struct agent_swwc_partition {
                 "a warp writes 32 / b buffers a step: b must not exceed 32");
   static constexpr bool has_payload = !std::is_same_v<P, no_payload>;
   using pay_t = std::conditional_t<has_payload, P, K>;  // buffer element type (unused if none)
+  /// A digit's flush takes all its claims (rounded down to whole buffers) from this many buffers'
+  /// worth on; below, one buffer per round. Measured on the H200 (2^28 tuples, 8..11 bits): 2
+  /// for 4+4-byte tuples (Zipf 1.5 keys 1.7-2x faster than with 4, uniform within 2%), 4 for
+  /// 8+8 (with 2, uniform 10 bits lost 28%).
+  static constexpr unsigned direct_factor =
+    sizeof(K) + (has_payload ? sizeof(P) : 0) <= 8 ? 2 : 4;
+  /// A flushed digit's range, as its pending tuples read it: the first output row (high 48 bits)
+  /// and the rows taken (low 16; at most b - 1 + tile < 2^16).
+  static constexpr int taken_bits = 16;
+  static_assert(Policy::tile_items + Policy::max_buffer_tuples < (1 << taken_bits),
+                "a digit's rows taken in one flush must fit 16 bits");
 
-  /// Dynamic shared memory: key buffers, payload buffers (fanout x b is even, so the second
-  /// array stays 8-byte aligned), fill counts, the flush list and its count.
+  /// Dynamic shared memory: each flushed digit's range (64-bit), key buffers, payload buffers
+  /// (fanout x b is even, so the arrays stay 8-byte aligned), fill counts, the flush list and
+  /// its count.
   __host__ __device__ static constexpr std::size_t smem_bytes(int fanout, int b) {
     return swwc_smem_bytes<Policy>(fanout, b, sizeof(K), has_payload ? sizeof(P) : 0);
   }
 
+  unsigned long long* flushed;  // shared, fanout: (first row << taken_bits) | rows taken
   K* buf_keys;        // shared, fanout x b
   pay_t* buf_pay;     // shared, fanout x b (has_payload only)
   unsigned* fill;     // shared, fanout: slots claimed in the digit's buffer
@@ -66,6 +83,8 @@ struct agent_swwc_partition {
       : fanout(fanout_), log2_b(log2_b_), digit(digit_), keys(keys_), payload(payload_),
         keys_out(keys_out_), payload_out(payload_out_), cursors(cursors_) {
     auto const slots = static_cast<std::size_t>(fanout) << log2_b;
+    flushed = reinterpret_cast<unsigned long long*>(smem);
+    smem += sizeof(unsigned long long) * static_cast<std::size_t>(fanout);
     buf_keys = reinterpret_cast<K*>(smem);
     unsigned char* next = smem + slots * sizeof(K);
     buf_pay = reinterpret_cast<pay_t*>(next);
@@ -91,7 +110,9 @@ struct agent_swwc_partition {
   }
 
   /// Writes out buffers: with Drain, every non-empty one (its fill count of tuples, at most b),
-  /// else every full one (b tuples; fill drops by b). The block first lists the buffers to write;
+  /// else every full one: b rows taken, or with direct_factor x b claims or more all the claims
+  /// rounded down to a multiple of b (the pending tuples of slots [b, taken) write themselves;
+  /// `flushed` tells them where); fill drops by the rows taken. The block first lists the buffers to write;
   /// each warp then takes an equal share of the list, issues the write-cursor atomics of up to 32
   /// buffers at once (one lane each, so their latencies overlap) and copies 32 / b buffers per
   /// step. Needs a barrier before (the buffers' contents and fill counts) and after (fill counts,
@@ -117,10 +138,14 @@ struct agent_swwc_partition {
       int q = 0;
       unsigned size = 0;
       unsigned long long base = 0;
+      unsigned taken = 0;
       if (mine < end) {
         q = flush_list[mine];
-        size = Drain ? fill[q] : b;
-        base = atomicAdd(cursors + q, static_cast<unsigned long long>(size));
+        unsigned const f = fill[q];
+        taken = Drain ? f : (f >= direct_factor * b ? f & ~(b - 1) : b);
+        size = Drain ? f : b;
+        base = atomicAdd(cursors + q, static_cast<unsigned long long>(taken));
+        if constexpr (!Drain) { flushed[q] = (base << taken_bits) | taken; }
       }
       int const here = end - chunk < 32 ? end - chunk : 32;
       for (int first = 0; first < here; first += per_step) {
@@ -136,7 +161,7 @@ struct agent_swwc_partition {
           }
         }
       }
-      if (mine < end) { fill[q] = Drain ? 0U : fill[q] - b; }
+      if (mine < end) { fill[q] -= taken; }
     }
   }
 
@@ -179,8 +204,9 @@ struct agent_swwc_partition {
         }
       }
     }
-    // A tuple past its buffer's end waits for the buffer to be written out, then takes the
-    // slot b lower (its claim counted in `fill`, so the buffer is full until it is stored).
+    // A tuple past its buffer's end waits for the flush. Within the rows its digit took it
+    // writes itself out; otherwise it moves down by the rows taken and is stored once its slot
+    // lies in the buffer (its claim counted in `fill`, so the buffer is full until then).
     while (__syncthreads_or(pending)) {
       flush<false>();
       __syncthreads();
@@ -189,11 +215,20 @@ struct agent_swwc_partition {
 #pragma unroll
       for (int j = 0; j < vt; ++j) {
         if (striped_valid<threads, Full>(j, valid) && slot[j] >= b) {
-          slot[j] -= b;
-          if (slot[j] < b) {
-            store(digit(k[j]), slot[j], k[j], v[j]);  // digits recomputed: fewer registers
+          unsigned const d = digit(k[j]);  // recomputed: fewer registers
+          unsigned long long const f = flushed[d];
+          auto const taken = static_cast<unsigned>(f & ((1ULL << taken_bits) - 1));
+          if (slot[j] < taken) {
+            auto const row = (f >> taken_bits) + slot[j];
+            keys_out[row] = k[j];
+            if constexpr (has_payload) { payload_out[row] = v[j]; }
           } else {
-            pending = true;
+            slot[j] -= taken;
+            if (slot[j] < b) {
+              store(d, slot[j], k[j], v[j]);
+            } else {
+              pending = true;
+            }
           }
         }
       }

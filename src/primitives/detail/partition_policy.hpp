@@ -82,13 +82,15 @@ struct swwc_partition_policy_t {
 };
 using swwc_partition_policy = swwc_partition_policy_t<512, 8>;
 
-/// Dynamic shared memory of one swwc block (the agent's layout): key buffers, payload buffers,
-/// fill counts, the flush list and its count. payload_bytes = 0 without a payload.
+/// Dynamic shared memory of one swwc block (the agent's layout): each flushed digit's range
+/// (64-bit), key buffers, payload buffers, fill counts, the flush list and its count.
+/// payload_bytes = 0 without a payload.
 template <class Policy = swwc_partition_policy>
 constexpr std::size_t swwc_smem_bytes(int fanout, int b, std::size_t key_bytes,
                                       std::size_t payload_bytes) {
   auto const slots = static_cast<std::size_t>(fanout) * static_cast<std::size_t>(b);
-  return slots * (key_bytes + payload_bytes) +
+  return sizeof(unsigned long long) * static_cast<std::size_t>(fanout) +
+         slots * (key_bytes + payload_bytes) +
          (sizeof(unsigned) + sizeof(int)) * static_cast<std::size_t>(fanout) + sizeof(unsigned);
 }
 
