@@ -1,7 +1,12 @@
 // The GFUR / GFTR cost model (see materialize_model.hpp); pure host arithmetic.
 #include "join/materialize_model.hpp"
 
+#include <joinery/error.hpp>
+
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <string>
 
 namespace joinery::detail {
 
@@ -59,6 +64,32 @@ double permute_seconds(size_type n, int width, device_bandwidths const& bw) {
 }
 
 }  // namespace
+
+device_bandwidths parse_bandwidths(std::string const& text, std::string const& source) {
+  std::vector<double> v;
+  std::size_t at = 0;
+  while (at <= text.size()) {
+    auto const end = std::min(text.find(',', at), text.size());
+    auto const field = text.substr(at, end - at);
+    char* stop = nullptr;
+    double const x = std::strtod(field.c_str(), &stop);
+    if (field.empty() || stop != field.c_str() + field.size() || !std::isfinite(x) || x < 0) {
+      throw input_error(source + ": field " + std::to_string(v.size() + 1) + " ('" + field +
+                        "') is not a finite number >= 0");
+    }
+    v.push_back(x);
+    at = end + 1;
+  }
+  if (v.size() != 7) {
+    throw input_error(source + ": expected 7 comma-separated numbers (sequential, clustered_gather, "
+                      "unclustered_gather, l2_bytes, unclustered_column_bytes, sort_pass_4_4, "
+                      "sort_pass_4_8), got " + std::to_string(v.size()));
+  }
+  if (v[0] <= 0 || v[1] <= 0 || v[2] <= 0) {
+    throw input_error(source + ": the sequential and gather bandwidths must be positive");
+  }
+  return {v[0], v[1], v[2], v[3], v[4], v[5], v[6]};
+}
 
 double sort_pairs_seconds(size_type n, int key_bytes, int width, int sort_bits,
                           device_bandwidths const& bw) {

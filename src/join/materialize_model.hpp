@@ -22,6 +22,7 @@
 #include <joinery/join.hpp>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace joinery::detail {
@@ -47,6 +48,17 @@ struct device_bandwidths {
   double sort_pass_4_4 = 0;
   double sort_pass_4_8 = 0;
 };
+
+/// The environment variable that, when set, replaces the GPU backend's once-per-device bandwidth
+/// probe (about 15 ms on an H200, minutes under compute-sanitizer): the numbers of
+/// parse_bandwidths, e.g. a probe's output recorded earlier.
+inline constexpr char const* bandwidths_env = "JOINERY_DEVICE_BANDWIDTHS";
+
+/// Bandwidths from text: seven comma-separated numbers in the order of device_bandwidths' fields
+/// (sequential, clustered_gather, unclustered_gather, l2_bytes, unclustered_column_bytes,
+/// sort_pass_4_4, sort_pass_4_8). The three gather/copy bandwidths must be positive, the others
+/// at least 0. Throws input_error naming `source` on anything else.
+device_bandwidths parse_bandwidths(std::string const& text, std::string const& source);
 
 struct materialize_workload {
   size_type build_rows = 0;

@@ -1,10 +1,13 @@
 // The GFUR / GFTR cost model on synthetic bandwidths (pure host code: runs without a GPU).
 #include "join/materialize_model.hpp"
 
+#include <joinery/error.hpp>
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 
 namespace joinery::test {
 namespace {
@@ -328,6 +331,33 @@ TEST(MaterializeModel, ReplayedMatchRatioCrossoverWithinTenPoints) {
   // The radix join's measured crossover lies between 50% and 75% match.
   EXPECT_GT(measured_crossover(rhj, bw), 0.5);
   EXPECT_LT(measured_crossover(rhj, bw), 0.75);
+}
+
+TEST(MaterializeModel, BandwidthsParseFromTheEnvironmentFormat) {
+  auto const bw = detail::parse_bandwidths(
+    "4.144e12,2.961e12,6.63e11,62914560,268435456,1.855e12,2.318e12", "JOINERY_DEVICE_BANDWIDTHS");
+  EXPECT_DOUBLE_EQ(bw.sequential, 4.144e12);
+  EXPECT_DOUBLE_EQ(bw.clustered_gather, 2.961e12);
+  EXPECT_DOUBLE_EQ(bw.unclustered_gather, 6.63e11);
+  EXPECT_DOUBLE_EQ(bw.l2_bytes, 62914560);
+  EXPECT_DOUBLE_EQ(bw.unclustered_column_bytes, 268435456);
+  EXPECT_DOUBLE_EQ(bw.sort_pass_4_4, 1.855e12);
+  EXPECT_DOUBLE_EQ(bw.sort_pass_4_8, 2.318e12);
+  // Unmeasured cache and sorts may be 0.
+  EXPECT_DOUBLE_EQ(detail::parse_bandwidths("1,1,1,0,0,0,0", "x").l2_bytes, 0);
+}
+
+TEST(MaterializeModel, BandwidthsTextIsRefusedWithItsSourceNamed) {
+  for (std::string const bad : {"", "1,2,3", "1,2,3,4,5,6,7,8", "1,2,3,4,5,6,", "1,2,x,4,5,6,7",
+                                "1,2,3,-4,5,6,7", "0,2,3,4,5,6,7", "1,2,0,4,5,6,7",
+                                "1,2,3,4,5,6,inf", "1,2,3,4,5,6,7 "}) {
+    try {
+      (void)detail::parse_bandwidths(bad, "JOINERY_DEVICE_BANDWIDTHS");
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (input_error const& e) {
+      EXPECT_NE(std::string(e.what()).find("JOINERY_DEVICE_BANDWIDTHS"), std::string::npos) << bad;
+    }
+  }
 }
 
 TEST(MaterializeModel, RefusesMissingBandwidths) {
