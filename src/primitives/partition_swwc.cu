@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 
 namespace joinery::detail::gpu {
 
@@ -225,6 +226,10 @@ void swwc_partition_with_row_ids(K const* keys, size_type n, int bits, K* keys_o
                                  stream_ref stream, memory_resource* mr) {
   using policy = swwc_partition_policy;
   using agent_t = agent_swwc_partition<policy, K, std::uint32_t>;
+  JOINERY_EXPECTS(n <= (size_type{1} << 32), "generated row ids are 32-bit: at most 2^32 rows");
+  JOINERY_EXPECTS(bits >= 0 && bits <= 2 * policy::max_radix_bits,
+                  "two swwc passes take at most " + std::to_string(2 * policy::max_radix_bits) +
+                    " bits");
   auto const s = to_cuda(stream);
   if (bits <= policy::max_radix_bits || n == 0) {
     swwc_partition<K, std::uint32_t>(keys, nullptr, n, 0, bits, keys_out, rows_out, offsets,
