@@ -11,6 +11,7 @@
 //
 //   joinery_exp_dsmem [rows_log2 = 28]   prints one line per (g, C): median ms, G rows/s
 #include "core/hash.hpp"
+#include "exp_timing.cuh"
 
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
@@ -24,16 +25,6 @@
 namespace cg = cooperative_groups;
 
 namespace {
-
-#define EXP_CHECK(call)                                                                      \
-  do {                                                                                       \
-    cudaError_t const e_ = (call);                                                           \
-    if (e_ != cudaSuccess) {                                                                 \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                     \
-                   cudaGetErrorString(e_));                                                  \
-      std::exit(1);                                                                          \
-    }                                                                                        \
-  } while (0)
 
 constexpr int threads = 1024;
 
@@ -93,30 +84,6 @@ __global__ void __launch_bounds__(threads)
     atomicMax(table + 2 * entries + e, __ldg(v1 + i));
   }
   if (seen == 0x12345678U) { *sink = seen; }
-}
-
-template <class Launch>
-float median_ms(Launch&& launch) {
-  cudaEvent_t start, stop;
-  EXP_CHECK(cudaEventCreate(&start));
-  EXP_CHECK(cudaEventCreate(&stop));
-  launch();  // warm-up
-  EXP_CHECK(cudaGetLastError());
-  std::vector<float> ms;
-  for (int r = 0; r < 5; ++r) {
-    EXP_CHECK(cudaEventRecord(start));
-    launch();
-    EXP_CHECK(cudaEventRecord(stop));
-    EXP_CHECK(cudaEventSynchronize(stop));
-    EXP_CHECK(cudaGetLastError());
-    float t = 0;
-    EXP_CHECK(cudaEventElapsedTime(&t, start, stop));
-    ms.push_back(t);
-  }
-  std::sort(ms.begin(), ms.end());
-  EXP_CHECK(cudaEventDestroy(start));
-  EXP_CHECK(cudaEventDestroy(stop));
-  return ms[ms.size() / 2];
 }
 
 }  // namespace

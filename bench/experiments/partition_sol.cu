@@ -14,6 +14,8 @@
 //
 //   joinery_exp_partition_sol [rows_log2 = 28]   one line per (F, run, alignment): median ms,
 //                                                GB/s (16 bytes a tuple), % of the copy
+#include "exp_timing.cuh"
+
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -23,16 +25,6 @@
 #include <vector>
 
 namespace {
-
-#define EXP_CHECK(call)                                                                      \
-  do {                                                                                       \
-    cudaError_t const e_ = (call);                                                           \
-    if (e_ != cudaSuccess) {                                                                 \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                     \
-                   cudaGetErrorString(e_));                                                  \
-      std::exit(1);                                                                          \
-    }                                                                                        \
-  } while (0)
 
 constexpr int threads = 512;
 constexpr int warps = threads / 32;
@@ -74,30 +66,6 @@ __global__ void fill(std::uint32_t* __restrict__ a, std::uint32_t* __restrict__ 
     a[i] = static_cast<std::uint32_t>(i * 2654435761ULL);
     b[i] = static_cast<std::uint32_t>(i ^ 0x5bd1e995U);
   }
-}
-
-template <class Launch>
-float median_ms(Launch&& launch) {
-  cudaEvent_t start, stop;
-  EXP_CHECK(cudaEventCreate(&start));
-  EXP_CHECK(cudaEventCreate(&stop));
-  launch();  // warm-up
-  EXP_CHECK(cudaGetLastError());
-  std::vector<float> ms;
-  for (int r = 0; r < 5; ++r) {
-    EXP_CHECK(cudaEventRecord(start));
-    launch();
-    EXP_CHECK(cudaEventRecord(stop));
-    EXP_CHECK(cudaEventSynchronize(stop));
-    EXP_CHECK(cudaGetLastError());
-    float t = 0;
-    EXP_CHECK(cudaEventElapsedTime(&t, start, stop));
-    ms.push_back(t);
-  }
-  EXP_CHECK(cudaEventDestroy(start));
-  EXP_CHECK(cudaEventDestroy(stop));
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
 }
 
 }  // namespace
