@@ -91,6 +91,20 @@ device_bandwidths parse_bandwidths(std::string const& text, std::string const& s
   return {v[0], v[1], v[2], v[3], v[4], v[5], v[6]};
 }
 
+std::vector<payload_bundle> payload_bundles(std::vector<int> const& widths) {
+  std::vector<payload_bundle> out;
+  for (int i = 0; i < static_cast<int>(widths.size()); ++i) {
+    int const w = widths[static_cast<std::size_t>(i)];
+    if (!out.empty() && out.back().bytes + w <= 8) {
+      ++out.back().count;
+      out.back().bytes += w;
+    } else {
+      out.push_back({i, 1, w});
+    }
+  }
+  return out;
+}
+
 double sort_pairs_seconds(size_type n, int key_bytes, int width, int sort_bits,
                           device_bandwidths const& bw) {
   int const passes = (sort_bits + radix_digit_bits - 1) / radix_digit_bits;
@@ -147,8 +161,28 @@ materialize_estimate estimate_materialization(materialize_workload const& w,
   auto side = [&](std::vector<int> const& widths, size_type n, int bits, access_pattern gftr) {
     for (int width : widths) {
       e.gfur_seconds += gather_seconds(m, width, gfur_access(bits, gftr), n, bw);
-      e.gftr_seconds += transform_seconds(n, w.key_bytes, width, bits, bw) +
-                        gather_seconds(m, width, gftr, n, bw);
+    }
+    if (!w.bundle_payloads || bits <= 0) {
+      for (int width : widths) {
+        e.gftr_seconds += transform_seconds(n, w.key_bytes, width, bits, bw) +
+                          gather_seconds(m, width, gftr, n, bw);
+      }
+      return;
+    }
+    // A bundle of several columns: packed (the columns read, the bundle written), transformed
+    // once, and gathered once (ids and bundle read, every column written).
+    for (auto const& b : payload_bundles(widths)) {
+      if (b.count == 1) {
+        e.gftr_seconds += transform_seconds(n, w.key_bytes, b.bytes, bits, bw) +
+                          gather_seconds(m, b.bytes, gftr, n, bw);
+        continue;
+      }
+      auto const rows = static_cast<double>(n);
+      auto const out_rows = static_cast<double>(m);
+      e.gftr_seconds += seq(rows * (b.bytes + b.value_bytes()), bw) +
+                        transform_seconds(n, w.key_bytes, b.value_bytes(), bits, bw) +
+                        seq(out_rows * (id_bytes + b.bytes), bw) +
+                        out_rows * read_seconds(b.value_bytes(), gftr, n, bw);
     }
   };
   side(w.build_widths, w.build_rows, w.build_sort_bits, clustered);

@@ -72,7 +72,25 @@ struct materialize_workload {
   /// sort-merge: all key bits); 0 means the side keeps its input order.
   int build_sort_bits = 0;
   int probe_sort_bits = 0;
+  /// GFTR packs consecutive payload columns of a side into bundles of at most 8 bytes
+  /// (payload_bundles), transforms each bundle once and gathers its columns in one pass. false:
+  /// one transform and one gather per column (the GPU backend before session 8; recorded runs).
+  bool bundle_payloads = false;
 };
+
+/// Consecutive payload columns packed together (GFTR): [first, first + count) of a side's
+/// payload list, total width `bytes` (at most 8), moved as one 4-byte (bytes <= 4) or 8-byte
+/// value.
+struct payload_bundle {
+  int first = 0;
+  int count = 0;
+  int bytes = 0;
+  [[nodiscard]] int value_bytes() const { return bytes <= 4 ? 4 : 8; }
+};
+
+/// The bundles of a side's payload widths (1/2/4/8 bytes), greedily in order: a column joins the
+/// current bundle while the bundle stays within 8 bytes.
+std::vector<payload_bundle> payload_bundles(std::vector<int> const& widths);
 
 /// Seconds each strategy spends on what the other does not: materializing the table, plus, for
 /// GFUR, the join write's reads of the sorted sides' row ids.

@@ -360,6 +360,42 @@ TEST(MaterializeModel, BandwidthsTextIsRefusedWithItsSourceNamed) {
   }
 }
 
+TEST(MaterializeModel, PayloadBundlesPackConsecutiveColumnsUpToEightBytes) {
+  auto shape = [](std::vector<int> const& widths) {
+    std::vector<std::vector<int>> v;
+    for (auto const& b : detail::payload_bundles(widths)) {
+      v.push_back({b.first, b.count, b.bytes, b.value_bytes()});
+    }
+    return v;
+  };
+  using V = std::vector<std::vector<int>>;
+  EXPECT_EQ(shape({}), V{});
+  EXPECT_EQ(shape({4, 4}), (V{{0, 2, 8, 8}}));
+  EXPECT_EQ(shape({4, 4, 4}), (V{{0, 2, 8, 8}, {2, 1, 4, 4}}));
+  EXPECT_EQ(shape({8, 4}), (V{{0, 1, 8, 8}, {1, 1, 4, 4}}));
+  EXPECT_EQ(shape({2, 2, 4, 1}), (V{{0, 3, 8, 8}, {3, 1, 1, 4}}));
+  EXPECT_EQ(shape({1, 2}), (V{{0, 2, 3, 4}}));
+  EXPECT_EQ(shape({1, 1, 1, 1, 1, 1, 1, 1, 1}), (V{{0, 8, 8, 8}, {8, 1, 1, 4}}));
+}
+
+TEST(MaterializeModel, BundlesCutGftrWhereASideHasSeveralNarrowColumns) {
+  auto const bw = h200_like();
+  auto w = wide_default(1.0);
+  auto const apart = estimate_materialization(w, bw);
+  w.bundle_payloads = true;
+  auto const bundled = estimate_materialization(w, bw);
+  EXPECT_DOUBLE_EQ(bundled.gfur_seconds, apart.gfur_seconds);
+  EXPECT_LT(bundled.gftr_seconds, apart.gftr_seconds);
+  EXPECT_EQ(bundled.choice, materialization::gftr);
+  // One column per bundle (8-byte payloads): nothing to pack, the same cost.
+  w.build_widths = {8, 8};
+  w.probe_widths = {8};
+  w.bundle_payloads = false;
+  auto const wide_apart = estimate_materialization(w, bw);
+  w.bundle_payloads = true;
+  EXPECT_DOUBLE_EQ(estimate_materialization(w, bw).gftr_seconds, wide_apart.gftr_seconds);
+}
+
 TEST(MaterializeModel, RefusesMissingBandwidths) {
   EXPECT_THROW((void)estimate_materialization(wide_default(1.0), device_bandwidths{}),
                logic_error);

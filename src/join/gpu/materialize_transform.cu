@@ -1,6 +1,7 @@
 // GFTR payload transforms: a stable radix sort of (key, value) pairs over the bits the join
 // sorted its (key, row id) pairs by, or a gather through that sort's row ids. Explicitly
-// instantiated for 4/8-byte keys x 1/2/4/8-byte values.
+// instantiated for 4/8-byte keys x 1/2/4/8-byte values. Narrow columns of a side travel in
+// bundles: packed into one 4- or 8-byte value, transformed once, gathered in one pass.
 #include "join/gpu/materialize.hpp"
 #include "primitives/detail/launch.cuh"
 
@@ -24,6 +25,81 @@ __global__ void __launch_bounds__(permute_policy::threads)
        i += stride) {
     out[i] = values[order[i]];
   }
+}
+
+/// Up to 8 columns of a bundle, as kernel arguments.
+struct bundle_fields {
+  static constexpr int max_fields = 8;
+  void const* in[max_fields];
+  void* out[max_fields];
+  int width[max_fields];
+  int shift[max_fields];  // bits
+  int count;
+};
+
+__device__ __forceinline__ std::uint64_t load_field(void const* col, int width, size_type i) {
+  switch (width) {
+    case 1: return static_cast<std::uint8_t const*>(col)[i];
+    case 2: return static_cast<std::uint16_t const*>(col)[i];
+    case 4: return static_cast<std::uint32_t const*>(col)[i];
+    default: return static_cast<std::uint64_t const*>(col)[i];
+  }
+}
+
+__device__ __forceinline__ void store_field(void* col, int width, size_type i, std::uint64_t v) {
+  switch (width) {
+    case 1: static_cast<std::uint8_t*>(col)[i] = static_cast<std::uint8_t>(v); break;
+    case 2: static_cast<std::uint16_t*>(col)[i] = static_cast<std::uint16_t>(v); break;
+    case 4: static_cast<std::uint32_t*>(col)[i] = static_cast<std::uint32_t>(v); break;
+    default: static_cast<std::uint64_t*>(col)[i] = v; break;
+  }
+}
+
+template <class V>
+__global__ void __launch_bounds__(permute_policy::threads)
+    pack_kernel(bundle_fields f, size_type n, V* __restrict__ out) {
+  size_type const stride = static_cast<size_type>(gridDim.x) * blockDim.x;
+  for (size_type i = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += stride) {
+    std::uint64_t v = 0;
+    for (int c = 0; c < f.count; ++c) { v |= load_field(f.in[c], f.width[c], i) << f.shift[c]; }
+    out[i] = static_cast<V>(v);
+  }
+}
+
+template <class V>
+__global__ void __launch_bounds__(permute_policy::threads)
+    gather_bundle_kernel(V const* __restrict__ bundle, size_type const* __restrict__ ids,
+                         size_type m, bundle_fields f) {
+  size_type const stride = static_cast<size_type>(gridDim.x) * blockDim.x;
+  for (size_type i = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x; i < m;
+       i += stride) {
+    auto const v = static_cast<std::uint64_t>(bundle[ids[i]]);
+    for (int c = 0; c < f.count; ++c) { store_field(f.out[c], f.width[c], i, v >> f.shift[c]); }
+  }
+}
+
+bundle_fields fields_of(std::vector<int> const& widths, int value_width) {
+  JOINERY_EXPECTS(!widths.empty() && widths.size() <= bundle_fields::max_fields,
+                  "a bundle holds 1 to 8 columns");
+  JOINERY_EXPECTS(value_width == 4 || value_width == 8, "bundles are 4 or 8 bytes wide");
+  bundle_fields f{};
+  f.count = static_cast<int>(widths.size());
+  int offset = 0;
+  for (int c = 0; c < f.count; ++c) {
+    int const w = widths[static_cast<std::size_t>(c)];
+    JOINERY_EXPECTS(w == 1 || w == 2 || w == 4 || w == 8, "bundle columns are 1, 2, 4 or 8 bytes");
+    f.width[c] = w;
+    f.shift[c] = 8 * offset;
+    offset += w;
+  }
+  JOINERY_EXPECTS(offset <= value_width, "a bundle's columns must fit its value");
+  return f;
+}
+
+int bundle_blocks(size_type n) {
+  return grid_stride_blocks(n, permute_policy::threads, current_sm_count(),
+                            permute_policy::blocks_per_sm);
 }
 
 template <class U, class V>
@@ -68,6 +144,41 @@ void permute_values(void const* values, std::uint32_t const* order, size_type n,
         static_cast<V const*>(values), order, n, static_cast<V*>(out));
     JOINERY_CHECK_LAUNCH();
   });
+}
+
+void pack_columns(std::vector<void const*> const& cols, std::vector<int> const& widths,
+                  size_type n, int value_width, void* out, stream_ref stream) {
+  auto f = fields_of(widths, value_width);
+  JOINERY_EXPECTS(cols.size() == widths.size(), "one width per bundle column");
+  if (n == 0) { return; }
+  for (int c = 0; c < f.count; ++c) { f.in[c] = cols[static_cast<std::size_t>(c)]; }
+  auto const s = to_cuda(stream);
+  if (value_width == 4) {
+    pack_kernel<std::uint32_t><<<bundle_blocks(n), permute_policy::threads, 0, s>>>(
+        f, n, static_cast<std::uint32_t*>(out));
+  } else {
+    pack_kernel<std::uint64_t><<<bundle_blocks(n), permute_policy::threads, 0, s>>>(
+        f, n, static_cast<std::uint64_t*>(out));
+  }
+  JOINERY_CHECK_LAUNCH();
+}
+
+void gather_bundle(void const* bundle, int value_width, size_type const* ids, size_type m,
+                   std::vector<void*> const& outs, std::vector<int> const& widths,
+                   stream_ref stream) {
+  auto f = fields_of(widths, value_width);
+  JOINERY_EXPECTS(outs.size() == widths.size(), "one width per bundle column");
+  if (m == 0) { return; }
+  for (int c = 0; c < f.count; ++c) { f.out[c] = outs[static_cast<std::size_t>(c)]; }
+  auto const s = to_cuda(stream);
+  if (value_width == 4) {
+    gather_bundle_kernel<std::uint32_t><<<bundle_blocks(m), permute_policy::threads, 0, s>>>(
+        static_cast<std::uint32_t const*>(bundle), ids, m, f);
+  } else {
+    gather_bundle_kernel<std::uint64_t><<<bundle_blocks(m), permute_policy::threads, 0, s>>>(
+        static_cast<std::uint64_t const*>(bundle), ids, m, f);
+  }
+  JOINERY_CHECK_LAUNCH();
 }
 
 void sort_values_by_keys(void const* keys, std::size_t key_width, void const* values,

@@ -328,6 +328,7 @@ join_result run_join(join_algorithm algo, table_view const& build, size_type bui
           w.probe_widths = probe_widths;
           w.build_sort_bits = build_bits;
           w.probe_sort_bits = probe_bits;
+          w.bundle_payloads = true;
           estimate = estimate_materialization(w, *bw);
         }
         auto const chosen = options.strategy != materialization::automatic ? options.strategy
@@ -376,13 +377,58 @@ join_result run_join(join_algorithm algo, table_view const& build, size_type bui
         return to_space(std::move(out), mr, stream);
       };
       std::vector<column> cols;
+      // GFTR: a side's consecutive narrow payloads in bundles (materialize_model.hpp): packed,
+      // transformed once, gathered in one pass. Nullable output (outer build side) per column.
+      auto take_side = [&](table_side const& side, std::vector<size_type> const& payloads,
+                           column_view const& ids, bool nullable) {
+        auto const widths = widths_of(side.cols, payloads);
+        auto const& key = side.cols[static_cast<std::size_t>(side.key)];
+        bool const bundled = m.positions && side.sorted.sort_bits > 0 && !nullable && !key.empty();
+        for (auto const& b : payload_bundles(widths)) {
+          if (!bundled || b.count == 1) {
+            for (int i = b.first; i < b.first + b.count; ++i) {
+              cols.push_back(take(side, payloads[static_cast<std::size_t>(i)], ids, nullable, true));
+            }
+            continue;
+          }
+          auto const n = key.size();
+          auto const vw = static_cast<std::size_t>(b.value_bytes());
+          std::vector<void const*> in;
+          std::vector<int> bw_widths;
+          std::vector<column> outs;
+          std::vector<void*> out_ptrs;
+          for (int i = b.first; i < b.first + b.count; ++i) {
+            auto const& col = side.cols[static_cast<std::size_t>(payloads[static_cast<std::size_t>(i)])];
+            in.push_back(col.data());
+            bw_widths.push_back(widths[static_cast<std::size_t>(i)]);
+            outs.emplace_back(col.type(), ids.size(), dev, stream);
+            out_ptrs.push_back(outs.back().data());
+          }
+          buffer packed(vw * static_cast<std::size_t>(n), dev, stream);
+          buffer moved(vw * static_cast<std::size_t>(n), dev, stream);
+          pack_columns(in, bw_widths, n, b.value_bytes(), packed.data(), stream);
+          auto const key_width = size_of(key.type());
+          bool const sort = !bw || sort_transform_cheaper(n, static_cast<int>(key_width),
+                                                          b.value_bytes(),
+                                                          side.sorted.sort_bits, *bw);
+          if (sort) {
+            sort_values_by_keys(key.data(), key_width, packed.data(), vw, n,
+                                side.sorted.sort_bits, moved.data(), stream, dev);
+          } else {
+            permute_values(packed.data(), static_cast<std::uint32_t const*>(side.sorted.order.data()),
+                           n, vw, moved.data(), stream);
+          }
+          gather_bundle(moved.data(), b.value_bytes(), static_cast<size_type const*>(ids.data()),
+                        ids.size(), out_ptrs, bw_widths, stream);
+          for (auto& out : outs) {
+            add_column_sum(out.view(), as<unsigned long long>(payload_sum), stream);
+            cols.push_back(to_space(std::move(out), mr, stream));
+          }
+        }
+      };
       cols.push_back(take(pside, probe_key, m.probe_rows, false, false));
-      for (auto c : build_payloads) {
-        cols.push_back(take(bside, c, m.build_rows, options.kind == join_kind::left_outer, true));
-      }
-      for (auto c : options.probe_payloads) {
-        cols.push_back(take(pside, c, m.probe_rows, false, true));
-      }
+      take_side(bside, build_payloads, m.build_rows, options.kind == join_kind::left_outer);
+      take_side(pside, options.probe_payloads, m.probe_rows, false);
       r.columns = table(std::move(cols));
       r.aggregate.checksum += read_scalar(as<unsigned long long>(payload_sum), stream);
       for (auto& ph : clock.finish()) { r.stats.phases.push_back(std::move(ph)); }

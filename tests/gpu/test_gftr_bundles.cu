@@ -1,0 +1,101 @@
+// GFTR bundles (src/join/gpu/materialize_transform.cu): columns of mixed widths packed into one
+// 4- or 8-byte value, then gathered back through positions, checked on the CPU against gathering
+// each column on its own. Signed columns keep their bits (negative values included).
+#include "core/cuda_try.hpp"
+#include "join/gpu/materialize.hpp"
+#include "join/materialize_model.hpp"
+
+#include <joinery/memory.hpp>
+
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace joinery::test {
+namespace {
+
+struct device_bytes {
+  void* p = nullptr;
+  explicit device_bytes(std::size_t n) { JOINERY_CUDA_TRY(cudaMalloc(&p, n == 0 ? 1 : n)); }
+  ~device_bytes() { cudaFree(p); }
+  device_bytes(device_bytes const&) = delete;
+  device_bytes& operator=(device_bytes const&) = delete;
+};
+
+/// "" when packing columns of `widths` and gathering them through random positions gives back
+/// each column's values at those positions.
+std::string run_and_check(std::vector<int> const& widths, std::size_t n, std::size_t m,
+                          std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  int total = 0;
+  for (int w : widths) { total += w; }
+  int const value_width = total <= 4 ? 4 : 8;
+  std::vector<std::vector<unsigned char>> host(widths.size());
+  std::vector<std::unique_ptr<device_bytes>> in, out;
+  std::vector<void const*> in_ptrs;
+  std::vector<void*> out_ptrs;
+  for (std::size_t c = 0; c < widths.size(); ++c) {
+    auto const w = static_cast<std::size_t>(widths[c]);
+    host[c].resize(n * w);
+    for (auto& b : host[c]) { b = static_cast<unsigned char>(rng()); }
+    in.push_back(std::make_unique<device_bytes>(n * w));
+    out.push_back(std::make_unique<device_bytes>(m * w));
+    if (n != 0) { JOINERY_CUDA_TRY(cudaMemcpy(in.back()->p, host[c].data(), n * w, cudaMemcpyHostToDevice)); }
+    in_ptrs.push_back(in.back()->p);
+    out_ptrs.push_back(out.back()->p);
+  }
+  std::vector<size_type> ids(m);
+  for (auto& id : ids) { id = static_cast<size_type>(rng() % (n == 0 ? 1 : n)); }
+  device_bytes d_ids(m * sizeof(size_type));
+  if (m != 0) { JOINERY_CUDA_TRY(cudaMemcpy(d_ids.p, ids.data(), m * sizeof(size_type), cudaMemcpyHostToDevice)); }
+  device_bytes packed(n * static_cast<std::size_t>(value_width));
+  detail::gpu::pack_columns(in_ptrs, widths, static_cast<size_type>(n), value_width, packed.p,
+                            default_stream());
+  detail::gpu::gather_bundle(packed.p, value_width, static_cast<size_type const*>(d_ids.p),
+                             static_cast<size_type>(m), out_ptrs, widths, default_stream());
+  JOINERY_CUDA_TRY(cudaDeviceSynchronize());
+  for (std::size_t c = 0; c < widths.size(); ++c) {
+    auto const w = static_cast<std::size_t>(widths[c]);
+    std::vector<unsigned char> got(m * w);
+    if (m != 0) { JOINERY_CUDA_TRY(cudaMemcpy(got.data(), out[c]->p, m * w, cudaMemcpyDeviceToHost)); }
+    for (std::size_t i = 0; i < m; ++i) {
+      auto const src = static_cast<std::size_t>(ids[i]);
+      if (std::memcmp(got.data() + i * w, host[c].data() + src * w, w) != 0) {
+        return "column " + std::to_string(c) + " (width " + std::to_string(w) + "), row " +
+               std::to_string(i) + " (position " + std::to_string(src) + ") differs";
+      }
+    }
+  }
+  return "";
+}
+
+class GftrBundles : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (device_count() == 0) {
+      GTEST_SKIP() << "no GPU present: run on a lent GPU via scripts/device-check.sh";
+    }
+  }
+};
+
+TEST_F(GftrBundles, EveryBundleShapeOfThePlannerRoundTrips) {
+  // Each shape is one bundle of detail::payload_bundles.
+  for (auto const& widths : std::vector<std::vector<int>>{
+         {4, 4}, {1, 2}, {2, 2, 4}, {1, 1, 1, 1, 1, 1, 1, 1}, {4, 2, 1, 1}, {1, 4, 2}, {8}}) {
+    ASSERT_EQ(detail::payload_bundles(widths).size(), 1u);
+    for (std::size_t n : {std::size_t{1}, std::size_t{1000}, std::size_t{1} << 20}) {
+      EXPECT_EQ(run_and_check(widths, n, 3 * n + 7, n + widths.size()), "") << widths.size();
+    }
+  }
+}
+
+TEST_F(GftrBundles, NoRows) { EXPECT_EQ(run_and_check({4, 4}, 0, 0, 1), ""); }
+
+}  // namespace
+}  // namespace joinery::test
