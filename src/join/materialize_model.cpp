@@ -158,11 +158,12 @@ materialize_estimate estimate_materialization(materialize_workload const& w,
                       (read_seconds(order_bytes, sequential, w.probe_rows, bw) +
                        read_seconds(order_bytes, clustered, w.build_rows, bw));
   }
-  auto side = [&](std::vector<int> const& widths, size_type n, int bits, access_pattern gftr) {
+  auto side = [&](std::vector<int> const& widths, size_type n, int bits, access_pattern gftr,
+                  bool nullable) {
     for (int width : widths) {
       e.gfur_seconds += gather_seconds(m, width, gfur_access(bits, gftr), n, bw);
     }
-    if (!w.bundle_payloads || bits <= 0) {
+    if (!w.bundle_payloads || bits <= 0 || nullable) {
       for (int width : widths) {
         e.gftr_seconds += transform_seconds(n, w.key_bytes, width, bits, bw) +
                           gather_seconds(m, width, gftr, n, bw);
@@ -185,8 +186,8 @@ materialize_estimate estimate_materialization(materialize_workload const& w,
                         out_rows * read_seconds(b.value_bytes(), gftr, n, bw);
     }
   };
-  side(w.build_widths, w.build_rows, w.build_sort_bits, clustered);
-  side(w.probe_widths, w.probe_rows, w.probe_sort_bits, sequential);
+  side(w.build_widths, w.build_rows, w.build_sort_bits, clustered, w.build_nullable);
+  side(w.probe_widths, w.probe_rows, w.probe_sort_bits, sequential, false);
   e.choice = e.gftr_seconds < e.gfur_seconds ? materialization::gftr : materialization::gfur;
   return e;
 }

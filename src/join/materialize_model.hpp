@@ -76,6 +76,8 @@ struct materialize_workload {
   /// (payload_bundles), transforms each bundle once and gathers its columns in one pass. false:
   /// one transform and one gather per column (the GPU backend before session 8; recorded runs).
   bool bundle_payloads = false;
+  /// The build side's output is nullable (left outer join): its columns are not bundled.
+  bool build_nullable = false;
 };
 
 /// Consecutive payload columns packed together (GFTR): [first, first + count) of a side's

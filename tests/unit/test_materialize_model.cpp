@@ -387,6 +387,12 @@ TEST(MaterializeModel, BundlesCutGftrWhereASideHasSeveralNarrowColumns) {
   EXPECT_DOUBLE_EQ(bundled.gfur_seconds, apart.gfur_seconds);
   EXPECT_LT(bundled.gftr_seconds, apart.gftr_seconds);
   EXPECT_EQ(bundled.choice, materialization::gftr);
+  // A nullable build side (left outer) is not bundled: only the probe side gains.
+  w.build_nullable = true;
+  auto const outer = estimate_materialization(w, bw);
+  EXPECT_LT(outer.gftr_seconds, apart.gftr_seconds);
+  EXPECT_GT(outer.gftr_seconds, bundled.gftr_seconds);
+  w.build_nullable = false;
   // One column per bundle (8-byte payloads): nothing to pack, the same cost.
   w.build_widths = {8, 8};
   w.probe_widths = {8};

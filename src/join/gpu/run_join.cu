@@ -329,6 +329,7 @@ join_result run_join(join_algorithm algo, table_view const& build, size_type bui
           w.build_sort_bits = build_bits;
           w.probe_sort_bits = probe_bits;
           w.bundle_payloads = true;
+          w.build_nullable = options.kind == join_kind::left_outer;
           estimate = estimate_materialization(w, *bw);
         }
         auto const chosen = options.strategy != materialization::automatic ? options.strategy
