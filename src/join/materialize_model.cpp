@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <string>
+#include <utility>
 
 namespace joinery::detail {
 
@@ -172,14 +173,28 @@ materialize_estimate estimate_materialization(materialize_workload const& w,
     }
     // A bundle of several columns: packed (the columns read, the bundle written), transformed
     // once, and gathered once (ids and bundle read, every column written).
+    bool first = true;
     for (auto const& b : payload_bundles(widths)) {
+      auto const rows = static_cast<double>(n);
+      auto const out_rows = static_cast<double>(m);
+      if (std::exchange(first, false) && w.carry_first_bundle) {
+        // Carried by the join's sort: its values replace 4-byte row ids.
+        int const passes = (bits + radix_digit_bits - 1) / radix_digit_bits;
+        double const key = w.key_bytes;
+        bool const packed = b.count > 1 || b.bytes < 4;
+        e.gftr_seconds += (packed ? seq(rows * (b.bytes + b.value_bytes()), bw) : 0) +
+                          passes * rows *
+                            (digit_pass_seconds(key + b.value_bytes(), bw) -
+                             digit_pass_seconds(key + order_bytes, bw)) +
+                          seq(out_rows * (id_bytes + b.bytes), bw) +
+                          out_rows * read_seconds(b.value_bytes(), gftr, n, bw);
+        continue;
+      }
       if (b.count == 1) {
         e.gftr_seconds += transform_seconds(n, w.key_bytes, b.bytes, bits, bw) +
                           gather_seconds(m, b.bytes, gftr, n, bw);
         continue;
       }
-      auto const rows = static_cast<double>(n);
-      auto const out_rows = static_cast<double>(m);
       e.gftr_seconds += seq(rows * (b.bytes + b.value_bytes()), bw) +
                         transform_seconds(n, w.key_bytes, b.value_bytes(), bits, bw) +
                         seq(out_rows * (id_bytes + b.bytes), bw) +

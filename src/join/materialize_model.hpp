@@ -78,6 +78,11 @@ struct materialize_workload {
   bool bundle_payloads = false;
   /// The build side's output is nullable (left outer join): its columns are not bundled.
   bool build_nullable = false;
+  /// GFTR decided before the join (radix join, inner): each side's first bundle (not nullable)
+  /// rides the join's own sort in place of its 32-bit row ids, so it costs no transform of its
+  /// own, only the packing (several columns, or one narrower than 4 bytes) and the sort's wider
+  /// values; the other bundles are transformed as above. Needs bundle_payloads.
+  bool carry_first_bundle = false;
 };
 
 /// Consecutive payload columns packed together (GFTR): [first, first + count) of a side's

@@ -1,7 +1,11 @@
 // GFTR bundles (src/join/gpu/materialize_transform.cu): columns of mixed widths packed into one
 // 4- or 8-byte value, then gathered back through positions, checked on the CPU against gathering
-// each column on its own. Signed columns keep their bits (negative values included).
+// each column on its own. Signed columns keep their bits (negative values included). Also the
+// radix join's output-size estimate (a correlated hash sample) that lets automatic choose GFTR
+// before partitioning.
 #include "core/cuda_try.hpp"
+#include "core/hash.hpp"
+#include "join/gpu/gpu_join.hpp"
 #include "join/gpu/materialize.hpp"
 #include "join/materialize_model.hpp"
 
@@ -10,8 +14,11 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <numeric>
+#include <optional>
 #include <memory>
 #include <random>
 #include <string>
@@ -96,6 +103,68 @@ TEST_F(GftrBundles, EveryBundleShapeOfThePlannerRoundTrips) {
 }
 
 TEST_F(GftrBundles, NoRows) { EXPECT_EQ(run_and_check({4, 4}, 0, 0, 1), ""); }
+
+/// The estimate for build keys 0 .. nb-1 (shuffled) and the given probe keys, with the exact
+/// inner-join row count.
+std::pair<std::optional<size_type>, size_type> estimate_for(std::vector<std::uint32_t> build,
+                                                            std::vector<std::uint32_t> const& probe,
+                                                            std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::shuffle(build.begin(), build.end(), rng);
+  std::vector<char> in_build(1u << 24, 0);
+  for (auto k : build) { in_build[k] = 1; }
+  size_type exact = 0;
+  for (auto k : probe) { exact += k < in_build.size() && in_build[k] != 0 ? 1 : 0; }
+  device_bytes db(build.size() * 4);
+  device_bytes dp(probe.size() * 4);
+  JOINERY_CUDA_TRY(cudaMemcpy(db.p, build.data(), build.size() * 4, cudaMemcpyHostToDevice));
+  JOINERY_CUDA_TRY(cudaMemcpy(dp.p, probe.data(), probe.size() * 4, cudaMemcpyHostToDevice));
+  detail::gpu::join_request rq;
+  rq.build_keys = db.p;
+  rq.build_rows = static_cast<size_type>(build.size());
+  rq.probe_keys = dp.p;
+  rq.probe_rows = static_cast<size_type>(probe.size());
+  rq.key_type = type_id::uint32;
+  auto const est = detail::gpu::estimate_inner_join_rows(rq, default_stream(), nullptr);
+  return {est, exact};
+}
+
+TEST_F(GftrBundles, OutputRowEstimateFromACorrelatedSample) {
+  // |R| = 2^22 primary keys, |S| = 2^23 foreign keys, a fraction of them matching: the estimate
+  // (2^16 sampled build keys, 2^23 >> 6 probe keys) within 10% of the exact count.
+  std::vector<std::uint32_t> build(1u << 22);
+  std::iota(build.begin(), build.end(), 0u);
+  std::mt19937_64 rng(7);
+  for (double match : {1.0, 0.5, 0.1}) {
+    std::vector<std::uint32_t> probe(1u << 23);
+    for (auto& k : probe) {
+      auto const r = static_cast<std::uint32_t>(rng() % build.size());
+      k = std::uniform_real_distribution<double>(0, 1)(rng) < match ? r : r + (1u << 22);
+    }
+    auto const [est, exact] = estimate_for(build, probe, 11);
+    ASSERT_TRUE(est.has_value()) << match;
+    EXPECT_NEAR(static_cast<double>(*est), static_cast<double>(exact), 0.1 * exact) << match;
+  }
+  // No match at all: 0.
+  std::vector<std::uint32_t> miss(1u << 20, (1u << 23) + 5);
+  for (std::size_t i = 0; i < miss.size(); ++i) { miss[i] += static_cast<std::uint32_t>(i); }
+  EXPECT_EQ(estimate_for(build, miss, 12).first, std::optional<size_type>(0));
+}
+
+TEST_F(GftrBundles, NoEstimateWhenAHotKeyFallsInTheSample) {
+  // A key whose hash lands in the sample (its low 6 bits zero at 2^22 build rows) holds half the
+  // probe side: the probe sample overflows its room and the estimate declines.
+  std::vector<std::uint32_t> build(1u << 22);
+  std::iota(build.begin(), build.end(), 0u);
+  std::uint32_t hot = 1;
+  while ((detail::fmix32(hot) & 63u) != 0) { ++hot; }
+  std::vector<std::uint32_t> probe(1u << 22);
+  std::mt19937_64 rng(9);
+  for (std::size_t i = 0; i < probe.size(); ++i) {
+    probe[i] = i % 2 == 0 ? hot : static_cast<std::uint32_t>(rng() % build.size());
+  }
+  EXPECT_FALSE(estimate_for(build, probe, 13).first.has_value());
+}
 
 }  // namespace
 }  // namespace joinery::test

@@ -319,6 +319,41 @@ TEST_F(GpuJoin, WideJoinsGfurAndGftrMatchCpu) {
   expect_strategies_match_cpu(gen::generate(b), gen::generate(p));
 }
 
+TEST_F(GpuJoin, CarriedPayloadBundlesOfEveryShapeMatchCpu) {
+  // The radix join's inner GFTR carries each side's first bundle through its partitioning: one
+  // 4- or 8-byte column as it is, narrower or several packed, the rest transformed afterwards;
+  // a side without payloads carries row ids. Also a build side small enough for 0 radix bits.
+  std::vector<std::pair<std::vector<type_id>, std::vector<type_id>>> const shapes = {
+    {{type_id::int32}, {type_id::uint32}},
+    {{type_id::int64}, {type_id::int32, type_id::int32}},
+    {{type_id::int8, type_id::int16}, {type_id::uint64, type_id::int32}},
+    {{type_id::int32, type_id::uint32, type_id::int16}, {}},
+    {{}, {type_id::uint8}},
+    {{type_id::uint16, type_id::uint16, type_id::int32, type_id::int64, type_id::int8},
+     {type_id::int16, type_id::uint8, type_id::int64}},
+  };
+  std::uint64_t seed = 300;
+  for (size_type build_rows : {size_type{1} << 17, size_type{1000}}) {
+    for (auto const& [bt, pt] : shapes) {
+      SCOPED_TRACE(std::to_string(build_rows) + " rows, " + std::to_string(bt.size()) + " + " +
+                   std::to_string(pt.size()) + " payloads");
+      gen::relation_spec b;
+      b.rows = build_rows;
+      b.kind = gen::key_kind::primary;
+      b.payload_types = bt;
+      b.match_ratio = 0.75;
+      b.seed = ++seed;
+      gen::relation_spec p;
+      p.rows = 2 * build_rows + 17;
+      p.kind = gen::key_kind::foreign;
+      p.domain = build_rows;
+      p.payload_types = pt;
+      p.seed = ++seed;
+      expect_strategies_match_cpu(gen::generate(b), gen::generate(p));
+    }
+  }
+}
+
 TEST_F(GpuJoin, SixteenPayloadsPerSideGfurAndGftrMatchCpu) {
   auto widths = all_payload_widths();
   auto const more = all_payload_widths();

@@ -402,6 +402,39 @@ TEST(MaterializeModel, BundlesCutGftrWhereASideHasSeveralNarrowColumns) {
   EXPECT_DOUBLE_EQ(estimate_materialization(w, bw).gftr_seconds, wide_apart.gftr_seconds);
 }
 
+TEST(MaterializeModel, CarryingTheFirstBundleCostsLessThanTransformingIt) {
+  // The first bundle rides the join's sort: no pack or transform of its own for one 4-byte
+  // column (exactly the gather then), a pack and wider sort values for several columns; the
+  // second bundle is transformed as before; GFUR is unchanged.
+  device_bandwidths bw{3.8e12, 3.0e12, 0.45e12, 0, 0, 1.855e12, 2.318e12};
+  auto w = wide_default(1.0);
+  w.bundle_payloads = true;
+  auto const bundled = estimate_materialization(w, bw);
+  w.carry_first_bundle = true;
+  auto const carried = estimate_materialization(w, bw);
+  EXPECT_DOUBLE_EQ(carried.gfur_seconds, bundled.gfur_seconds);
+  EXPECT_LT(carried.gftr_seconds, bundled.gftr_seconds);
+  EXPECT_GT(carried.gftr_seconds, 0);
+  EXPECT_LT(carried.gftr_seconds, carried.gfur_seconds / 2);
+
+  w.build_widths = {4};
+  w.probe_widths = {4};
+  w.output_rows = 0;  // nothing gathered: a carried 4-byte column costs nothing at all
+  EXPECT_DOUBLE_EQ(estimate_materialization(w, bw).gftr_seconds, 0.0);
+  w.carry_first_bundle = false;
+  EXPECT_GT(estimate_materialization(w, bw).gftr_seconds, 0.0);
+
+  // Three 4-byte columns: the first two carried, the third transformed.
+  w = wide_default(1.0);
+  w.bundle_payloads = true;
+  w.build_widths = {4, 4, 4};
+  auto const three = estimate_materialization(w, bw);
+  w.carry_first_bundle = true;
+  auto const three_carried = estimate_materialization(w, bw);
+  EXPECT_LT(three_carried.gftr_seconds, three.gftr_seconds);
+  EXPECT_GT(three_carried.gftr_seconds, carried.gftr_seconds);
+}
+
 TEST(MaterializeModel, RefusesMissingBandwidths) {
   EXPECT_THROW((void)estimate_materialization(wide_default(1.0), device_bandwidths{}),
                logic_error);

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <vector>
 
 namespace joinery::detail::gpu {
@@ -47,14 +48,25 @@ struct join_request {
   /// into the sorted sides instead of row ids, and to hand the sorted sides back.
   std::function<bool(size_type output_rows, int build_sort_bits, int probe_sort_bits)>
     positions_for;
+  /// GFTR decided before the join (radix_hash only; positions_for unused): the join writes
+  /// positions, and a side with carried values (4 or 8 bytes a row, its packed payloads) sorts
+  /// them with its keys in place of row ids, handing them back sorted (sorted_side::carried_bytes).
+  /// Needs build_sums / probe_sums null: the join reads no row ids then.
+  bool positions_forced = false;
+  void const* build_carry = nullptr;
+  int build_carry_bytes = 0;
+  void const* probe_carry = nullptr;
+  int probe_carry_bytes = 0;
 };
 
 /// One side as a join's stable radix sort left it: keys (the unsigned bit patterns, sorted by
-/// their bits [0, sort_bits)) and the 32-bit input row of each sorted position.
+/// their bits [0, sort_bits)) and the 32-bit input row of each sorted position, or, when
+/// carried_bytes is 4 or 8, the side's carried values (join_request::build_carry) in that order.
 struct sorted_side {
   buffer keys;
   buffer order;
   int sort_bits = 0;
+  int carried_bytes = 0;
 };
 
 /// What an algorithm returns: device int64 row ids (build_rows empty for semi/anti; -1 for the
@@ -79,5 +91,16 @@ device_matches sort_merge_join(join_request const& rq, stream_ref stream, memory
 device_matches no_partition_hash_join(join_request const& rq, stream_ref stream,
                                       memory_resource* mr);
 device_matches radix_hash_join(join_request const& rq, stream_ref stream, memory_resource* mr);
+
+/// The radix bits the radix join partitions a build side of `build_rows` keys by.
+int radix_hash_join_bits(size_type build_rows, type_id key_type);
+
+/// The row count of the inner equi-join of rq's keys, estimated from a correlated hash sample
+/// (the keys whose hash has its low bits zero on both sides; about 2^16 build keys and the probe
+/// keys of a prefix of at most 2^24 rows, joined exactly and scaled up). nullopt when a side's
+/// sample overflows its room (a hot key was sampled): no estimate then. Reads the build keys
+/// once and the prefix of the probe keys.
+std::optional<size_type> estimate_inner_join_rows(join_request const& rq, stream_ref stream,
+                                                  memory_resource* mr);
 
 }  // namespace joinery::detail::gpu

@@ -86,6 +86,29 @@ void sort_with_row_ids(U const* keys_in, U* keys_out, std::uint32_t* rows_out, s
                                                    rows_out, n, begin_bit, end_bit, s));
 }
 
+template <class U, class V>
+void sort_pairs_by_bits(U const* keys_in, U* keys_out, V const* values_in, V* values_out,
+                        size_type n, int begin_bit, int end_bit, stream_ref stream,
+                        memory_resource* mr) {
+  if (n == 0) { return; }
+  auto const s = to_cuda(stream);
+  if (end_bit <= begin_bit) {
+    JOINERY_CUDA_TRY(cudaMemcpyAsync(keys_out, keys_in, sizeof(U) * static_cast<std::size_t>(n),
+                                     cudaMemcpyDeviceToDevice, s));
+    JOINERY_CUDA_TRY(cudaMemcpyAsync(values_out, values_in,
+                                     sizeof(V) * static_cast<std::size_t>(n),
+                                     cudaMemcpyDeviceToDevice, s));
+    return;
+  }
+  std::size_t temp = 0;
+  JOINERY_CUDA_TRY(cub::DeviceRadixSort::SortPairs(nullptr, temp, keys_in, keys_out, values_in,
+                                                   values_out, n, begin_bit, end_bit, s));
+  buffer scratch(scratch_bytes(temp), mr, stream);
+  JOINERY_CUDA_TRY(cub::DeviceRadixSort::SortPairs(scratch.data(), temp, keys_in, keys_out,
+                                                   values_in, values_out, n, begin_bit, end_bit,
+                                                   s));
+}
+
 template <class U>
 void flip_sign_bits(U const* in, U* out, size_type n, stream_ref stream) {
   if (n == 0) { return; }
@@ -105,7 +128,13 @@ void radix_partition_offsets(U const* sorted, size_type n, int bits, size_type* 
   template void sort_with_row_ids<U>(U const*, U*, std::uint32_t*, size_type, int, int,       \
                                      stream_ref, memory_resource*);                           \
   template void flip_sign_bits<U>(U const*, U*, size_type, stream_ref);                       \
-  template void radix_partition_offsets<U>(U const*, size_type, int, size_type*, stream_ref);
+  template void radix_partition_offsets<U>(U const*, size_type, int, size_type*, stream_ref); \
+  template void sort_pairs_by_bits<U, std::uint32_t>(U const*, U*, std::uint32_t const*,      \
+                                                     std::uint32_t*, size_type, int, int,     \
+                                                     stream_ref, memory_resource*);           \
+  template void sort_pairs_by_bits<U, std::uint64_t>(U const*, U*, std::uint64_t const*,      \
+                                                     std::uint64_t*, size_type, int, int,     \
+                                                     stream_ref, memory_resource*);
 JOINERY_INSTANTIATE(std::uint32_t)
 JOINERY_INSTANTIATE(std::uint64_t)
 #undef JOINERY_INSTANTIATE

@@ -17,6 +17,14 @@ template <class U>
 void sort_with_row_ids(U const* keys_in, U* keys_out, std::uint32_t* rows_out, size_type n,
                        int begin_bit, int end_bit, stream_ref stream, memory_resource* mr);
 
+/// keys_out / values_out: (key, value) pairs sorted by the keys' bits [begin_bit, end_bit)
+/// (stable, LSD). GFTR with carried payloads: the values are a side's packed payloads (uint32 or
+/// uint64), moved with the keys in place of row ids.
+template <class U, class V>
+void sort_pairs_by_bits(U const* keys_in, U* keys_out, V const* values_in, V* values_out,
+                        size_type n, int begin_bit, int end_bit, stream_ref stream,
+                        memory_resource* mr);
+
 /// out[i] = in[i] ^ sign bit: unsigned order becomes the signed order (a map primitive).
 template <class U>
 void flip_sign_bits(U const* in, U* out, size_type n, stream_ref stream);

@@ -22,6 +22,9 @@
 #include "primitives/detail/hash.cuh"
 
 #include <algorithm>
+#include <cmath>
+#include <optional>
+#include <utility>
 
 namespace joinery::detail::gpu {
 
@@ -317,7 +320,38 @@ __global__ void item_partitions_kernel(size_type const* __restrict__ item_start,
   }
 }
 
-/// Radix bits so that an average build partition holds half a chunk.
+/// Correlated hash sample (the keys whose hash has its low bits zero, the same keys on both
+/// sides, so matches survive together): appends the sampled keys of [0, n) to out while there is
+/// room, counting all of them; one atomic per warp.
+template <class U>
+__global__ void hash_sample_kernel(U const* __restrict__ keys, size_type n, std::uint64_t mask,
+                                   U* __restrict__ out, size_type capacity,
+                                   unsigned long long* __restrict__ count) {
+  size_type const stride = static_cast<size_type>(gridDim.x) * blockDim.x;
+  int const lane = static_cast<int>(threadIdx.x) & 31;
+  // Warp-uniform bound: every lane takes part in each ballot.
+  for (size_type base = static_cast<size_type>(blockIdx.x) * blockDim.x; base < n;
+       base += stride) {
+    size_type const i = base + static_cast<size_type>(threadIdx.x);
+    U k{};
+    bool take = false;
+    if (i < n) {
+      k = keys[i];
+      take = (static_cast<std::uint64_t>(murmur_hash{}(k)) & mask) == 0;
+    }
+    unsigned const taken = __ballot_sync(0xffffffffu, take);
+    if (taken == 0) { continue; }
+    unsigned long long first = 0;
+    if (lane == __ffs(taken) - 1) { first = atomicAdd(count, __popc(taken)); }
+    first = __shfl_sync(0xffffffffu, first, __ffs(taken) - 1);
+    if (take) {
+      auto const at = static_cast<size_type>(first) + __popc(taken & ((1u << lane) - 1u));
+      if (at < capacity) { out[at] = k; }
+    }
+  }
+}
+
+/// Radix bits so that an average build partition holds half a shared-memory chunk.
 int radix_bits_for(size_type build_rows, int key_bits) {
   int bits = 0;
   while (bits < radix_join_policy::max_radix_bits && bits < key_bits &&
@@ -337,18 +371,40 @@ device_matches run(join_request const& rq, stream_ref stream, memory_resource* m
   int const bits = radix_bits_for(nb, 8 * static_cast<int>(sizeof(U)));
   size_type const fanout = size_type{1} << bits;
 
-  auto partition = [&](void const* keys, size_type n, buffer& k, buffer& r, buffer& offsets) {
-    k = buffer(sizeof(U) * static_cast<std::size_t>(std::max<size_type>(n, 1)), mr, stream);
-    r = buffer(sizeof(std::uint32_t) * static_cast<std::size_t>(std::max<size_type>(n, 1)), mr, stream);
+  JOINERY_EXPECTS(!rq.positions_forced || (rq.build_sums == nullptr && rq.probe_sums == nullptr),
+                  "the radix join's carried values need a table-form request (no row sums)");
+  // Each side sorts its keys with 32-bit row ids, or with its carried values (GFTR decided
+  // before the join), which the join then never reads: it writes positions.
+  auto partition = [&](void const* keys, size_type n, void const* carry, int carry_bytes,
+                       buffer& k, buffer& r, buffer& offsets) {
+    JOINERY_EXPECTS(carry_bytes == 0 || carry_bytes == 4 || carry_bytes == 8,
+                    "carried values are 4 or 8 bytes wide");
+    JOINERY_EXPECTS(n <= max_row_id_rows, "the radix join numbers rows in 32 bits: at most " +
+                                            std::to_string(max_row_id_rows) +
+                                            " rows per side, got " + std::to_string(n));
+    auto const rows = static_cast<std::size_t>(std::max<size_type>(n, 1));
+    k = buffer(sizeof(U) * rows, mr, stream);
+    r = buffer((carry_bytes == 8 ? 8 : 4) * rows, mr, stream);
     offsets = buffer(sizeof(size_type) * static_cast<std::size_t>(fanout + 1), mr, stream);
-    sort_with_row_ids(static_cast<U const*>(keys), as<U>(k), as<std::uint32_t>(r), n, 0, bits,
-                      stream, mr);
+    auto const* in = static_cast<U const*>(keys);
+    if (carry_bytes == 4) {
+      sort_pairs_by_bits(in, as<U>(k), static_cast<std::uint32_t const*>(carry),
+                         as<std::uint32_t>(r), n, 0, bits, stream, mr);
+    } else if (carry_bytes == 8) {
+      sort_pairs_by_bits(in, as<U>(k), static_cast<std::uint64_t const*>(carry),
+                         as<std::uint64_t>(r), n, 0, bits, stream, mr);
+    } else {
+      sort_with_row_ids(in, as<U>(k), as<std::uint32_t>(r), n, 0, bits, stream, mr);
+    }
     radix_partition_offsets(as<U>(k), n, bits, as<size_type>(offsets), stream);
   };
   bool const with_build = rq.kind == join_kind::inner || rq.kind == join_kind::left_outer;
   auto const guess_bytes = static_cast<std::size_t>(np) *
                            (sizeof(size_type) * (with_build ? 2 : 1) + rq.extra_bytes_per_row);
-  bool direct = !rq.aggregate_only && !rq.positions_for && (rq.budget == 0 || guess_bytes <= rq.budget);
+  // Direct output writes positions only when GFTR was decided before the join (a later choice
+  // needs the exact row count first).
+  bool direct = !rq.aggregate_only && (!rq.positions_for || rq.positions_forced) &&
+                (rq.budget == 0 || guess_bytes <= rq.budget);
   // The direct output is allocated before the partitioning's temporaries: allocated after them
   // it found no free block of its size in the stream-ordered pool and mapped new memory on
   // every run (0.7 ms of 12.5 at 2^27 x 2^28 on the H200). Given back when the partitioning
@@ -361,20 +417,29 @@ device_matches run(join_request const& rq, stream_ref stream, memory_resource* m
       early = device_matches{};
     }
   }
-  auto partition_side = [&](void const* keys, size_type n, buffer& k, buffer& r, buffer& offsets) {
+  auto partition_side = [&](void const* keys, size_type n, void const* carry, int carry_bytes,
+                            buffer& k, buffer& r, buffer& offsets) {
     try {
-      partition(keys, n, k, r, offsets);
+      partition(keys, n, carry, carry_bytes, k, r, offsets);
     } catch (out_of_memory const&) {
       if (early.probe_rows.size() == 0) { throw; }
       early = device_matches{};
-      partition(keys, n, k, r, offsets);
+      partition(keys, n, carry, carry_bytes, k, r, offsets);
     }
   };
+  int const build_carry = rq.positions_forced ? rq.build_carry_bytes : 0;
+  int const probe_carry = rq.positions_forced ? rq.probe_carry_bytes : 0;
   buffer bk, br, boffs, pk, pr, poffs;
   clock.mark("partition build");
-  partition_side(rq.build_keys, nb, bk, br, boffs);
+  partition_side(rq.build_keys, nb, rq.build_carry, build_carry, bk, br, boffs);
   clock.mark("partition probe");
-  partition_side(rq.probe_keys, np, pk, pr, poffs);
+  partition_side(rq.probe_keys, np, rq.probe_carry, probe_carry, pk, pr, poffs);
+  // GFTR: the caller transforms the other payloads with the same partitioning.
+  auto hand_back_sides = [&](device_matches& m) {
+    m.positions = true;
+    m.build_side = {std::move(bk), std::move(br), bits, build_carry};
+    m.probe_side = {std::move(pk), std::move(pr), bits, probe_carry};
+  };
 
   clock.mark("plan");
   buffer item_start(sizeof(size_type) * static_cast<std::size_t>(fanout + 1), mr, stream);
@@ -388,6 +453,7 @@ device_matches run(join_request const& rq, stream_ref stream, memory_resource* m
   device_matches out;
   if (items == 0) {
     if (!rq.aggregate_only) { allocate_matches(out, 0, with_build, rq, "radix_hash", stream, mr); }
+    if (rq.positions_forced) { hand_back_sides(out); }
     out.phases = clock.finish();
     return out;
   }
@@ -403,10 +469,10 @@ device_matches run(join_request const& rq, stream_ref stream, memory_resource* m
 
   radix_join_args<U> a{};
   a.build_keys = as<U>(bk);
-  a.build_rows = as<std::uint32_t>(br);
+  a.build_rows = build_carry != 0 ? nullptr : as<std::uint32_t>(br);
   a.build_offsets = as<size_type>(boffs);
   a.probe_keys = as<U>(pk);
-  a.probe_rows = as<std::uint32_t>(pr);
+  a.probe_rows = probe_carry != 0 ? nullptr : as<std::uint32_t>(pr);
   a.probe_offsets = as<size_type>(poffs);
   a.item_start = as<size_type>(item_start);
   a.item_partition = as<std::int32_t>(item_partition);
@@ -423,7 +489,8 @@ device_matches run(join_request const& rq, stream_ref stream, memory_resource* m
   auto const count_kernel = radix_join_kernel<U, radix_mode::count>;
   auto const write_ids_kernel = radix_join_kernel<U, radix_mode::write>;
   auto const write_positions_kernel = radix_join_kernel<U, radix_mode::write, true>;
-  auto const direct_kernel = radix_join_kernel<U, radix_mode::direct>;
+  auto const direct_kernel = rq.positions_forced ? radix_join_kernel<U, radix_mode::direct, true>
+                                                 : radix_join_kernel<U, radix_mode::direct>;
   for (auto k : {count_kernel, write_ids_kernel, write_positions_kernel, direct_kernel}) {
     JOINERY_CUDA_TRY(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                           static_cast<int>(smem)));
@@ -475,6 +542,7 @@ device_matches run(join_request const& rq, stream_ref stream, memory_resource* m
         if (rows < np) { shrink_matches(out, rows, with_build, stream, mr); }
         out.count = static_cast<std::uint64_t>(rows);
         out.checksum = read_scalar(as<unsigned long long>(checksum), stream);
+        if (rq.positions_forced) { hand_back_sides(out); }
         out.phases = clock.finish();
         return out;
       }
@@ -495,7 +563,8 @@ device_matches run(join_request const& rq, stream_ref stream, memory_resource* m
     return out;
   }
   // GFTR: ask whether to write positions into the partitioned sides (stable, contiguous).
-  out.positions = rq.positions_for && rq.positions_for(total, bits, bits);
+  out.positions =
+    rq.positions_forced || (rq.positions_for && rq.positions_for(total, bits, bits));
   allocate_matches(out, total, with_build, rq, "radix_hash", stream, mr);
   JOINERY_CUDA_TRY(cudaMemsetAsync(checksum.data(), 0, checksum.size(), s));
   a.item_offsets = as<size_type>(item_rows);
@@ -506,14 +575,72 @@ device_matches run(join_request const& rq, stream_ref stream, memory_resource* m
   JOINERY_CHECK_LAUNCH();
   out.checksum = read_scalar(as<unsigned long long>(checksum), stream);
   out.phases = clock.finish();
-  if (out.positions) {  // the caller transforms the payloads with the same partitioning
-    out.build_side = {std::move(bk), std::move(br), bits};
-    out.probe_side = {std::move(pk), std::move(pr), bits};
-  }
+  if (out.positions) { hand_back_sides(out); }
   return out;
 }
 
+/// Sampled keys of one side: the buffer and how many were taken, or nullopt past `capacity`.
+template <class U>
+std::optional<std::pair<buffer, size_type>> hash_sample(void const* keys, size_type n,
+                                                       std::uint64_t mask, size_type capacity,
+                                                       stream_ref stream, memory_resource* mr) {
+  buffer out(sizeof(U) * static_cast<std::size_t>(std::max<size_type>(capacity, 1)), mr, stream);
+  buffer count(sizeof(unsigned long long), mr, stream);
+  JOINERY_CUDA_TRY(cudaMemsetAsync(count.data(), 0, count.size(), to_cuda(stream)));
+  if (n > 0) {
+    hash_sample_kernel<U><<<grid_stride_blocks(n, 256, current_sm_count(), 8), 256, 0,
+                            to_cuda(stream)>>>(static_cast<U const*>(keys), n, mask, as<U>(out),
+                                               capacity, as<unsigned long long>(count));
+    JOINERY_CHECK_LAUNCH();
+  }
+  auto const taken = static_cast<size_type>(read_scalar(as<unsigned long long>(count), stream));
+  if (taken > capacity) { return std::nullopt; }
+  return std::make_pair(std::move(out), taken);
+}
+
+template <class U>
+std::optional<size_type> estimate_rows(join_request const& rq, stream_ref stream,
+                                       memory_resource* mr) {
+  using P = radix_join_policy;
+  // About sample_rows build keys, and the probe keys of a prefix of at most prefix_rows (the
+  // probe side's order is taken as random) sampled with the same hash bits.
+  constexpr size_type sample_rows = size_type{1} << 16;
+  constexpr size_type prefix_rows = size_type{1} << 24;
+  int rate_bits = 0;
+  while ((rq.build_rows >> rate_bits) > sample_rows) { ++rate_bits; }
+  std::uint64_t const mask = (std::uint64_t{1} << rate_bits) - 1;
+  size_type const prefix = std::min(rq.probe_rows, prefix_rows);
+  auto slack = [](size_type rows, int bits) { return 4 * (rows >> bits) + P::tile; };
+  auto b = hash_sample<U>(rq.build_keys, rq.build_rows, mask, slack(rq.build_rows, rate_bits),
+                          stream, mr);
+  auto p = hash_sample<U>(rq.probe_keys, prefix, mask, slack(prefix, rate_bits), stream, mr);
+  if (!b || !p) { return std::nullopt; }  // a hot key fell in the sample: no estimate
+  join_request srq;
+  srq.build_keys = b->first.data();
+  srq.build_rows = b->second;
+  srq.probe_keys = p->first.data();
+  srq.probe_rows = p->second;
+  srq.key_type = rq.key_type;
+  srq.kind = join_kind::inner;
+  srq.aggregate_only = true;
+  auto const sampled = static_cast<double>(run<U>(srq, stream, mr).count);
+  double const scale = std::ldexp(1.0, rate_bits) * static_cast<double>(rq.probe_rows) /
+                       static_cast<double>(std::max<size_type>(prefix, 1));
+  return static_cast<size_type>(std::llround(sampled * scale));
+}
+
 }  // namespace
+
+int radix_hash_join_bits(size_type build_rows, type_id key_type) {
+  return radix_bits_for(build_rows, 8 * static_cast<int>(size_of(key_type)));
+}
+
+std::optional<size_type> estimate_inner_join_rows(join_request const& rq, stream_ref stream,
+                                                  memory_resource* mr) {
+  if (rq.build_rows == 0 || rq.probe_rows == 0) { return size_type{0}; }
+  return dispatch_key_width(rq.key_type,
+                            [&](auto u) { return estimate_rows<decltype(u)>(rq, stream, mr); });
+}
 
 device_matches radix_hash_join(join_request const& rq, stream_ref stream, memory_resource* mr) {
   return dispatch_key_width(rq.key_type,

@@ -12,8 +12,10 @@
 #include <joinery/primitives/gather.hpp>
 
 #include <algorithm>
+#include <functional>
 #include <optional>
 #include <type_traits>
+#include <utility>
 
 namespace joinery::detail::gpu {
 
@@ -244,10 +246,11 @@ column_view column_for_output(table_side const& side, size_type c, bool position
   auto const width = size_of(src.type());
   auto const key_width = size_of(key.type());
   hold = column(src.type(), src.size(), mr, stream);
-  // Without measured bandwidths, the sort: its passes are sequential.
-  bool const sort = !bw || sort_transform_cheaper(src.size(), static_cast<int>(key_width),
-                                                  static_cast<int>(width),
-                                                  side.sorted.sort_bits, *bw);
+  // Without measured bandwidths, the sort: its passes are sequential. A side that carried
+  // values has no row ids to permute by.
+  bool const sort = !bw || side.sorted.carried_bytes != 0 ||
+                    sort_transform_cheaper(src.size(), static_cast<int>(key_width),
+                                           static_cast<int>(width), side.sorted.sort_bits, *bw);
   if (sort) {
     sort_values_by_keys(key.data(), key_width, src.data(), width, src.size(),
                         side.sorted.sort_bits, hold.data(), stream, mr);
@@ -307,6 +310,7 @@ join_result run_join(join_algorithm algo, table_view const& build, size_type bui
   auto const probe_widths = widths_of(p.cols, options.probe_payloads);
   std::optional<device_bandwidths> bw;
   std::optional<materialize_estimate> estimate;
+  std::function<materialize_estimate(size_type)> carry_model;
   if (table_form) {
     rq.extra_bytes_per_row = size_of(rq.key_type);
     for (int w : build_widths) { rq.extra_bytes_per_row += static_cast<std::size_t>(w); }
@@ -317,27 +321,82 @@ join_result run_join(join_algorithm algo, table_view const& build, size_type bui
       } catch (out_of_memory const&) {
         // No room to measure: an explicit strategy still runs, automatic takes GFUR.
       }
-      rq.positions_for = [&](size_type rows, int build_bits, int probe_bits) {
-        if (bw) {
-          materialize_workload w;
-          w.build_rows = rq.build_rows;
-          w.probe_rows = rq.probe_rows;
-          w.output_rows = rows;
-          w.key_bytes = static_cast<int>(size_of(rq.key_type));
-          w.build_widths = build_widths;
-          w.probe_widths = probe_widths;
-          w.build_sort_bits = build_bits;
-          w.probe_sort_bits = probe_bits;
-          w.bundle_payloads = true;
-          w.build_nullable = options.kind == join_kind::left_outer;
-          estimate = estimate_materialization(w, *bw);
-        }
+      auto model = [&](size_type rows, int build_bits, int probe_bits, bool carry) {
+        materialize_workload w;
+        w.build_rows = rq.build_rows;
+        w.probe_rows = rq.probe_rows;
+        w.output_rows = rows;
+        w.key_bytes = static_cast<int>(size_of(rq.key_type));
+        w.build_widths = build_widths;
+        w.probe_widths = probe_widths;
+        w.build_sort_bits = build_bits;
+        w.probe_sort_bits = probe_bits;
+        w.bundle_payloads = true;
+        w.build_nullable = options.kind == join_kind::left_outer;
+        w.carry_first_bundle = carry;
+        return estimate_materialization(w, *bw);
+      };
+      rq.positions_for = [&, model](size_type rows, int build_bits, int probe_bits) {
+        if (bw) { estimate = model(rows, build_bits, probe_bits, false); }
         auto const chosen = options.strategy != materialization::automatic ? options.strategy
                             : estimate ? estimate->choice
                                        : materialization::gfur;
         return chosen == materialization::gftr;
       };
+      // The radix join's inner joins choose before partitioning: GFTR then carries each side's
+      // first payload bundle through the partitioning in place of row ids (no transform of its
+      // own) and both strategies take the direct output. automatic estimates the output rows
+      // from a correlated sample; without an estimate (a hot key sampled) it chooses after the
+      // join's count, as the other algorithms do.
+      if (algo == join_algorithm::radix_hash && options.kind == join_kind::inner) {
+        int const bits = radix_hash_join_bits(rq.build_rows, rq.key_type);
+        std::optional<bool> carry;
+        if (options.strategy != materialization::automatic) {
+          carry = options.strategy == materialization::gftr;
+        } else if (!bw) {
+          carry = false;
+        } else if (auto const rows = estimate_inner_join_rows(rq, stream, dev)) {
+          auto const e = model(*rows, bits, bits, true);
+          carry = e.choice == materialization::gftr;
+        }
+        if (carry) {
+          rq.positions_for = nullptr;
+          rq.positions_forced = *carry;
+          if (bw) {
+            carry_model = [model, bits](size_type rows) { return model(rows, bits, bits, true); };
+          }
+        }
+      }
     }
+  }
+  // The carried bundles: the first of each side, packed unless it is one 4- or 8-byte column.
+  buffer build_pack, probe_pack;
+  if (rq.positions_forced) {
+    auto carry_of = [&](std::vector<column_view> const& cols, std::vector<size_type> const& which,
+                        std::vector<int> const& widths, buffer& pack, void const*& values,
+                        int& bytes) {
+      if (widths.empty()) { return; }
+      auto const first = payload_bundles(widths).front();
+      auto const n = cols[static_cast<std::size_t>(which.front())].size();
+      bytes = first.value_bytes();
+      if (first.count == 1 && first.bytes == bytes) {
+        values = cols[static_cast<std::size_t>(which.front())].data();
+        return;
+      }
+      std::vector<void const*> in;
+      for (int i = 0; i < first.count; ++i) {
+        in.push_back(cols[static_cast<std::size_t>(which[static_cast<std::size_t>(i)])].data());
+      }
+      auto const rows = static_cast<std::size_t>(std::max<size_type>(n, 1));
+      pack = buffer(static_cast<std::size_t>(bytes) * rows, dev, stream);
+      pack_columns(in, std::vector<int>(widths.begin(), widths.begin() + first.count), n, bytes,
+                   pack.data(), stream);
+      values = pack.data();
+    };
+    carry_of(b.cols, build_payloads, build_widths, build_pack, rq.build_carry,
+             rq.build_carry_bytes);
+    carry_of(p.cols, options.probe_payloads, probe_widths, probe_pack, rq.probe_carry,
+             rq.probe_carry_bytes);
   }
 
   device_matches m;
@@ -385,7 +444,30 @@ join_result run_join(join_algorithm algo, table_view const& build, size_type bui
         auto const widths = widths_of(side.cols, payloads);
         auto const& key = side.cols[static_cast<std::size_t>(side.key)];
         bool const bundled = m.positions && side.sorted.sort_bits > 0 && !nullable && !key.empty();
+        bool first = true;
         for (auto const& b : payload_bundles(widths)) {
+          if (std::exchange(first, false) && side.sorted.carried_bytes != 0) {
+            // Carried through the join's partitioning: already in the positions' order.
+            JOINERY_EXPECTS(side.sorted.carried_bytes == b.value_bytes() && !nullable,
+                            "the carried bundle does not match the side's first payloads");
+            std::vector<int> const bundle_widths(widths.begin() + b.first,
+                                                 widths.begin() + b.first + b.count);
+            std::vector<column> outs;
+            std::vector<void*> out_ptrs;
+            for (int i = b.first; i < b.first + b.count; ++i) {
+              auto const& col = side.cols[static_cast<std::size_t>(payloads[static_cast<std::size_t>(i)])];
+              outs.emplace_back(col.type(), ids.size(), dev, stream);
+              out_ptrs.push_back(outs.back().data());
+            }
+            gather_bundle(side.sorted.order.data(), b.value_bytes(),
+                          static_cast<size_type const*>(ids.data()), ids.size(), out_ptrs,
+                          bundle_widths, stream);
+            for (auto& out : outs) {
+              add_column_sum(out.view(), as<unsigned long long>(payload_sum), stream);
+              cols.push_back(to_space(std::move(out), mr, stream));
+            }
+            continue;
+          }
           if (!bundled || b.count == 1) {
             for (int i = b.first; i < b.first + b.count; ++i) {
               cols.push_back(take(side, payloads[static_cast<std::size_t>(i)], ids, nullable, true));
@@ -409,9 +491,10 @@ join_result run_join(join_algorithm algo, table_view const& build, size_type bui
           buffer moved(vw * static_cast<std::size_t>(n), dev, stream);
           pack_columns(in, bw_widths, n, b.value_bytes(), packed.data(), stream);
           auto const key_width = size_of(key.type());
-          bool const sort = !bw || sort_transform_cheaper(n, static_cast<int>(key_width),
-                                                          b.value_bytes(),
-                                                          side.sorted.sort_bits, *bw);
+          // A side that carried values has no row ids to permute by.
+          bool const sort = !bw || side.sorted.carried_bytes != 0 ||
+                            sort_transform_cheaper(n, static_cast<int>(key_width),
+                                                   b.value_bytes(), side.sorted.sort_bits, *bw);
           if (sort) {
             sort_values_by_keys(key.data(), key_width, packed.data(), vw, n,
                                 side.sorted.sort_bits, moved.data(), stream, dev);
@@ -439,6 +522,7 @@ join_result run_join(join_algorithm algo, table_view const& build, size_type bui
       if (!m.positions && options.strategy == materialization::gftr && m.count == 0) {
         r.stats.strategy = materialization::gftr;
       }
+      if (carry_model) { estimate = carry_model(static_cast<size_type>(m.count)); }
       if (estimate) {
         r.stats.predicted_gfur_seconds = estimate->gfur_seconds;
         r.stats.predicted_gftr_seconds = estimate->gftr_seconds;
