@@ -2,9 +2,8 @@
 // 4- or 8-byte value, then gathered back through positions, checked on the CPU against gathering
 // each column on its own. Signed columns keep their bits (negative values included). Also the
 // radix join's output-size estimate (a correlated hash sample) that lets automatic choose GFTR
-// before partitioning.
+// before partitioning, against exact counts on the host.
 #include "core/cuda_try.hpp"
-#include "core/hash.hpp"
 #include "join/gpu/gpu_join.hpp"
 #include "join/gpu/materialize.hpp"
 #include "join/materialize_model.hpp"
@@ -104,17 +103,17 @@ TEST_F(GftrBundles, EveryBundleShapeOfThePlannerRoundTrips) {
 
 TEST_F(GftrBundles, NoRows) { EXPECT_EQ(run_and_check({4, 4}, 0, 0, 1), ""); }
 
-/// The estimate for build keys 0 .. nb-1 (shuffled) and the given probe keys, with the exact
+/// The estimate for the build keys (shuffled first) and the probe keys, with the exact
 /// inner-join row count.
 std::pair<std::optional<size_type>, size_type> estimate_for(std::vector<std::uint32_t> build,
                                                             std::vector<std::uint32_t> const& probe,
                                                             std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::shuffle(build.begin(), build.end(), rng);
-  std::vector<char> in_build(1u << 24, 0);
-  for (auto k : build) { in_build[k] = 1; }
+  std::vector<std::uint32_t> copies(1u << 24, 0);  // build rows of each key
+  for (auto k : build) { ++copies[k]; }
   size_type exact = 0;
-  for (auto k : probe) { exact += k < in_build.size() && in_build[k] != 0 ? 1 : 0; }
+  for (auto k : probe) { exact += k < copies.size() ? copies[k] : 0; }
   device_bytes db(build.size() * 4);
   device_bytes dp(probe.size() * 4);
   JOINERY_CUDA_TRY(cudaMemcpy(db.p, build.data(), build.size() * 4, cudaMemcpyHostToDevice));
@@ -125,7 +124,7 @@ std::pair<std::optional<size_type>, size_type> estimate_for(std::vector<std::uin
   rq.probe_keys = dp.p;
   rq.probe_rows = static_cast<size_type>(probe.size());
   rq.key_type = type_id::uint32;
-  auto const est = detail::gpu::estimate_inner_join_rows(rq, default_stream(), nullptr);
+  auto const est = detail::gpu::estimate_inner_join_rows(rq, default_stream(), device_resource());
   return {est, exact};
 }
 
@@ -151,19 +150,27 @@ TEST_F(GftrBundles, OutputRowEstimateFromACorrelatedSample) {
   EXPECT_EQ(estimate_for(build, miss, 12).first, std::optional<size_type>(0));
 }
 
-TEST_F(GftrBundles, NoEstimateWhenAHotKeyFallsInTheSample) {
-  // A key whose hash lands in the sample (its low 6 bits zero at 2^22 build rows) holds half the
-  // probe side: the probe sample overflows its room and the estimate declines.
-  std::vector<std::uint32_t> build(1u << 22);
-  std::iota(build.begin(), build.end(), 0u);
-  std::uint32_t hot = 1;
-  while ((detail::fmix32(hot) & 63u) != 0) { ++hot; }
+TEST_F(GftrBundles, OutputRowEstimateOfManyToManyAndSmallSides) {
+  // Every build key 4 times (duplicates share a map slot and count 4 each), and a build side
+  // small enough that half of it is sampled.
+  std::vector<std::uint32_t> build(1u << 20);
+  for (std::size_t i = 0; i < build.size(); ++i) { build[i] = static_cast<std::uint32_t>(i / 4); }
+  std::mt19937_64 rng(21);
   std::vector<std::uint32_t> probe(1u << 22);
-  std::mt19937_64 rng(9);
-  for (std::size_t i = 0; i < probe.size(); ++i) {
-    probe[i] = i % 2 == 0 ? hot : static_cast<std::uint32_t>(rng() % build.size());
-  }
-  EXPECT_FALSE(estimate_for(build, probe, 13).first.has_value());
+  for (auto& k : probe) { k = static_cast<std::uint32_t>(rng() % (build.size() / 2)); }
+  auto const [est, exact] = estimate_for(build, probe, 22);
+  ASSERT_TRUE(est.has_value());
+  EXPECT_EQ(exact, size_type{4} << 22);  // each probe key matches 4 build rows
+  EXPECT_NEAR(static_cast<double>(*est), static_cast<double>(exact), 0.1 * exact);
+
+  std::vector<std::uint32_t> small(1000);
+  std::iota(small.begin(), small.end(), 0u);
+  std::vector<std::uint32_t> few(3000);
+  for (auto& k : few) { k = static_cast<std::uint32_t>(rng() % 2000); }
+  auto const [est_small, exact_small] = estimate_for(small, few, 23);
+  ASSERT_TRUE(est_small.has_value());
+  EXPECT_NEAR(static_cast<double>(*est_small), static_cast<double>(exact_small),
+              0.3 * exact_small);
 }
 
 }  // namespace

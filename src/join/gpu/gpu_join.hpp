@@ -96,10 +96,11 @@ device_matches radix_hash_join(join_request const& rq, stream_ref stream, memory
 int radix_hash_join_bits(size_type build_rows, type_id key_type);
 
 /// The row count of the inner equi-join of rq's keys, estimated from a correlated hash sample
-/// (the keys whose hash has its low bits zero on both sides; about 2^16 build keys and the probe
-/// keys of a prefix of at most 2^24 rows, joined exactly and scaled up). nullopt when a side's
-/// sample overflows its room (a hot key was sampled): no estimate then. Reads the build keys
-/// once and the prefix of the probe keys.
+/// (join_estimate.cu: the keys whose hash has its low bits zero on both sides, about 2^16 build
+/// keys and the sampled keys of a probe prefix of at most 2^24 rows, counted exactly and scaled
+/// up). A sampled hot probe key inflates it, an unsampled one is missed. nullopt when the build
+/// sample does not fit its map (massive build-side duplication cannot do that: duplicates share
+/// a slot). Reads the build keys and the probe prefix once.
 std::optional<size_type> estimate_inner_join_rows(join_request const& rq, stream_ref stream,
                                                   memory_resource* mr);
 

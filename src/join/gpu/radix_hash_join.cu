@@ -22,9 +22,6 @@
 #include "primitives/detail/hash.cuh"
 
 #include <algorithm>
-#include <cmath>
-#include <optional>
-#include <utility>
 
 namespace joinery::detail::gpu {
 
@@ -320,37 +317,6 @@ __global__ void item_partitions_kernel(size_type const* __restrict__ item_start,
   }
 }
 
-/// Correlated hash sample (the keys whose hash has its low bits zero, the same keys on both
-/// sides, so matches survive together): appends the sampled keys of [0, n) to out while there is
-/// room, counting all of them; one atomic per warp.
-template <class U>
-__global__ void hash_sample_kernel(U const* __restrict__ keys, size_type n, std::uint64_t mask,
-                                   U* __restrict__ out, size_type capacity,
-                                   unsigned long long* __restrict__ count) {
-  size_type const stride = static_cast<size_type>(gridDim.x) * blockDim.x;
-  int const lane = static_cast<int>(threadIdx.x) & 31;
-  // Warp-uniform bound: every lane takes part in each ballot.
-  for (size_type base = static_cast<size_type>(blockIdx.x) * blockDim.x; base < n;
-       base += stride) {
-    size_type const i = base + static_cast<size_type>(threadIdx.x);
-    U k{};
-    bool take = false;
-    if (i < n) {
-      k = keys[i];
-      take = (static_cast<std::uint64_t>(murmur_hash{}(k)) & mask) == 0;
-    }
-    unsigned const taken = __ballot_sync(0xffffffffu, take);
-    if (taken == 0) { continue; }
-    unsigned long long first = 0;
-    if (lane == __ffs(taken) - 1) { first = atomicAdd(count, __popc(taken)); }
-    first = __shfl_sync(0xffffffffu, first, __ffs(taken) - 1);
-    if (take) {
-      auto const at = static_cast<size_type>(first) + __popc(taken & ((1u << lane) - 1u));
-      if (at < capacity) { out[at] = k; }
-    }
-  }
-}
-
 /// Radix bits so that an average build partition holds half a shared-memory chunk.
 int radix_bits_for(size_type build_rows, int key_bits) {
   int bits = 0;
@@ -579,67 +545,10 @@ device_matches run(join_request const& rq, stream_ref stream, memory_resource* m
   return out;
 }
 
-/// Sampled keys of one side: the buffer and how many were taken, or nullopt past `capacity`.
-template <class U>
-std::optional<std::pair<buffer, size_type>> hash_sample(void const* keys, size_type n,
-                                                       std::uint64_t mask, size_type capacity,
-                                                       stream_ref stream, memory_resource* mr) {
-  buffer out(sizeof(U) * static_cast<std::size_t>(std::max<size_type>(capacity, 1)), mr, stream);
-  buffer count(sizeof(unsigned long long), mr, stream);
-  JOINERY_CUDA_TRY(cudaMemsetAsync(count.data(), 0, count.size(), to_cuda(stream)));
-  if (n > 0) {
-    hash_sample_kernel<U><<<grid_stride_blocks(n, 256, current_sm_count(), 8), 256, 0,
-                            to_cuda(stream)>>>(static_cast<U const*>(keys), n, mask, as<U>(out),
-                                               capacity, as<unsigned long long>(count));
-    JOINERY_CHECK_LAUNCH();
-  }
-  auto const taken = static_cast<size_type>(read_scalar(as<unsigned long long>(count), stream));
-  if (taken > capacity) { return std::nullopt; }
-  return std::make_pair(std::move(out), taken);
-}
-
-template <class U>
-std::optional<size_type> estimate_rows(join_request const& rq, stream_ref stream,
-                                       memory_resource* mr) {
-  using P = radix_join_policy;
-  // About sample_rows build keys, and the probe keys of a prefix of at most prefix_rows (the
-  // probe side's order is taken as random) sampled with the same hash bits.
-  constexpr size_type sample_rows = size_type{1} << 16;
-  constexpr size_type prefix_rows = size_type{1} << 24;
-  int rate_bits = 0;
-  while ((rq.build_rows >> rate_bits) > sample_rows) { ++rate_bits; }
-  std::uint64_t const mask = (std::uint64_t{1} << rate_bits) - 1;
-  size_type const prefix = std::min(rq.probe_rows, prefix_rows);
-  auto slack = [](size_type rows, int bits) { return 4 * (rows >> bits) + P::tile; };
-  auto b = hash_sample<U>(rq.build_keys, rq.build_rows, mask, slack(rq.build_rows, rate_bits),
-                          stream, mr);
-  auto p = hash_sample<U>(rq.probe_keys, prefix, mask, slack(prefix, rate_bits), stream, mr);
-  if (!b || !p) { return std::nullopt; }  // a hot key fell in the sample: no estimate
-  join_request srq;
-  srq.build_keys = b->first.data();
-  srq.build_rows = b->second;
-  srq.probe_keys = p->first.data();
-  srq.probe_rows = p->second;
-  srq.key_type = rq.key_type;
-  srq.kind = join_kind::inner;
-  srq.aggregate_only = true;
-  auto const sampled = static_cast<double>(run<U>(srq, stream, mr).count);
-  double const scale = std::ldexp(1.0, rate_bits) * static_cast<double>(rq.probe_rows) /
-                       static_cast<double>(std::max<size_type>(prefix, 1));
-  return static_cast<size_type>(std::llround(sampled * scale));
-}
-
 }  // namespace
 
 int radix_hash_join_bits(size_type build_rows, type_id key_type) {
   return radix_bits_for(build_rows, 8 * static_cast<int>(size_of(key_type)));
-}
-
-std::optional<size_type> estimate_inner_join_rows(join_request const& rq, stream_ref stream,
-                                                  memory_resource* mr) {
-  if (rq.build_rows == 0 || rq.probe_rows == 0) { return size_type{0}; }
-  return dispatch_key_width(rq.key_type,
-                            [&](auto u) { return estimate_rows<decltype(u)>(rq, stream, mr); });
 }
 
 device_matches radix_hash_join(join_request const& rq, stream_ref stream, memory_resource* mr) {

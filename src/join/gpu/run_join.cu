@@ -355,9 +355,10 @@ join_result run_join(join_algorithm algo, table_view const& build, size_type bui
           carry = options.strategy == materialization::gftr;
         } else if (!bw) {
           carry = false;
+        } else if (model(1, bits, bits, true).choice == materialization::gftr) {
+          carry = true;  // nothing fixed to pay (one 4-byte payload a side, or none): no estimate
         } else if (auto const rows = estimate_inner_join_rows(rq, stream, dev)) {
-          auto const e = model(*rows, bits, bits, true);
-          carry = e.choice == materialization::gftr;
+          carry = model(*rows, bits, bits, true).choice == materialization::gftr;
         }
         if (carry) {
           rq.positions_for = nullptr;
