@@ -106,6 +106,11 @@ std::vector<payload_bundle> payload_bundles(std::vector<int> const& widths) {
   return out;
 }
 
+bool fused_output(materialize_workload const& w) {
+  return w.carry_first_bundle && w.bundle_payloads && !w.build_nullable &&
+         payload_bundles(w.build_widths).size() <= 1 && payload_bundles(w.probe_widths).size() <= 1;
+}
+
 double sort_pairs_seconds(size_type n, int key_bytes, int width, int sort_bits,
                           device_bandwidths const& bw) {
   int const passes = (sort_bits + radix_digit_bits - 1) / radix_digit_bits;
@@ -152,6 +157,13 @@ materialize_estimate estimate_materialization(materialize_workload const& w,
   e.gfur_seconds = gather_seconds(m, w.key_bytes, gfur_access(w.probe_sort_bits, sequential),
                                   w.probe_rows, bw);
   e.gftr_seconds = gather_seconds(m, w.key_bytes, sequential, w.probe_rows, bw);
+  // Fused: the join writes the table itself (the key from its registers, the payloads from the
+  // carried values), not positions to gather through, so GFUR alone writes and reads ids.
+  bool const fused = fused_output(w);
+  if (fused) {
+    e.gftr_seconds = seq(static_cast<double>(m) * w.key_bytes, bw);
+    e.gfur_seconds += seq(static_cast<double>(m) * 2 * id_bytes, bw);
+  }
   // GFUR's join write reads each match's two row ids from the sorted sides (probe in order,
   // build within a partition); GFTR's writes positions without reading them.
   if (w.build_sort_bits > 0 || w.probe_sort_bits > 0) {
@@ -186,7 +198,7 @@ materialize_estimate estimate_materialization(materialize_workload const& w,
                           passes * rows *
                             (digit_pass_seconds(key + b.value_bytes(), bw) -
                              digit_pass_seconds(key + order_bytes, bw)) +
-                          seq(out_rows * (id_bytes + b.bytes), bw) +
+                          seq(out_rows * ((fused ? 0 : id_bytes) + b.bytes), bw) +
                           out_rows * read_seconds(b.value_bytes(), gftr, n, bw);
         continue;
       }

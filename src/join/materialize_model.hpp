@@ -85,6 +85,10 @@ struct materialize_workload {
   bool carry_first_bundle = false;
 };
 
+/// Whether GFTR with carried bundles writes the output table in the join itself (fused): every
+/// payload of each side in its first bundle, no nullable side. The radix join's inner joins do.
+bool fused_output(materialize_workload const& w);
+
 /// Consecutive payload columns packed together (GFTR): [first, first + count) of a side's
 /// payload list, total width `bytes` (at most 8), moved as one 4-byte (bytes <= 4) or 8-byte
 /// value.

@@ -110,7 +110,9 @@ std::pair<std::optional<size_type>, size_type> estimate_for(std::vector<std::uin
                                                             std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::shuffle(build.begin(), build.end(), rng);
-  std::vector<std::uint32_t> copies(1u << 24, 0);  // build rows of each key
+  std::uint32_t top = 0;
+  for (auto k : build) { top = std::max(top, k); }
+  std::vector<std::uint32_t> copies(std::size_t{top} + 1, 0);  // build rows of each key
   for (auto k : build) { ++copies[k]; }
   size_type exact = 0;
   for (auto k : probe) { exact += k < copies.size() ? copies[k] : 0; }
@@ -144,6 +146,15 @@ TEST_F(GftrBundles, OutputRowEstimateFromACorrelatedSample) {
     ASSERT_TRUE(est.has_value()) << match;
     EXPECT_NEAR(static_cast<double>(*est), static_cast<double>(exact), 0.1 * exact) << match;
   }
+  // A build side past the 2^24-row prefix each side is sampled from (build order random).
+  std::vector<std::uint32_t> large(1u << 25);
+  std::iota(large.begin(), large.end(), 0u);
+  std::vector<std::uint32_t> half(1u << 25);
+  for (auto& k : half) { k = static_cast<std::uint32_t>(rng() % (2 * large.size())); }
+  auto const [est_large, exact_large] = estimate_for(large, half, 14);
+  ASSERT_TRUE(est_large.has_value());
+  EXPECT_NEAR(static_cast<double>(*est_large), static_cast<double>(exact_large),
+              0.1 * exact_large);
   // No match at all: 0.
   std::vector<std::uint32_t> miss(1u << 20, (1u << 23) + 5);
   for (std::size_t i = 0; i < miss.size(); ++i) { miss[i] += static_cast<std::uint32_t>(i); }
@@ -157,7 +168,7 @@ TEST_F(GftrBundles, OutputRowEstimateOfManyToManyAndSmallSides) {
   for (std::size_t i = 0; i < build.size(); ++i) { build[i] = static_cast<std::uint32_t>(i / 4); }
   std::mt19937_64 rng(21);
   std::vector<std::uint32_t> probe(1u << 22);
-  for (auto& k : probe) { k = static_cast<std::uint32_t>(rng() % (build.size() / 2)); }
+  for (auto& k : probe) { k = static_cast<std::uint32_t>(rng() % (build.size() / 4)); }
   auto const [est, exact] = estimate_for(build, probe, 22);
   ASSERT_TRUE(est.has_value());
   EXPECT_EQ(exact, size_type{4} << 22);  // each probe key matches 4 build rows

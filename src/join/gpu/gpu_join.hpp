@@ -57,6 +57,13 @@ struct join_request {
   int build_carry_bytes = 0;
   void const* probe_carry = nullptr;
   int probe_carry_bytes = 0;
+  /// With positions_forced, inner joins whose carried values hold every payload of their side:
+  /// the join writes the output table itself (the key, then these build and probe payload
+  /// columns, unpacked from the carried values) instead of positions, and its checksum includes
+  /// the payloads as the table form's does.
+  bool fused_output = false;
+  std::vector<type_id> build_fused_types;
+  std::vector<type_id> probe_fused_types;
 };
 
 /// One side as a join's stable radix sort left it: keys (the unsigned bit patterns, sorted by
@@ -82,6 +89,10 @@ struct device_matches {
   bool positions = false;
   sorted_side build_side;
   sorted_side probe_side;
+  /// join_request::fused_output: the output table (key, build payloads, probe payloads) in place
+  /// of build_rows / probe_rows.
+  bool fused = false;
+  std::vector<column> fused_columns;
 };
 
 device_matches nested_loop_join(join_request const& rq, stream_ref stream, memory_resource* mr);
@@ -96,11 +107,11 @@ device_matches radix_hash_join(join_request const& rq, stream_ref stream, memory
 int radix_hash_join_bits(size_type build_rows, type_id key_type);
 
 /// The row count of the inner equi-join of rq's keys, estimated from a correlated hash sample
-/// (join_estimate.cu: the keys whose hash has its low bits zero on both sides, about 2^16 build
-/// keys and the sampled keys of a probe prefix of at most 2^24 rows, counted exactly and scaled
-/// up). A sampled hot probe key inflates it, an unsampled one is missed. nullopt when the build
-/// sample does not fit its map (massive build-side duplication cannot do that: duplicates share
-/// a slot). Reads the build keys and the probe prefix once.
+/// (join_estimate.cu: the keys whose hash has its low bits zero on both sides, taken from a
+/// prefix of at most 2^24 rows of each side, about 2^16 of them on the build side, counted
+/// exactly and scaled up). A sampled hot probe key inflates it, an unsampled one is missed.
+/// nullopt when the build sample does not fit its map (duplicates share a slot, so only a
+/// pathological hash could do that). Reads the two prefixes once.
 std::optional<size_type> estimate_inner_join_rows(join_request const& rq, stream_ref stream,
                                                   memory_resource* mr);
 

@@ -4,9 +4,12 @@
 //
 // A key is in the sample when the low r bits of its murmur hash are zero, on both sides alike, so a
 // sampled probe key finds all of its sampled build matches (correlated sampling; Vengerov et al.,
-// VLDB 2015). The build keys go into a small multiplicity map (key -> count, linear probing in
-// device memory), then a prefix of the probe side is looked up: matches x 2^r x |S| / prefix. Three
-// kernels and one read back; the cost is reading the build keys and the probe prefix once.
+// VLDB 2015). The sampled keys of a prefix of the build side go into a small multiplicity map
+// (key -> count, linear probing in device memory), then those of a prefix of the probe side are
+// looked up: matches x 2^r x (|R| / build prefix) x (|S| / probe prefix). The prefixes stand for
+// their sides when rows are in no particular key order (a build side sorted by key, probed by
+// keys skewed toward one end, would be misjudged). Three kernels and one read back; the cost is
+// reading the two prefixes (at most 2^24 keys each) once.
 #include "core/cuda_try.hpp"
 #include "join/gpu/gpu_join.hpp"
 #include "join/gpu/join_common.cuh"
@@ -24,7 +27,7 @@ struct estimate_policy {
   /// Build keys sampled (about), and the map's slots (a power of two, 4x that).
   static constexpr size_type sample_rows = size_type{1} << 16;
   static constexpr size_type slots = size_type{1} << 18;
-  /// Probe rows looked at: a prefix (the probe side's order is taken as random).
+  /// Rows looked at on each side: a prefix (the sides' row order is taken as random).
   static constexpr size_type prefix_rows = size_type{1} << 24;
   /// Probing steps after which an insert gives up (the map is then reported full).
   static constexpr int max_steps = 4096;
@@ -140,8 +143,10 @@ std::optional<size_type> estimate(join_request const& rq, stream_ref stream,
                                   memory_resource* mr) {
   using P = estimate_policy;
   // At least one sampling bit, so that an empty-slot key outside the sample exists.
+  size_type const build_prefix = std::min(rq.build_rows, P::prefix_rows);
+  size_type const probe_prefix = std::min(rq.probe_rows, P::prefix_rows);
   int rate_bits = 1;
-  while ((rq.build_rows >> rate_bits) > P::sample_rows) { ++rate_bits; }
+  while ((build_prefix >> rate_bits) > P::sample_rows) { ++rate_bits; }
   sample_map<U> map{};
   map.mask = (std::uint64_t{1} << rate_bits) - 1;
   map.empty = empty_key_for<U>(map.mask);
@@ -155,18 +160,19 @@ std::optional<size_type> estimate(join_request const& rq, stream_ref stream,
   int const sms = current_sm_count();
   clear_map_kernel<U><<<grid_stride_blocks(P::slots, P::threads, sms, 8), P::threads, 0, s>>>(map);
   JOINERY_CHECK_LAUNCH();
-  insert_sample_kernel<U><<<grid_stride_blocks(rq.build_rows, P::threads, sms, 8), P::threads, 0,
-                            s>>>(static_cast<U const*>(rq.build_keys), rq.build_rows, map,
+  insert_sample_kernel<U><<<grid_stride_blocks(build_prefix, P::threads, sms, 8), P::threads, 0,
+                            s>>>(static_cast<U const*>(rq.build_keys), build_prefix, map,
                                  as<estimate_totals>(totals));
   JOINERY_CHECK_LAUNCH();
-  size_type const prefix = std::min(rq.probe_rows, P::prefix_rows);
-  probe_sample_kernel<U><<<grid_stride_blocks(prefix, P::threads, sms, 8), P::threads, 0, s>>>(
-    static_cast<U const*>(rq.probe_keys), prefix, map, as<estimate_totals>(totals));
+  probe_sample_kernel<U><<<grid_stride_blocks(probe_prefix, P::threads, sms, 8), P::threads, 0,
+                           s>>>(static_cast<U const*>(rq.probe_keys), probe_prefix, map,
+                                as<estimate_totals>(totals));
   JOINERY_CHECK_LAUNCH();
   auto const t = read_scalar(as<estimate_totals>(totals), stream);
   if (t.full != 0) { return std::nullopt; }  // the build sample did not fit the map
-  double const scale = std::ldexp(1.0, rate_bits) * static_cast<double>(rq.probe_rows) /
-                       static_cast<double>(prefix);
+  double const scale = std::ldexp(1.0, rate_bits) *
+                       (static_cast<double>(rq.build_rows) / static_cast<double>(build_prefix)) *
+                       (static_cast<double>(rq.probe_rows) / static_cast<double>(probe_prefix));
   return static_cast<size_type>(std::llround(static_cast<double>(t.matches) * scale));
 }
 

@@ -2,6 +2,7 @@
 // sorted its (key, row id) pairs by, or a gather through that sort's row ids. Explicitly
 // instantiated for 4/8-byte keys x 1/2/4/8-byte values. Narrow columns of a side travel in
 // bundles: packed into one 4- or 8-byte value, transformed once, gathered in one pass.
+#include "join/gpu/bundle.cuh"
 #include "join/gpu/materialize.hpp"
 #include "primitives/detail/launch.cuh"
 
@@ -27,34 +28,6 @@ __global__ void __launch_bounds__(permute_policy::threads)
   }
 }
 
-/// Up to 8 columns of a bundle, as kernel arguments.
-struct bundle_fields {
-  static constexpr int max_fields = 8;
-  void const* in[max_fields];
-  void* out[max_fields];
-  int width[max_fields];
-  int shift[max_fields];  // bits
-  int count;
-};
-
-__device__ __forceinline__ std::uint64_t load_field(void const* col, int width, size_type i) {
-  switch (width) {
-    case 1: return static_cast<std::uint8_t const*>(col)[i];
-    case 2: return static_cast<std::uint16_t const*>(col)[i];
-    case 4: return static_cast<std::uint32_t const*>(col)[i];
-    default: return static_cast<std::uint64_t const*>(col)[i];
-  }
-}
-
-__device__ __forceinline__ void store_field(void* col, int width, size_type i, std::uint64_t v) {
-  switch (width) {
-    case 1: static_cast<std::uint8_t*>(col)[i] = static_cast<std::uint8_t>(v); break;
-    case 2: static_cast<std::uint16_t*>(col)[i] = static_cast<std::uint16_t>(v); break;
-    case 4: static_cast<std::uint32_t*>(col)[i] = static_cast<std::uint32_t>(v); break;
-    default: static_cast<std::uint64_t*>(col)[i] = v; break;
-  }
-}
-
 template <class V>
 __global__ void __launch_bounds__(permute_policy::threads)
     pack_kernel(bundle_fields f, size_type n, V* __restrict__ out) {
@@ -77,24 +50,6 @@ __global__ void __launch_bounds__(permute_policy::threads)
     auto const v = static_cast<std::uint64_t>(bundle[ids[i]]);
     for (int c = 0; c < f.count; ++c) { store_field(f.out[c], f.width[c], i, v >> f.shift[c]); }
   }
-}
-
-bundle_fields fields_of(std::vector<int> const& widths, int value_width) {
-  JOINERY_EXPECTS(!widths.empty() && widths.size() <= bundle_fields::max_fields,
-                  "a bundle holds 1 to 8 columns");
-  JOINERY_EXPECTS(value_width == 4 || value_width == 8, "bundles are 4 or 8 bytes wide");
-  bundle_fields f{};
-  f.count = static_cast<int>(widths.size());
-  int offset = 0;
-  for (int c = 0; c < f.count; ++c) {
-    int const w = widths[static_cast<std::size_t>(c)];
-    JOINERY_EXPECTS(w == 1 || w == 2 || w == 4 || w == 8, "bundle columns are 1, 2, 4 or 8 bytes");
-    f.width[c] = w;
-    f.shift[c] = 8 * offset;
-    offset += w;
-  }
-  JOINERY_EXPECTS(offset <= value_width, "a bundle's columns must fit its value");
-  return f;
 }
 
 int bundle_blocks(size_type n) {

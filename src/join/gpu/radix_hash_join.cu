@@ -16,6 +16,7 @@
 // directly: the output is sized for one row per probe row and each tile claims its rows with one
 // atomic; only when more rows turn up (many-to-many) is it three-phase (count per item, scan,
 // write at the item's offset). One kernel serves the three modes.
+#include "join/gpu/bundle.cuh"
 #include "join/gpu/join_common.cuh"
 #include "join/gpu/join_sort.hpp"
 #include "primitives/detail/block_chain_table.cuh"
@@ -70,6 +71,15 @@ struct radix_join_args {
   size_type capacity;             // direct mode: rows the output has room for
   size_type* out_build;
   size_type* out_probe;
+  // Fused table output (GFTR with every payload of a side in its carried bundle): the output
+  // key and each side's columns, unpacked from the carried values at the match's positions.
+  U* key_out;
+  void const* build_bundle;  // carried values, 4 or 8 bytes (build_bundle_bytes); none: 0
+  void const* probe_bundle;
+  int build_bundle_bytes;
+  int probe_bundle_bytes;
+  bundle_fields build_fields;
+  bundle_fields probe_fields;
   unsigned long long* checksum;
 };
 
@@ -114,11 +124,38 @@ __device__ __forceinline__ size_type partition_of(size_type const* item_start, s
 /// nothing and its block stops (the caller then counts and writes).
 enum class radix_mode { count, write, direct };
 
+__device__ __forceinline__ std::uint64_t load_bundle(void const* values, int bytes,
+                                                     std::uint32_t at) {
+  return bytes == 8 ? static_cast<std::uint64_t const*>(values)[at]
+                    : static_cast<std::uint32_t const*>(values)[at];
+}
+
+/// The fused output's row `pos`: the key, then both sides' payloads unpacked from their carried
+/// values at the match's positions; returns the payloads' sum. Not inlined: the field loops
+/// would otherwise crowd the join kernel's registers at every call site.
+template <class U>
+__device__ __noinline__ std::uint64_t fused_emit(radix_join_args<U> const& a, size_type pos,
+                                                 std::uint32_t build_at, std::uint32_t probe_at,
+                                                 U key) {
+  a.key_out[pos] = key;
+  std::uint64_t sum = 0;
+  if (a.build_fields.count > 0) {
+    sum += store_fields(a.build_fields, pos,
+                        load_bundle(a.build_bundle, a.build_bundle_bytes, build_at));
+  }
+  if (a.probe_fields.count > 0) {
+    sum += store_fields(a.probe_fields, pos,
+                        load_bundle(a.probe_bundle, a.probe_bundle_bytes, probe_at));
+  }
+  return sum;
+}
+
 /// Positions (GFTR, write mode) writes positions in the partitioned sides instead of input row
-/// ids: a separate instantiation, so the row-id kernels keep their registers.
-template <class U, radix_mode Mode, bool Positions = false>
+/// ids: a separate instantiation, so the row-id kernels keep their registers. Fused (inner joins,
+/// with Positions) writes the output table itself instead of the positions.
+template <class U, radix_mode Mode, bool Positions = false, bool Fused = false>
 __global__ void __launch_bounds__(radix_join_policy::threads, radix_join_policy::min_blocks)
-    radix_join_kernel(radix_join_args<U> a) {
+    radix_join_kernel(__grid_constant__ radix_join_args<U> const a) {
   constexpr bool Write = Mode != radix_mode::count;
   using P = radix_join_policy;
   constexpr int ipt = P::items_per_thread;
@@ -151,6 +188,16 @@ __global__ void __launch_bounds__(radix_join_policy::threads, radix_join_policy:
     size_type running = Mode == radix_mode::write ? a.item_offsets[w] : 0;
     unsigned long long rows = 0;
     unsigned long long sum = 0;
+    // One output row: ids or positions, or (fused) the key and both sides' payloads, whose sum
+    // joins the checksum.
+    auto emit = [&](size_type pos, std::uint32_t build_at, std::uint32_t probe_at, U key) {
+      if constexpr (Fused) {
+        sum += fused_emit(a, pos, build_at, probe_at, key);
+      } else {
+        a.out_build[pos] = build_at;
+        a.out_probe[pos] = probe_at;
+      }
+    };
     for (size_type tile = p0; tile < p1; tile += P::tile) {
       // Striped: slot j of thread t is probe tuple tile + j * threads + t, so loads coalesce and
       // 1:1 matches of neighbouring threads go to neighbouring output rows.
@@ -217,8 +264,7 @@ __global__ void __launch_bounds__(radix_join_policy::threads, radix_join_policy:
           for (int j = 0; j < ipt; ++j) {
             if (item_of(j) < p1 && c[j] > 0) {
               if (chunks == 1 && c[j] == 1) {
-                a.out_build[cursor[j]] = first_t[j];
-                a.out_probe[cursor[j]] = prow[j];
+                emit(cursor[j], first_t[j], prow[j], k[j]);
               } else {
                 again |= 1u << j;
               }
@@ -236,10 +282,9 @@ __global__ void __launch_bounds__(radix_join_policy::threads, radix_join_policy:
             for (int j = 0; j < ipt; ++j) {
               if (((again >> j) & 1u) != 0) {
                 table.for_each_match(k[j], [&](int t) {
-                  size_type const pos = cursor[j]++;
-                  a.out_build[pos] = Positions ? chunk0 + static_cast<std::uint32_t>(t)
-                                               : rows_of_chunk[t];
-                  a.out_probe[pos] = prow[j];
+                  emit(cursor[j]++,
+                       Positions ? chunk0 + static_cast<std::uint32_t>(t) : rows_of_chunk[t],
+                       prow[j], k[j]);
                 });
               }
             }
@@ -247,7 +292,7 @@ __global__ void __launch_bounds__(radix_join_policy::threads, radix_join_policy:
         }
 #pragma unroll
         for (int j = 0; j < ipt; ++j) {
-          if (item_of(j) < p1) {
+          if (!Fused && item_of(j) < p1) {  // fused: inner joins only, no lone rows
             if (emits_lone_row(a.kind, c[j])) {
               if (a.kind == join_kind::left_outer) { a.out_build[cursor[j]] = -1; }
               a.out_probe[cursor[j]] = prow[j];
@@ -365,6 +410,36 @@ device_matches run(join_request const& rq, stream_ref stream, memory_resource* m
     radix_partition_offsets(as<U>(k), n, bits, as<size_type>(offsets), stream);
   };
   bool const with_build = rq.kind == join_kind::inner || rq.kind == join_kind::left_outer;
+  bool const fused = rq.fused_output;
+  JOINERY_EXPECTS(!fused || (rq.positions_forced && rq.kind == join_kind::inner &&
+                             !rq.aggregate_only),
+                  "the radix join's fused table output is for inner GFTR joins");
+  // The output: row ids / positions, or (fused) the table's columns, `rows` of them.
+  auto allocate_output = [&](device_matches& o, size_type rows) {
+    if (!fused) {
+      allocate_matches(o, rows, with_build, rq, "radix_hash", stream, mr);
+      return;
+    }
+    auto const bytes = static_cast<std::size_t>(rows) * rq.extra_bytes_per_row;
+    auto const need = "the radix_hash join result has " + std::to_string(rows) +
+                      " rows and needs " + std::to_string(bytes) +
+                      " bytes of device memory (table columns)";
+    if (rq.budget != 0 && bytes > rq.budget) {
+      throw out_of_memory(need + ", more than the device memory budget of " +
+                          std::to_string(rq.budget) + " bytes");
+    }
+    try {
+      o.fused = true;
+      o.fused_columns.emplace_back(rq.key_type, rows, mr, stream);
+      for (auto t : rq.build_fused_types) { o.fused_columns.emplace_back(t, rows, mr, stream); }
+      for (auto t : rq.probe_fused_types) { o.fused_columns.emplace_back(t, rows, mr, stream); }
+    } catch (out_of_memory const& e) {
+      throw out_of_memory(need + ", which could not be allocated: " + e.what());
+    }
+  };
+  auto has_output = [&](device_matches const& o) {
+    return fused ? !o.fused_columns.empty() : o.probe_rows.size() != 0;
+  };
   auto const guess_bytes = static_cast<std::size_t>(np) *
                            (sizeof(size_type) * (with_build ? 2 : 1) + rq.extra_bytes_per_row);
   // Direct output writes positions only when GFTR was decided before the join (a later choice
@@ -378,7 +453,7 @@ device_matches run(join_request const& rq, stream_ref stream, memory_resource* m
   device_matches early;
   if (direct && nb > 0 && np > 0) {
     try {
-      allocate_matches(early, np, with_build, rq, "radix_hash", stream, mr);
+      allocate_output(early, np);
     } catch (out_of_memory const&) {
       early = device_matches{};
     }
@@ -388,7 +463,7 @@ device_matches run(join_request const& rq, stream_ref stream, memory_resource* m
     try {
       partition(keys, n, carry, carry_bytes, k, r, offsets);
     } catch (out_of_memory const&) {
-      if (early.probe_rows.size() == 0) { throw; }
+      if (!has_output(early)) { throw; }
       early = device_matches{};
       partition(keys, n, carry, carry_bytes, k, r, offsets);
     }
@@ -418,7 +493,7 @@ device_matches run(join_request const& rq, stream_ref stream, memory_resource* m
 
   device_matches out;
   if (items == 0) {
-    if (!rq.aggregate_only) { allocate_matches(out, 0, with_build, rq, "radix_hash", stream, mr); }
+    if (!rq.aggregate_only) { allocate_output(out, 0); }
     if (rq.positions_forced) { hand_back_sides(out); }
     out.phases = clock.finish();
     return out;
@@ -451,12 +526,49 @@ device_matches run(join_request const& rq, stream_ref stream, memory_resource* m
   a.item_rows = as<size_type>(item_rows);
   a.checksum = as<unsigned long long>(checksum);
 
+  if (fused) {
+    auto fields = [&](std::vector<type_id> const& types, int bytes) {
+      if (types.empty()) { return bundle_fields{}; }
+      std::vector<int> widths;
+      for (auto t : types) { widths.push_back(static_cast<int>(size_of(t))); }
+      auto f = fields_of(widths, bytes);
+      for (std::size_t c = 0; c < types.size(); ++c) {
+        if (is_signed(types[c])) { f.signed_mask |= 1u << c; }
+      }
+      return f;
+    };
+    a.build_fields = fields(rq.build_fused_types, build_carry);
+    a.probe_fields = fields(rq.probe_fused_types, probe_carry);
+    a.build_bundle = br.data();
+    a.probe_bundle = pr.data();
+    a.build_bundle_bytes = build_carry;
+    a.probe_bundle_bytes = probe_carry;
+  }
+  // Where the kernels write: the id / position columns, or the fused table's columns.
+  auto bind_output = [&](device_matches& o) {
+    if (!fused) {
+      a.out_build = with_build ? o.build_rows.data_as<size_type>() : nullptr;
+      a.out_probe = o.probe_rows.data_as<size_type>();
+      return;
+    }
+    a.key_out = static_cast<U*>(o.fused_columns[0].data());
+    std::size_t c = 1;
+    for (int i = 0; i < a.build_fields.count; ++i) {
+      a.build_fields.out[i] = o.fused_columns[c++].data();
+    }
+    for (int i = 0; i < a.probe_fields.count; ++i) {
+      a.probe_fields.out[i] = o.fused_columns[c++].data();
+    }
+  };
+
   constexpr std::size_t smem = chunk_table<U>::smem_bytes;
   auto const count_kernel = radix_join_kernel<U, radix_mode::count>;
   auto const write_ids_kernel = radix_join_kernel<U, radix_mode::write>;
-  auto const write_positions_kernel = radix_join_kernel<U, radix_mode::write, true>;
-  auto const direct_kernel = rq.positions_forced ? radix_join_kernel<U, radix_mode::direct, true>
-                                                 : radix_join_kernel<U, radix_mode::direct>;
+  auto const write_positions_kernel = fused ? radix_join_kernel<U, radix_mode::write, true, true>
+                                            : radix_join_kernel<U, radix_mode::write, true>;
+  auto const direct_kernel = fused ? radix_join_kernel<U, radix_mode::direct, true, true>
+                             : rq.positions_forced ? radix_join_kernel<U, radix_mode::direct, true>
+                                                   : radix_join_kernel<U, radix_mode::direct>;
   for (auto k : {count_kernel, write_ids_kernel, write_positions_kernel, direct_kernel}) {
     JOINERY_CUDA_TRY(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                           static_cast<int>(smem)));
@@ -484,11 +596,11 @@ device_matches run(join_request const& rq, stream_ref stream, memory_resource* m
   if (direct) {
     clock.mark("allocate");
     bool allocated = true;
-    if (early.probe_rows.size() != 0) {
+    if (has_output(early)) {
       out = std::move(early);
     } else {
       try {
-        allocate_matches(out, np, with_build, rq, "radix_hash", stream, mr);
+        allocate_output(out, np);
       } catch (out_of_memory const&) {
         allocated = false;
       }
@@ -498,14 +610,22 @@ device_matches run(join_request const& rq, stream_ref stream, memory_resource* m
       JOINERY_CUDA_TRY(cudaMemsetAsync(claimed.data(), 0, claimed.size(), s));
       a.claimed = as<unsigned long long>(claimed);
       a.capacity = np;
-      a.out_build = with_build ? out.build_rows.data_as<size_type>() : nullptr;
-      a.out_probe = out.probe_rows.data_as<size_type>();
+      bind_output(out);
       clock.mark("join direct");
       direct_kernel<<<grid, P::threads, smem, s>>>(a);
       JOINERY_CHECK_LAUNCH();
       auto const rows = static_cast<size_type>(read_scalar(as<unsigned long long>(claimed), stream));
       if (rows <= np) {
-        if (rows < np) { shrink_matches(out, rows, with_build, stream, mr); }
+        if (rows < np) {
+          if (fused) {
+            for (auto& col : out.fused_columns) {
+              col = column::copy_of(column_view(col.type(), col.data(), rows, col.space()), mr,
+                                    stream);
+            }
+          } else {
+            shrink_matches(out, rows, with_build, stream, mr);
+          }
+        }
         out.count = static_cast<std::uint64_t>(rows);
         out.checksum = read_scalar(as<unsigned long long>(checksum), stream);
         if (rq.positions_forced) { hand_back_sides(out); }
@@ -531,11 +651,10 @@ device_matches run(join_request const& rq, stream_ref stream, memory_resource* m
   // GFTR: ask whether to write positions into the partitioned sides (stable, contiguous).
   out.positions =
     rq.positions_forced || (rq.positions_for && rq.positions_for(total, bits, bits));
-  allocate_matches(out, total, with_build, rq, "radix_hash", stream, mr);
+  allocate_output(out, total);
   JOINERY_CUDA_TRY(cudaMemsetAsync(checksum.data(), 0, checksum.size(), s));
   a.item_offsets = as<size_type>(item_rows);
-  a.out_build = with_build ? out.build_rows.data_as<size_type>() : nullptr;
-  a.out_probe = out.probe_rows.data_as<size_type>();
+  bind_output(out);
   clock.mark("join write");
   (out.positions ? write_positions_kernel : write_ids_kernel)<<<grid, P::threads, smem, s>>>(a);
   JOINERY_CHECK_LAUNCH();

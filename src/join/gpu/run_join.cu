@@ -398,6 +398,17 @@ join_result run_join(join_algorithm algo, table_view const& build, size_type bui
              rq.build_carry_bytes);
     carry_of(p.cols, options.probe_payloads, probe_widths, probe_pack, rq.probe_carry,
              rq.probe_carry_bytes);
+    // Every payload of each side in its carried bundle: the join writes the table itself.
+    if (options.kind == join_kind::inner && payload_bundles(build_widths).size() <= 1 &&
+        payload_bundles(probe_widths).size() <= 1) {
+      rq.fused_output = true;
+      for (auto c : build_payloads) {
+        rq.build_fused_types.push_back(b.cols[static_cast<std::size_t>(c)].type());
+      }
+      for (auto c : options.probe_payloads) {
+        rq.probe_fused_types.push_back(p.cols[static_cast<std::size_t>(c)].type());
+      }
+    }
   }
 
   device_matches m;
@@ -420,6 +431,19 @@ join_result run_join(join_algorithm algo, table_view const& build, size_type bui
       r.probe_rows = to_space(std::move(m.probe_rows), mr, stream);
       break;
     case output_form::table: {
+      // The model's prediction for the actual output size, beside the measurement.
+      if (carry_model) { estimate = carry_model(static_cast<size_type>(m.count)); }
+      if (estimate) {
+        r.stats.predicted_gfur_seconds = estimate->gfur_seconds;
+        r.stats.predicted_gftr_seconds = estimate->gftr_seconds;
+      }
+      if (m.fused) {  // written by the join, payloads already in its checksum
+        std::vector<column> cols;
+        for (auto& c : m.fused_columns) { cols.push_back(to_space(std::move(c), mr, stream)); }
+        r.columns = table(std::move(cols));
+        r.stats.strategy = materialization::gftr;
+        break;
+      }
       // Gathered on the device (GFTR: from each column's transform, one at a time), summed for
       // the checksum, then moved where the caller wants the result.
       phase_clock clock(stream);
@@ -522,11 +546,6 @@ join_result run_join(join_algorithm algo, table_view const& build, size_type bui
       // explicit strategy is reported as asked.
       if (!m.positions && options.strategy == materialization::gftr && m.count == 0) {
         r.stats.strategy = materialization::gftr;
-      }
-      if (carry_model) { estimate = carry_model(static_cast<size_type>(m.count)); }
-      if (estimate) {
-        r.stats.predicted_gfur_seconds = estimate->gfur_seconds;
-        r.stats.predicted_gftr_seconds = estimate->gftr_seconds;
       }
       break;
     }
