@@ -19,6 +19,7 @@ struct bundle_fields {
   int shift[max_fields];  // bits
   unsigned signed_mask;   // bit c: column c is signed (its sum sign-extends it)
   int count;
+  bool all_4_bytes;  // one or two 4-byte columns: the common case, written without the loop
 };
 
 __device__ __forceinline__ std::uint64_t load_field(void const* col, int width, size_type i) {
@@ -43,6 +44,21 @@ __device__ __forceinline__ void store_field(void* col, int width, size_type i, s
 /// each sign- or zero-extended to 64 bits, as the table form's checksum adds payloads.
 __device__ __forceinline__ std::uint64_t store_fields(bundle_fields const& f, size_type i,
                                                       std::uint64_t v) {
+  auto widen4 = [](std::uint32_t x, bool is_signed) {
+    auto const wide = static_cast<std::int64_t>(static_cast<std::int32_t>(x));
+    return is_signed ? static_cast<std::uint64_t>(wide) : static_cast<std::uint64_t>(x);
+  };
+  if (f.all_4_bytes) {  // warp-uniform: no per-field switch, shifts or masks
+    auto const lo = static_cast<std::uint32_t>(v);
+    static_cast<std::uint32_t*>(f.out[0])[i] = lo;
+    std::uint64_t sum = widen4(lo, (f.signed_mask & 1u) != 0);
+    if (f.count > 1) {
+      auto const hi = static_cast<std::uint32_t>(v >> 32);
+      static_cast<std::uint32_t*>(f.out[1])[i] = hi;
+      sum += widen4(hi, (f.signed_mask & 2u) != 0);
+    }
+    return sum;
+  }
   std::uint64_t sum = 0;
   for (int c = 0; c < f.count; ++c) {
     int const bits = 8 * f.width[c];
@@ -73,6 +89,7 @@ inline bundle_fields fields_of(std::vector<int> const& widths, int value_width) 
     offset += w;
   }
   JOINERY_EXPECTS(offset <= value_width, "a bundle's columns must fit its value");
+  f.all_4_bytes = offset == 4 * f.count;  // every column 4 bytes wide
   return f;
 }
 
