@@ -131,12 +131,11 @@ __device__ __forceinline__ std::uint64_t load_bundle(void const* values, int byt
 }
 
 /// The fused output's row `pos`: the key, then both sides' payloads unpacked from their carried
-/// values at the match's positions; returns the payloads' sum. Not inlined: the field loops
-/// would otherwise crowd the join kernel's registers at every call site.
+/// values at the match's positions; returns the payloads' sum.
 template <class U>
-__device__ __noinline__ std::uint64_t fused_emit(radix_join_args<U> const& a, size_type pos,
-                                                 std::uint32_t build_at, std::uint32_t probe_at,
-                                                 U key) {
+__device__ __forceinline__ std::uint64_t fused_row(radix_join_args<U> const& a, size_type pos,
+                                                   std::uint32_t build_at, std::uint32_t probe_at,
+                                                   U key) {
   a.key_out[pos] = key;
   std::uint64_t sum = 0;
   if (a.build_fields.count > 0) {
@@ -148,6 +147,14 @@ __device__ __noinline__ std::uint64_t fused_emit(radix_join_args<U> const& a, si
                         load_bundle(a.probe_bundle, a.probe_bundle_bytes, probe_at));
   }
   return sum;
+}
+
+/// fused_row, not inlined: the join kernel keeps its registers (inlined, the field loops spill).
+template <class U>
+__device__ __noinline__ std::uint64_t fused_emit(radix_join_args<U> const& a, size_type pos,
+                                                 std::uint32_t build_at, std::uint32_t probe_at,
+                                                 U key) {
+  return fused_row(a, pos, build_at, probe_at, key);
 }
 
 /// Positions (GFTR, write mode) writes positions in the partitioned sides instead of input row
@@ -259,16 +266,68 @@ __global__ void __launch_bounds__(radix_join_policy::threads, radix_join_policy:
         // Pass B: write the matches, then the lone rows of outer / semi / anti joins. With one
         // chunk, an item's only match is known from pass A; the others walk their chains again.
         unsigned again = 0;
+        [[maybe_unused]] unsigned single = 0;  // fused: the slots of one match, written below
         if (with_matches) {
 #pragma unroll
           for (int j = 0; j < ipt; ++j) {
             if (item_of(j) < p1 && c[j] > 0) {
               if (chunks == 1 && c[j] == 1) {
-                emit(cursor[j], first_t[j], prow[j], k[j]);
+                if constexpr (Fused) {
+                  single |= 1u << j;
+                } else {
+                  emit(cursor[j], first_t[j], prow[j], k[j]);
+                }
               } else {
                 again |= 1u << j;
               }
             }
+          }
+        }
+        if constexpr (Fused) {
+          // The warp's single matches, compacted: the row writer costs the same for one lane as
+          // for 32, so its rounds go by 32 matches, not by slot (at 10% matches every slot of a
+          // warp would otherwise run it for a few lanes). Lanes are converged here.
+          int const lane = static_cast<int>(threadIdx.x) & 31;
+          unsigned votes[ipt];
+          int total = 0;
+#pragma unroll
+          for (int j = 0; j < ipt; ++j) {
+            votes[j] = __ballot_sync(0xffffffffu, ((single >> j) & 1u) != 0);
+            total += __popc(votes[j]);
+          }
+          for (int base = 0; base < total; base += 32) {
+            int nth = base + lane;  // this lane's match: the nth of slot `slot`
+            int slot = -1;
+            unsigned vote = 0;
+#pragma unroll
+            for (int j = 0; j < ipt; ++j) {
+              int const here = __popc(votes[j]);
+              if (slot < 0 && nth < here) {
+                slot = j;
+                vote = votes[j];
+              } else if (slot < 0) {
+                nth -= here;
+              }
+            }
+            int const src = slot >= 0 ? static_cast<int>(__fns(vote, 0, nth + 1)) : lane;
+            size_type pos = 0;
+            std::uint32_t build_at = 0;
+            std::uint32_t probe_at = 0;
+            U key{};
+#pragma unroll
+            for (int j = 0; j < ipt; ++j) {
+              auto const pj = __shfl_sync(0xffffffffu, cursor[j], src);
+              auto const bj = __shfl_sync(0xffffffffu, first_t[j], src);
+              auto const qj = __shfl_sync(0xffffffffu, prow[j], src);
+              auto const kj = __shfl_sync(0xffffffffu, k[j], src);
+              if (j == slot) {
+                pos = pj;
+                build_at = bj;
+                probe_at = qj;
+                key = kj;
+              }
+            }
+            if (slot >= 0) { sum += fused_emit(a, pos, build_at, probe_at, key); }
           }
         }
         // chunks is block-uniform: with several, every thread takes part in the rebuilds.
