@@ -295,6 +295,13 @@ __global__ void __launch_bounds__(radix_join_policy::threads, radix_join_policy:
             votes[j] = __ballot_sync(0xffffffffu, ((single >> j) & 1u) != 0);
             total += __popc(votes[j]);
           }
+          if (total == 32 * ipt) {  // every slot of every lane: nothing to compact
+#pragma unroll
+            for (int j = 0; j < ipt; ++j) {
+              sum += fused_emit(a, cursor[j], first_t[j], prow[j], k[j]);
+            }
+            total = 0;
+          }
           for (int base = 0; base < total; base += 32) {
             int nth = base + lane;  // this lane's match: the nth of slot `slot`
             int slot = -1;
