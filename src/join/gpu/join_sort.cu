@@ -3,6 +3,7 @@
 #include "join/gpu/join_sort.hpp"
 #include "core/cuda_try.hpp"
 #include "primitives/detail/launch.cuh"
+#include "primitives/sort_dispatch.hpp"
 
 #include <cub/device/device_radix_sort.cuh>
 
@@ -100,13 +101,9 @@ void sort_pairs_by_bits(U const* keys_in, U* keys_out, V const* values_in, V* va
                                      cudaMemcpyDeviceToDevice, s));
     return;
   }
-  std::size_t temp = 0;
-  JOINERY_CUDA_TRY(cub::DeviceRadixSort::SortPairs(nullptr, temp, keys_in, keys_out, values_in,
-                                                   values_out, n, begin_bit, end_bit, s));
-  buffer scratch(scratch_bytes(temp), mr, stream);
-  JOINERY_CUDA_TRY(cub::DeviceRadixSort::SortPairs(scratch.data(), temp, keys_in, keys_out,
-                                                   values_in, values_out, n, begin_bit, end_bit,
-                                                   s));
+  // The primitive's CUB sort (primitives/sort.cu): no second instantiation of it here.
+  radix_sort_pairs<U, V>(keys_in, keys_out, values_in, values_out, n, stream, mr, begin_bit,
+                         end_bit);
 }
 
 template <class U>
