@@ -399,6 +399,7 @@ TEST(GpuHashGroupby, SharedMemoryLimitBoundary) {
                              std::int64_t{1} << 20}) {
     detail::gpu::groupby_tuning t;
     t.hgb_shared_bytes = limit;
+    t.hgb_dense_keys = false;  // the hashed table's boundary (the keys are dense)
     EXPECT_EQ(diff_groups(expected, groupby_rows(run_hgb(device, aggs, t).view())), "")
       << "shared limit " << limit;
   }
@@ -434,10 +435,13 @@ TEST(GpuHashGroupby, OneGroupVariantMatchesTheOracleOnEveryShape) {
     auto const expected = oracle_groupby(input.view(), 0, all);
     auto const device = place(input.view(), memory_space::device);
     for (int one : {0, 1}) {
-      detail::gpu::groupby_tuning t;
-      t.hgb_one_group = one;
-      EXPECT_EQ(diff_groups(expected, groupby_rows(run_hgb(device, all, t).view())), "")
-        << "shape " << s << " one_group " << one;
+      for (bool dense : {false, true}) {  // the hashed table, and the dense tier's
+        detail::gpu::groupby_tuning t;
+        t.hgb_one_group = one;
+        t.hgb_dense_keys = dense;
+        EXPECT_EQ(diff_groups(expected, groupby_rows(run_hgb(device, all, t).view())), "")
+          << "shape " << s << " one_group " << one << " dense " << dense;
+      }
     }
   }
   // 4-byte keys, one group, derived choice.
@@ -446,6 +450,106 @@ TEST(GpuHashGroupby, OneGroupVariantMatchesTheOracleOnEveryShape) {
   EXPECT_EQ(diff_groups(oracle_groupby(input.view(), 0, all),
                         groupby_rows(run_hgb(place(input.view(), memory_space::device), all, {}).view())),
             "");
+}
+
+/// HGB with its phases: whether the dense tier produced the result.
+bool dense_tier_ran(table const& device_input, std::vector<aggregation> const& aggs,
+                    detail::gpu::groupby_tuning const& tuning, table& host_result) {
+  std::vector<phase_time> phases;
+  auto t = detail::gpu::run_groupby(groupby_algorithm::hash, device_input.view(), 0, aggs, false,
+                                    tuning, &phases, nullptr, default_stream(), device_resource());
+  default_stream().synchronize();
+  host_result = place(t.view(), memory_space::host);
+  return std::any_of(phases.begin(), phases.end(), [](phase_time const& p) {
+    return p.name == "aggregate in shared memory, dense keys";
+  });
+}
+
+/// Every aggregate of `keys` through HGB against the oracle; `dense` says whether the dense
+/// tier must have produced it (else the hashed tiers did, after it declined or overflowed).
+template <class K>
+void check_dense_tier(std::vector<K> const& keys, bool dense, std::string const& what) {
+  auto const input = make_input(keys, 31);
+  auto const all = all_aggregations(input.view());
+  auto const expected = oracle_groupby(input.view(), 0, all);
+  auto const device = place(input.view(), memory_space::device);
+  for (int one : {-1, 0, 1}) {
+    detail::gpu::groupby_tuning t;
+    t.hgb_one_group = one;
+    table host;
+    EXPECT_EQ(dense_tier_ran(device, all, t, host), dense) << what << ", one_group " << one;
+    EXPECT_EQ(diff_groups(expected, groupby_rows(host.view())), "") << what << ", one_group " << one;
+  }
+}
+
+TEST(GpuHashGroupby, DenseTierTakesKeysWithinOneWindow) {
+  JOINERY_SKIP_WITHOUT_GPU();
+  size_type const n = 300000;
+  // 1000 keys straddling zero.
+  check_dense_tier(uniform_keys<std::int32_t>(n, 1000, 3), true, "int32 over [-500, 500)");
+  // Windows that wrap: the centred window starts below the smallest key of the type (int32,
+  // int64) or ends past the largest (uint32, uint64, whose all-ones key is the hashed table's
+  // empty marker).
+  std::vector<std::int32_t> low32(static_cast<std::size_t>(n));
+  std::vector<std::uint32_t> high32(low32.size());
+  std::vector<std::int64_t> low64(low32.size());
+  std::vector<std::uint64_t> high64(low32.size());
+  auto const u = uniform_keys<std::uint64_t>(n, 3000, 4);
+  for (std::size_t i = 0; i < low32.size(); ++i) {
+    low32[i] = std::numeric_limits<std::int32_t>::min() + static_cast<std::int32_t>(u[i]);
+    high32[i] = std::numeric_limits<std::uint32_t>::max() - static_cast<std::uint32_t>(u[i]);
+    low64[i] = std::numeric_limits<std::int64_t>::min() + static_cast<std::int64_t>(u[i]);
+    high64[i] = std::numeric_limits<std::uint64_t>::max() - u[i];
+  }
+  low32[5] = std::numeric_limits<std::int32_t>::min();
+  high32[5] = std::numeric_limits<std::uint32_t>::max();
+  low64[5] = std::numeric_limits<std::int64_t>::min();
+  high64[5] = std::numeric_limits<std::uint64_t>::max();
+  check_dense_tier(low32, true, "int32 from the smallest key");
+  check_dense_tier(high32, true, "uint32 to the largest key");
+  check_dense_tier(low64, true, "int64 from the smallest key");
+  check_dense_tier(high64, true, "uint64 to the largest key");
+  // One group, and runs of equal keys (uniform warps, the carry).
+  check_dense_tier(std::vector<std::int64_t>(static_cast<std::size_t>(n), -5), true, "one group");
+  std::vector<std::uint32_t> runs(static_cast<std::size_t>(n));
+  for (std::size_t i = 0; i < runs.size(); ++i) { runs[i] = static_cast<std::uint32_t>(i / 3000); }
+  check_dense_tier(runs, true, "runs of 3000");
+  // Fewer rows than one tile, and than the sample.
+  check_dense_tier(uniform_keys<std::int32_t>(5000, 50, 5), true, "5000 rows");
+  check_dense_tier(uniform_keys<std::int32_t>(7, 3, 5), true, "7 rows");
+}
+
+TEST(GpuHashGroupby, DenseTierDeclinesOrStartsOverBeyondItsWindow) {
+  JOINERY_SKIP_WITHOUT_GPU();
+  size_type const n = 300000;
+  // Keys spread over 2^40 values: the sample spans too much; the hashed tiers run.
+  check_dense_tier(uniform_keys<std::int64_t>(n, std::int64_t{1} << 40, 6), false, "2^40 domain");
+  // 4-byte keys spread by a large odd factor: the sample spans too much.
+  auto spread = uniform_keys<std::uint32_t>(n, 1000, 7);
+  for (auto& k : spread) { k *= 2654435761U; }
+  check_dense_tier(spread, false, "1000 keys spread over 2^32");
+  // Dense keys with outliers on rows the sample skips (one in the first tile, one in the last):
+  // a block overflows the window mid-run, after others may have merged their groups, and the
+  // run starts over with the hashed tiers.
+  size_type const samples = std::min<size_type>(n, size_type{1} << 14);
+  std::vector<bool> sampled(static_cast<std::size_t>(n), false);
+  for (size_type i = 0; i < samples; ++i) { sampled[static_cast<std::size_t>(i * n / samples)] = true; }
+  auto outliers = uniform_keys<std::int32_t>(n, 1000, 8);
+  std::size_t first = 1;
+  while (sampled[first]) { ++first; }
+  std::size_t last = static_cast<std::size_t>(n) - 1;
+  while (sampled[last]) { --last; }
+  outliers[first] = 1000000000;
+  outliers[last] = -1000000000;
+  check_dense_tier(outliers, false, "outliers the sample misses");
+  // Off: the hashed table even for dense keys.
+  auto const input = make_input(uniform_keys<std::int32_t>(n, 1000, 9), 32);
+  std::vector<aggregation> const aggs{{aggregation_kind::sum, 1}, {aggregation_kind::max, 3}};
+  detail::gpu::groupby_tuning off;
+  off.hgb_dense_keys = false;
+  table host;
+  EXPECT_FALSE(dense_tier_ran(place(input.view(), memory_space::device), aggs, off, host));
+  EXPECT_EQ(diff_groups(oracle_groupby(input.view(), 0, aggs), groupby_rows(host.view())), "");
 }
 
 TEST(GpuHashGroupby, SharedTierMergesTheGroupsOfEveryBlock) {
@@ -464,6 +568,9 @@ TEST(GpuHashGroupby, SharedTierMergesTheGroupsOfEveryBlock) {
                                       {aggregation_kind::min, 6}};
   auto const expected = oracle_groupby(input.view(), 0, aggs);
   auto const device = place(input.view(), memory_space::device);
+  detail::gpu::groupby_tuning hashed;
+  hashed.hgb_dense_keys = false;  // the keys are dense: the dense tier would take them
+  EXPECT_EQ(diff_groups(expected, groupby_rows(run_hgb(device, aggs, hashed).view())), "");
   EXPECT_EQ(diff_groups(expected, groupby_rows(run_hgb(device, aggs, {}).view())), "");
 }
 

@@ -18,6 +18,7 @@
 #include <iostream>
 #include <map>
 #include <optional>
+#include <type_traits>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,18 @@ std::vector<double> time_runs(gpu_groupby_bench_args const& a, stream_ref s,
   std::vector<double> t;
   for (int i = 0; i < a.runs; ++i) { t.push_back(time_call(true, s, f)); }
   return t;
+}
+
+/// Multiplies every key by an odd constant: distinct keys stay distinct (odd multipliers are
+/// invertible modulo 2^bits) but no longer form a dense range.
+void spread(column& keys) {
+  dispatch_key_type(keys.type(), [&](auto tag) {
+    using K = typename decltype(tag)::type;
+    using U = std::make_unsigned_t<K>;
+    U const factor = sizeof(K) == 4 ? U(2654435761U) : U(0x9e3779b97f4a7c15ULL);
+    auto* k = keys.data_as<K>();
+    for (size_type i = 0; i < keys.size(); ++i) { k[i] = static_cast<K>(static_cast<U>(k[i]) * factor); }
+  });
 }
 
 }  // namespace
@@ -91,7 +104,8 @@ void run_gpu_groupby_bench(gpu_groupby_bench_args const& a) {
     spec.seed = a.seed + static_cast<std::uint64_t>(g);
     table input;
     {
-      auto const host = gen::generate(spec);
+      auto host = gen::generate(spec);
+      if (a.spread_keys) { spread(host.column(0)); }
       std::vector<column> cols;
       for (auto const& c : host.view()) { cols.push_back(column::copy_of(c, device_resource(), s)); }
       input = table(std::move(cols));
@@ -121,7 +135,7 @@ void run_gpu_groupby_bench(gpu_groupby_bench_args const& a) {
         nlohmann::json j{{"experiment", "gpu-groupby"}, {"revision", a.revision}, {"date", a.date},
                          {"backend", "gpu"}, {"device", device}, {"rows", n}, {"groups", g},
                          {"groups_out", last.num_groups()}, {"key_type", a.key_type},
-                         {"zipf", a.zipf}, {"aggregate", std::string(to_string(kind))},
+                         {"zipf", a.zipf}, {"spread_keys", a.spread_keys}, {"aggregate", std::string(to_string(kind))},
                          {"algorithm", std::string(to_string(algo))},
                          {"algorithm_run", std::string(to_string(last.stats.algorithm))},
                          {"warmup", a.warmup},

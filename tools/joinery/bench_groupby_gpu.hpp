@@ -14,6 +14,8 @@ struct gpu_groupby_bench_args {
   std::vector<std::string> algorithms;
   std::string key_type = "int32";
   double zipf = 0;
+  /// Keys times an odd constant (a bijection of their bits): g keys spread over the key type.
+  bool spread_keys = false;
   int runs = 5;
   int warmup = 1;
   std::string out;       // append JSON lines here ("" = none)

@@ -47,6 +47,7 @@ struct bench_args {
   std::string probe_rows = "2^25";
   std::string key_type = "int32";
   double zipf = 0;
+  bool spread_keys = false;
   double match_ratio = 1;
   int payloads = 1;
   std::string output_form = "aggregate";
@@ -526,6 +527,7 @@ void run_bench(bench_args const& a) {
     g.rows = a.rows == bench_args{}.rows ? std::int64_t{1} << 28 : parse_size(a.rows, "--rows");
     g.key_type = a.key_type;
     g.zipf = a.zipf;
+    g.spread_keys = a.spread_keys;
     if (a.groups != bench_args{}.groups) { g.max_groups = parse_size(a.groups, "--groups"); }
     if (a.algorithm != bench_args{}.algorithm) {
       // A comma-separated list of algorithms.
@@ -561,6 +563,9 @@ void add_bench(CLI::App& app) {
   c->add_option("--probe-rows", args->probe_rows, "join: |S| (foreign keys)");
   c->add_option("--key-type", args->key_type, "join: int32, int64, uint32 or uint64");
   c->add_option("--zipf", args->zipf, "Zipf exponent of the foreign keys / group keys");
+  c->add_flag("--spread-keys", args->spread_keys,
+              "gpu-groupby: multiply every key by an odd constant, so that the g keys no longer "
+              "form a dense range (the hashed tiers of HGB instead of its dense one)");
   c->add_option("--match-ratio", args->match_ratio, "join: fraction of build keys that match");
   c->add_option("--payloads", args->payloads, "join: payload columns per side");
   c->add_option("--output-form", args->output_form, "join: aggregate, index or table");

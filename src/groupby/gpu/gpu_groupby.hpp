@@ -18,6 +18,9 @@ struct groupby_tuning {
   /// HGB tier 1: every block runs the loop for one group (1) or the general one (0); -1: each
   /// block by its first rows (one key: the one-group loop).
   int hgb_one_group = -1;
+  /// HGB: try the dense tier first (keys within a window of one block's slots; else the
+  /// hashed tiers). false: straight to the hashed tier 1.
+  bool hgb_dense_keys = true;
   /// HGB tier 2: groups its first global table holds before the run restarts with a table for
   /// every row. 0: derived from the L2 cache size.
   std::int64_t hgb_initial_groups = 0;

@@ -8,7 +8,11 @@
 // hash (Wu et al. HGB, Algorithm 1: dense group ids, aggregation in shared memory while the groups
 // fit, else in global memory). Wu et al. number the groups in a first pass over the keys and
 // aggregate in a second; reading the input twice is most of the run when the groups are few, so
-// the first two tiers fuse the numbering into the aggregation and read every row once:
+// the first tiers fuse the numbering into the aggregation and read every row once:
+//   0. dense: when an evenly spaced sample of the keys spans fewer keys than a block has slots
+//      for, tier 1 runs with a key's offset in that window as its slot (perfect hashing: no hash,
+//      no key table, no claiming; a byte per slot marks the groups met). A key outside the
+//      window stops the launch like an overflow, and the run goes on with tier 1.
 //   1. shared: each block (one per SM, as large as it can be) numbers the keys it meets in a
 //      shared-memory hash table and aggregates into shared accumulators indexed by the table
 //      slot; at the end it merges its groups into a global table and global accumulators with
@@ -35,6 +39,9 @@
 #include "groupby/estimate.hpp"
 #include "groupby/gpu/detail/group_table.cuh"
 
+#include <cub/block/block_reduce.cuh>
+#include <cuda/functional>
+#include <cuda/std/limits>
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -405,6 +412,47 @@ struct shared_group_table {
     }
     return -1;
   }
+
+  /// The reset, merge and read-out of slot i (i <= slots: slot `slots` holds the marker key).
+  __device__ void clear(int i) const { keys[i] = empty; }
+  __device__ bool occupied(int i, int has_marker) const {
+    return i < slots ? keys[i] != empty : has_marker != 0;
+  }
+  __device__ K key_at(int i) const { return static_cast<K>(i < slots ? keys[i] : empty); }
+};
+
+/// The window of keys of the dense tier (sampled by dense_window_kernel): `base` holds the bits
+/// of its first key; `fits` is 0 when the sampled keys span more slots than a block holds.
+template <class K>
+struct dense_window {
+  using bits_type_alias = typename shared_group_table<K>::bits_type;
+  bits_type_alias base;
+  int fits;
+};
+
+/// The dense tier's per-block table: no keys, key k sits in slot k - base (bits, modulo 2^bits:
+/// a bijection, so signed keys and windows that wrap need no care), and a byte per slot says
+/// whether a row of the block fell there. A key outside the window returns -1 (the run goes on
+/// with the hashed table). Same interface as shared_group_table; there is no marker key.
+template <class K>
+struct dense_group_table {
+  using bits_type = typename shared_group_table<K>::bits_type;
+  bits_type base;
+  int slots;
+  unsigned char* seen;
+
+  template <bool Capped = false>
+  __device__ __forceinline__ int insert(K key) const {
+    auto const d = static_cast<bits_type>(static_cast<bits_type>(key_bits(key)) - base);
+    if (d >= static_cast<bits_type>(slots)) { return -1; }
+    seen[d] = 1;
+    return static_cast<int>(d);
+  }
+  __device__ void clear(int i) const { seen[i] = 0; }
+  __device__ bool occupied(int i, int) const { return i < slots && seen[i] != 0; }
+  __device__ K key_at(int i) const {
+    return static_cast<K>(static_cast<bits_type>(base + static_cast<bits_type>(i)));
+  }
 };
 
 /// `key`'s slot in the global table, inserted if new; -1, with the overflow flag raised, when the
@@ -445,10 +493,11 @@ __device__ __forceinline__ void spill_row(K key, acc_batch const& batch,
 /// the block's table, then update the shared accumulators. Full: every row of the tile exists
 /// (no bounds checks). A row whose group no longer fits the table raises the overflow flag
 /// (tier 1: the run goes on with tier 2) or, with Spill (PGB), goes to the global table.
-template <bool Full, bool Spill, bool Gather, int NA, bool OneGroup = false, class K, class AccPtr>
+template <bool Full, bool Spill, bool Gather, int NA, bool OneGroup = false, class K, class Table,
+          class AccPtr>
 __device__ __forceinline__ void hgb_shared_tile(K const* __restrict__ keys, size_type end,
                                                 size_type first, acc_batch const& batch,
-                                                shared_group_table<K> const& t, AccPtr acc_ptr,
+                                                Table const& t, AccPtr acc_ptr,
                                                 warp_carry<NA>& carry,
                                                 group_table_ref<K> const& table,
                                                 unsigned long long capacity,
@@ -481,12 +530,10 @@ __device__ __forceinline__ void hgb_shared_tile(K const* __restrict__ keys, size
 
 /// Empties the block's table and sets its accumulators (slots + 1 entries) to their identities.
 /// Block-wide; the caller synchronises before use.
-template <class K>
-__device__ void reset_shared_groups(shared_group_table<K> const& t, acc_batch const& batch,
+template <class Table>
+__device__ void reset_shared_groups(Table const& t, acc_batch const& batch,
                                     unsigned char* smem, int& groups, int& has_marker) {
-  for (int i = threadIdx.x; i < t.slots; i += blockDim.x) {
-    t.keys[i] = shared_group_table<K>::empty;
-  }
+  for (int i = threadIdx.x; i < t.slots; i += blockDim.x) { t.clear(i); }
   for (int a = 0; a < batch.count; ++a) {
     for (int i = threadIdx.x; i <= t.slots; i += blockDim.x) {
       store_identity(batch.op[a], batch.in[a], smem + batch.smem_offset[a], i);
@@ -501,16 +548,14 @@ __device__ void reset_shared_groups(shared_group_table<K> const& t, acc_batch co
 /// Merges the block's groups into the global table and its slot-indexed accumulators: one insert
 /// per group, one atomic per group and accumulator. More than `capacity` groups in the global
 /// table raise the overflow flag. Block-wide, after a barrier.
-template <class K>
-__device__ void merge_shared_groups(shared_group_table<K> const& t, acc_batch const& batch,
+template <class K, class Table>
+__device__ void merge_shared_groups(Table const& t, acc_batch const& batch,
                                     unsigned char const* smem, int has_marker,
                                     group_table_ref<K> const& table, unsigned long long capacity,
                                     insert_counters* counters) {
-  using table_t = shared_group_table<K>;
   for (int i = threadIdx.x; i <= t.slots; i += blockDim.x) {
-    bool const occupied = i < t.slots ? t.keys[i] != table_t::empty : has_marker != 0;
-    if (!occupied) { continue; }
-    auto const key = static_cast<K>(i < t.slots ? t.keys[i] : table_t::empty);
+    if (!t.occupied(i, has_marker)) { continue; }
+    K const key = t.key_at(i);
     auto const slot = insert_global_group(table, key, capacity, counters);
     if (slot < 0) { continue; }
     for (int a = 0; a < batch.count; ++a) {
@@ -523,10 +568,10 @@ __device__ void merge_shared_groups(shared_group_table<K> const& t, acc_batch co
 }
 
 /// Tier 1's tiles of one block (forced inline: a call would pass the carry through the stack).
-template <bool OneGroup, int NA, class K, class AccPtr>
+template <bool OneGroup, int NA, class K, class Table, class AccPtr>
 __device__ __forceinline__ void hgb_shared_loop(K const* __restrict__ keys, size_type n,
                                                 acc_batch const& batch,
-                                                shared_group_table<K> const& t, AccPtr acc_ptr,
+                                                Table const& t, AccPtr acc_ptr,
                                                 warp_carry<NA>& carry,
                                                 group_table_ref<K> const& table,
                                                 insert_counters* counters, int& has_marker) {
@@ -554,14 +599,23 @@ __device__ __forceinline__ void hgb_shared_loop(K const* __restrict__ keys, size
 /// the others the general one: the host launches both variants, and each block of a variant
 /// that is not its own returns at once. One kernel with both loops spilled 10x more; a host-side
 /// sample and synchronisation to pick one cost 2-3% of a run at g = 2^2..2^8. one_group >= 0
-/// forces the choice (tests).
-template <class K, int NA, bool OneGroup>
+/// forces the choice (tests). Dense (the dense tier): the table is dense_group_table over the
+/// sampled window (`window`; `keys_offset` is then where the seen bytes start), and every block
+/// returns at once, the overflow flag raised, when the sample did not fit a block.
+template <class K, int NA, bool OneGroup, bool Dense = false>
 __global__ void __launch_bounds__(policy::shared_threads, 1)
     hgb_shared_kernel(K const* __restrict__ keys, size_type n, acc_batch batch, int slots,
                       int max_groups, std::uint32_t keys_offset, group_table_ref<K> table,
-                      insert_counters* counters, int one_group) {
+                      insert_counters* counters, int one_group,
+                      dense_window<K> const* __restrict__ window) {
   constexpr int ipt = policy::items_per_thread;
   constexpr int tile_rows = policy::shared_threads * ipt;
+  if constexpr (Dense) {
+    if (window->fits == 0) {
+      if (blockIdx.x == 0 && threadIdx.x == 0) { atomicExch(&counters->overflow, 1ULL); }
+      return;
+    }
+  }
   size_type const probe = std::min<size_type>(static_cast<size_type>(blockIdx.x) * tile_rows +
                                                 threadIdx.x, n - 1);
   bool const one = __syncthreads_and(one_group >= 0 ? one_group != 0
@@ -571,9 +625,15 @@ __global__ void __launch_bounds__(policy::shared_threads, 1)
   extern __shared__ __align__(16) unsigned char smem[];
   __shared__ int groups;
   __shared__ int has_marker;
-  using table_t = shared_group_table<K>;
-  table_t const t{reinterpret_cast<typename table_t::bits_type*>(smem + keys_offset), slots,
-                  max_groups, &groups};
+  auto const t = [&] {
+    if constexpr (Dense) {
+      return dense_group_table<K>{window->base, slots, smem + keys_offset};
+    } else {
+      using table_t = shared_group_table<K>;
+      return table_t{reinterpret_cast<typename table_t::bits_type*>(smem + keys_offset), slots,
+                     max_groups, &groups};
+    }
+  }();
   reset_shared_groups(t, batch, smem, groups, has_marker);
   auto const overflowed = [&] {
     return cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(counters->overflow)
@@ -825,6 +885,111 @@ std::optional<group_parts> run_fused_tier(agg_plan const& plan, Source&& source,
                         stream, mr);
 }
 
+/// The dense tier's window: the smallest and largest of `samples` evenly spaced keys (in the
+/// key type's order) and, when they span fewer than `slots` keys, the window of `slots` keys
+/// centred on them, so that keys a little beyond the sampled ones still fit. One block.
+template <class K>
+__global__ void __launch_bounds__(policy::window_threads)
+    dense_window_kernel(K const* __restrict__ keys, size_type n, size_type samples, int slots,
+                        dense_window<K>* window) {
+  using bits_type = typename dense_window<K>::bits_type_alias;
+  K lo = cuda::std::numeric_limits<K>::max();
+  K hi = cuda::std::numeric_limits<K>::lowest();
+  for (size_type i = threadIdx.x; i < samples; i += blockDim.x) {
+    K const k = __ldg(keys + i * n / samples);  // i * n < 2^14 * 2^48: no overflow
+    lo = k < lo ? k : lo;
+    hi = k > hi ? k : hi;
+  }
+  using reduce = cub::BlockReduce<K, policy::window_threads>;
+  __shared__ typename reduce::TempStorage lo_storage;
+  __shared__ typename reduce::TempStorage hi_storage;
+  K const min_key = reduce(lo_storage).Reduce(lo, cuda::minimum<>{});
+  K const max_key = reduce(hi_storage).Reduce(hi, cuda::maximum<>{});
+  if (threadIdx.x == 0) {
+    // hi - lo in bits is exact (0 <= hi - lo < 2^bits); so is the centring below, modulo 2^bits.
+    auto const low = static_cast<bits_type>(key_bits(min_key));
+    auto const span = static_cast<bits_type>(static_cast<bits_type>(key_bits(max_key)) - low);
+    bool const fits = samples > 0 && span < static_cast<bits_type>(slots);
+    window->fits = fits ? 1 : 0;
+    window->base =
+      fits ? static_cast<bits_type>(low - (static_cast<bits_type>(slots) - 1 - span) / 2) : low;
+  }
+}
+
+/// The dense tier's shared memory: the most slots (at most policy::max_dense_slots) whose
+/// accumulators for the longest batch, then one seen byte each, fit `limit`; slots 0 when none.
+shared_shape dense_shape_for(agg_plan const& plan, std::size_t limit) {
+  auto const shape_of = [&](int slots) {
+    std::size_t accs = 0;
+    for (std::size_t first = 0; first < plan.accs.size(); first += policy::fused_accs) {
+      auto const count = std::min<std::size_t>(policy::fused_accs, plan.accs.size() - first);
+      accs = std::max(accs, batch_shared_bytes(plan, first, count, slots + 1));
+    }
+    accs = (accs + 15) & ~std::size_t{15};
+    std::size_t const seen = (static_cast<std::size_t>(slots) + 1 + 15) & ~std::size_t{15};
+    return shared_shape{slots, static_cast<std::uint32_t>(std::min<std::size_t>(accs + seen, 0xffffffffU)),
+                        static_cast<std::uint32_t>(accs)};
+  };
+  int lo = 0;  // fits (or 0)
+  int hi = policy::max_dense_slots + 1;  // does not fit
+  while (hi - lo > 1) {
+    int const mid = lo + (hi - lo) / 2;
+    (shape_of(mid).bytes <= limit ? lo : hi) = mid;
+  }
+  return lo == 0 ? shared_shape{} : shape_of(lo);
+}
+
+/// The dense tier (ahead of tier 1): when a sample of the keys spans fewer keys than a block's
+/// shared memory has slots for, each key's slot is its offset in that window (perfect hashing,
+/// as DuckDB's perfect-hash aggregate does from min/max statistics): no hashing, no key
+/// comparisons, no claiming. nullopt when the sample spans too many keys or a key falls outside
+/// the window (the run goes on with the hashed tiers).
+template <class K>
+std::optional<group_parts> hgb_dense_tier(K const* keys, size_type n, table_view const& input,
+                                          agg_plan const& plan, std::size_t limit,
+                                          int one_group, int sms, stream_ref stream,
+                                          memory_resource* mr) {
+  auto const shape = dense_shape_for(plan, limit);
+  if (shape.slots == 0 || n == 0) { return std::nullopt; }
+  buffer window(sizeof(dense_window<K>), mr, stream);
+  auto* w = static_cast<dense_window<K>*>(window.data());
+  dense_window_kernel<K><<<1, policy::window_threads, 0, to_cuda(stream)>>>(
+      keys, n, std::min(n, policy::window_samples), shape.slots, w);
+  JOINERY_CHECK_LAUNCH();
+  // Declining costs one small copy and a synchronisation, not the tier's allocations and
+  // launches (sparse keys: about 0.07 ms of a 1.7-2.3 ms run at 2^28 rows when it did).
+  dense_window<K> h{};
+  JOINERY_CUDA_TRY(cudaMemcpyAsync(&h, w, sizeof(h), cudaMemcpyDeviceToHost, to_cuda(stream)));
+  JOINERY_CUDA_TRY(cudaStreamSynchronize(to_cuda(stream)));
+  if (h.fits == 0) { return std::nullopt; }
+  auto const general = hgb_shared_kernel<K, policy::fused_accs, false, true>;
+  auto const one = hgb_shared_kernel<K, policy::fused_accs, true, true>;
+  int per_sm = 0;
+  for (auto kernel : {general, one}) {
+    JOINERY_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          static_cast<int>(shape.bytes)));
+    int const resident = resident_blocks_per_sm(kernel, policy::shared_threads, shape.bytes);
+    per_sm = kernel == general ? resident : std::min(per_sm, resident);
+  }
+  JOINERY_EXPECTS(per_sm > 0, "hash group-by: the dense shared-memory kernel cannot be resident");
+  int const blocks = static_cast<int>(std::max<size_type>(
+      1, std::min<size_type>(ceil_div(n, static_cast<size_type>(policy::shared_threads) *
+                                           policy::items_per_thread),
+                             static_cast<size_type>(sms) * per_sm)));
+  // Every key of a completed run lies in the window: at most `slots` groups in all.
+  auto const capacity = std::min<size_type>(n, shape.slots);
+  return run_fused_tier<K>(
+      plan, [&](int a) { return column_source(input, plan, a); }, capacity, shape.slots + 1, sms,
+      stream, mr,
+      [&](acc_batch const& batch, group_table_ref<K> table, insert_counters* counters) {
+        for (auto kernel : {one, general}) {
+          kernel<<<blocks, policy::shared_threads, shape.bytes, to_cuda(stream)>>>(
+              keys, n, batch, shape.slots, 0, shape.keys_offset, table, counters, one_group, w);
+          JOINERY_CHECK_LAUNCH();
+        }
+      });
+}
+
 template <class K>
 std::optional<group_parts> hgb_shared_tier(K const* keys, size_type n, table_view const& input,
                                            agg_plan const& plan, std::size_t limit,
@@ -857,7 +1022,7 @@ std::optional<group_parts> hgb_shared_tier(K const* keys, size_type n, table_vie
         for (auto kernel : {one, general}) {
           kernel<<<blocks, policy::shared_threads, shape.bytes, to_cuda(stream)>>>(
               keys, n, batch, shape.slots, max_groups, shape.keys_offset, table, counters,
-              one_group);
+              one_group, nullptr);
           JOINERY_CHECK_LAUNCH();
         }
       });
@@ -912,6 +1077,14 @@ group_parts run_hgb(K const* keys, size_type n, table_view const& input, agg_pla
       tuning.hgb_shared_bytes >= 0
         ? std::min<std::size_t>(static_cast<std::size_t>(tuning.hgb_shared_bytes), device_limit)
         : device_limit;
+  if (tuning.hgb_dense_keys) {
+    if (auto parts = hgb_dense_tier<K>(keys, n, input, plan, shared_limit, tuning.hgb_one_group,
+                                       sms, stream, mr)) {
+      clock.lap("aggregate in shared memory, dense keys");
+      return std::move(*parts);
+    }
+    clock.lap("dense keys: the keys span more than a block holds");
+  }
   if (auto parts = hgb_shared_tier<K>(keys, n, input, plan, shared_limit, tuning.hgb_one_group,
                                       sms, stream, mr)) {
     clock.lap("aggregate in shared memory");

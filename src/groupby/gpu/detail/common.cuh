@@ -33,6 +33,11 @@ struct hash_groupby_policy {
   /// HGB tiers 1 and 2: accumulators per launch, their values loaded before the first atomic
   /// (more would spill at 64 registers a thread, the most a block of 1024 threads allows).
   static constexpr int fused_accs = 2;
+  /// HGB's dense tier: keys sampled (evenly spaced, one block) for the window, the most slots
+  /// a window has.
+  static constexpr size_type window_samples = size_type{1} << 14;
+  static constexpr int window_threads = 1024;
+  static constexpr int max_dense_slots = 1 << 18;
   /// HGB tier 2: smallest first table (groups), when even that exceeds the L2 cache.
   static constexpr size_type min_l2_groups = size_type{1} << 16;
 };
