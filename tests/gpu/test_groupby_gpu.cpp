@@ -635,6 +635,36 @@ TEST(GpuHashGroupby, AutomaticTurnsToSortBeyondTheFirstTable) {
             "");
 }
 
+TEST(GpuHashGroupby, TierTwoReducesTheLanesOfOneSlotFirst) {
+  JOINERY_SKIP_WITHOUT_GPU();
+  // Tier 2 alone (no shared memory): warps whose lanes share slots without being uniform.
+  size_type const n = 200000;
+  auto const uniform = uniform_keys<std::int64_t>(n, 5000, 13);
+  std::mt19937_64 rng(14);
+  std::vector<std::vector<std::int64_t>> shapes(4, std::vector<std::int64_t>(static_cast<std::size_t>(n)));
+  for (std::size_t i = 0; i < shapes[0].size(); ++i) {
+    shapes[0][i] = rng() % 10 < 6 ? 42 : uniform[i];             // a hot key on 60% of rows
+    shapes[1][i] = static_cast<std::int64_t>((i / 2) % 1000);     // pairs of equal keys
+    shapes[2][i] = static_cast<std::int64_t>(rng() % 4) - 2;      // 4 groups, few uniform warps
+    shapes[3][i] = static_cast<std::int64_t>(i % 3 == 0 ? 7 : i);  // every third row one key
+  }
+  for (std::size_t s = 0; s < shapes.size(); ++s) {
+    detail::gpu::groupby_tuning t;
+    t.hgb_shared_bytes = 0;
+    auto const check = [&](table const& input) {
+      auto const all = all_aggregations(input.view());
+      EXPECT_EQ(diff_groups(oracle_groupby(input.view(), 0, all),
+                            groupby_rows(run_hgb(place(input.view(), memory_space::device), all, t).view())),
+                "")
+        << "shape " << s;
+    };
+    check(make_input(shapes[s], 70 + s));
+    std::vector<std::uint32_t> narrow(shapes[s].size());
+    for (std::size_t i = 0; i < narrow.size(); ++i) { narrow[i] = static_cast<std::uint32_t>(shapes[s][i]); }
+    check(make_input(narrow, 80 + s));
+  }
+}
+
 TEST(GpuHashGroupby, RestartsWhenTheFirstTableOverflows) {
   JOINERY_SKIP_WITHOUT_GPU();
   check_first_table_sizes(groupby_algorithm::hash,

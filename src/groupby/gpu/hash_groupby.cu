@@ -87,6 +87,22 @@ __device__ __forceinline__ void shared_atomic_update(acc_op op, value_kind in, v
   atomic_update(op, in, acc, gid, v);
 }
 
+/// The combination of the values of `peers` (this lane's group of lanes; every lane of the warp
+/// calls it with its own group) at the group's lowest lane: a tree over the group's ranks, each
+/// lane taking the value of the peer d ranks above it (__fns) for d = 1, 2, 4, 8, 16.
+__device__ __forceinline__ acc_value peer_reduce(acc_op op, acc_value v, unsigned peers) {
+  unsigned const lane = threadIdx.x & 31;
+  int const rank = __popc(peers & ((1U << lane) - 1U));
+#pragma unroll
+  for (int d = 1; d < 32; d <<= 1) {
+    unsigned const src = __fns(peers, lane, d + 1);
+    acc_value const other{__shfl_sync(full_warp, v.lo, src & 31U),
+                          __shfl_sync(full_warp, v.hi, src & 31U)};
+    if ((rank & (2 * d - 1)) == 0 && src != 0xffffffffU) { v = combine(op, v, other); }
+  }
+  return v;
+}
+
 /// acc[gid] op= v for one item of every lane; a uniform item is reduced first. Warp-wide.
 template <bool Shared = false>
 __device__ __forceinline__ void update_value(acc_op op, value_kind in, void* acc, size_type gid,
@@ -257,7 +273,7 @@ __device__ __forceinline__ void update_loaded(acc_batch const& batch, AccPtr acc
                                               size_type const (&gid)[policy::items_per_thread],
                                               unsigned long long const (&raw)[NA][policy::items_per_thread],
                                               bool const (&valid)[policy::items_per_thread],
-                                              warp_carry<NA>* carry) {
+                                              warp_carry<NA>* carry, bool reduce_peers = false) {
   constexpr int ipt = policy::items_per_thread;
   bool uniform[ipt];
   warp_uniform(gid, valid, true, uniform);
@@ -315,15 +331,33 @@ __device__ __forceinline__ void update_loaded(acc_batch const& batch, AccPtr acc
     }
   }
   if (carry == nullptr) {  // tier 2, bound by its global atomics: the generic loop
+    unsigned const lane = threadIdx.x & 31;
 #pragma unroll
     for (int j = 0; j < ipt; ++j) {
+      // Under skew (reduce_peers: the warp's probe found lanes sharing a slot), the lanes of
+      // one slot are reduced to the lowest of them first, so a hot entry takes one global
+      // atomic per warp, not one per row.
+      unsigned peers = 0;
+      bool dup_warp = false;
+      if (reduce_peers && !uniform[j]) {  // the same on every lane
+        auto const key = valid[j] ? static_cast<unsigned long long>(gid[j]) : ~0ULL - lane;
+        peers = __match_any_sync(full_warp, key);
+        dup_warp = __any_sync(full_warp, __popc(peers) > 1);
+      }
 #pragma unroll
       for (int a = 0; a < NA; ++a) {
         if (a < batch.count) {
           acc_op const op = batch.op[a];
           value_kind const in = batch.in[a];
           acc_value const v = valid[j] ? to_acc(op, in, raw[a][j]) : identity(op, in);
-          update_value(op, in, acc_ptr(a), gid[j], v, uniform[j], valid[j]);
+          if (dup_warp) {
+            acc_value const r = peer_reduce(op, v, peers);
+            if (valid[j] && (peers & ((1U << lane) - 1U)) == 0) {
+              atomic_update(op, in, acc_ptr(a), gid[j], r);
+            }
+          } else {
+            update_value(op, in, acc_ptr(a), gid[j], v, uniform[j], valid[j]);
+          }
         }
       }
     }
@@ -704,6 +738,8 @@ __global__ void __launch_bounds__(policy::threads_per_block)
                       acc_batch batch, unsigned long long max_groups, insert_counters* counters) {
   constexpr int ipt = policy::items_per_thread;
   size_type const tiles = ceil_div(n, policy::tile_items);
+  bool reduce_peers = false;
+  int probe = 0;
   for (size_type tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
     if (warp_sees_overflow(counters)) { return; }
     K k[ipt];
@@ -725,8 +761,17 @@ __global__ void __launch_bounds__(policy::threads_per_block)
       count_placed(counters, placed, failed, max_groups);
       valid[j] = valid[j] && !failed;
     }
+    // Every policy::peer_probe_tiles tiles the warp looks for lanes of one slot in its first
+    // item and reduces them first until the next look when it finds any (skew). The match on
+    // every item cost uniform keys 9-26% at g = 2^14..2^20; one look in so many tiles costs
+    // little, and under skew nearly every warp holds such lanes.
+    if (probe-- == 0) {
+      probe = policy::peer_probe_tiles - 1;
+      auto const key = valid[0] ? static_cast<unsigned long long>(gid[0]) : ~0ULL - (threadIdx.x & 31);
+      reduce_peers = __any_sync(full_warp, __popc(__match_any_sync(full_warp, key)) > 1);
+    }
     update_loaded<NA>(batch, [&](int a) { return batch.data[a]; }, gid, raw, valid,
-                      static_cast<warp_carry<NA>*>(nullptr));
+                      static_cast<warp_carry<NA>*>(nullptr), reduce_peers);
   }
 }
 

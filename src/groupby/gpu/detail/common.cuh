@@ -33,6 +33,8 @@ struct hash_groupby_policy {
   /// HGB tiers 1 and 2: accumulators per launch, their values loaded before the first atomic
   /// (more would spill at 64 registers a thread, the most a block of 1024 threads allows).
   static constexpr int fused_accs = 2;
+  /// HGB tier 2: a warp looks for lanes sharing a slot (skew) once in this many of its tiles.
+  static constexpr int peer_probe_tiles = 8;
   /// HGB's dense tier: keys sampled (evenly spaced, one block) for the window, the most slots
   /// a window has.
   static constexpr size_type window_samples = size_type{1} << 14;
