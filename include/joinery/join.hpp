@@ -63,6 +63,10 @@ struct join_options {
   /// Bytes of device memory a GPU algorithm may use; 0 means what the device has free.
   std::size_t device_memory_budget = 0;
   int device = 0;
+  /// Index form: the type of the returned row ids, int64 (default) or int32 (libcudf's
+  /// size_type; half the bytes written, for sides of at most 2^31 - 1 rows, refused beyond).
+  /// The other forms ignore it.
+  type_id index_type = type_id::int64;
 };
 
 struct phase_time {
@@ -94,8 +98,9 @@ struct join_aggregate {
 
 struct join_result {
   output_form form = output_form::index;
-  /// index form: int64 row ids. Inner and left outer fill both (build row -1 for a probe row
-  /// without match); semi and anti fill probe_rows only (build_rows is empty).
+  /// index form: row ids of join_options::index_type (int64 or int32). Inner and left outer fill
+  /// both (build row -1 for a probe row without match); semi and anti fill probe_rows only
+  /// (build_rows is empty).
   column build_rows;
   column probe_rows;
   /// table form: the key (probe side's value), build payloads in the order asked for, then probe
@@ -129,6 +134,10 @@ backend backend_from_string(std::string_view name);
 join_kind join_kind_from_string(std::string_view name);
 materialization materialization_from_string(std::string_view name);
 std::vector<join_algorithm> all_join_algorithms();
+
+/// Throws logic_error unless `index_type` is int64, or int32 with both sides within 2^31 - 1
+/// rows (what join() checks before it runs).
+void check_index_type(type_id index_type, size_type build_rows, size_type probe_rows);
 
 /// Which (backend, algorithm) pairs this build implements; used by automatic and by tests.
 bool join_supported(backend b, join_algorithm a, join_kind k, predicate::kind_type p);

@@ -9,6 +9,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
+#include <limits>
+#include <utility>
 #include <string>
 
 namespace joinery {
@@ -53,6 +56,16 @@ void check_columns(table_view const& t, char const* side, size_type key,
     JOINERY_EXPECTS(c.null_count() == 0,
                     std::string(side) + " table has nulls; join inputs with nulls are not supported yet");
   }
+}
+
+/// A host column of int64 row ids as int32 (check_index_type made sure they fit).
+column narrow_host_row_ids(column const& ids) {
+  if (ids.type() == type_id::int32) { return column::copy_of(ids.view()); }
+  column out(type_id::int32, ids.size());
+  auto const* in = ids.view().data_as<std::int64_t>();
+  auto* o = out.data_as<std::int32_t>();
+  for (size_type i = 0; i < ids.size(); ++i) { o[i] = static_cast<std::int32_t>(in[i]); }
+  return out;
 }
 
 /// Host copies of the columns a CPU algorithm reads, when they live on the device.
@@ -113,6 +126,20 @@ bool join_supported(backend b, join_algorithm a, join_kind, predicate::kind_type
   return p == predicate::kind_type::equal || is_nested_loop_family(a);
 }
 
+void check_index_type(type_id index_type, size_type build_rows, size_type probe_rows) {
+  JOINERY_EXPECTS(index_type == type_id::int64 || index_type == type_id::int32,
+                  "join index_type must be int64 or int32, not " +
+                    std::string(to_string(index_type)));
+  if (index_type != type_id::int32) { return; }
+  constexpr size_type most = std::numeric_limits<std::int32_t>::max();
+  for (auto [side, rows] : {std::pair{"build", build_rows}, std::pair{"probe", probe_rows}}) {
+    JOINERY_EXPECTS(rows <= most, std::string("an int32 join index numbers at most ") +
+                                    std::to_string(most) + " rows per side, but the " + side +
+                                    " side has " + std::to_string(rows) +
+                                    "; use index_type int64");
+  }
+}
+
 join_result join(table_view const& build, size_type build_key, table_view const& probe,
                  size_type probe_key, join_options const& options, stream_ref stream,
                  memory_resource_ref mr) {
@@ -127,6 +154,12 @@ join_result join(table_view const& build, size_type build_key, table_view const&
                                         std::string(to_string(bk_type)) + ", probe key is " +
                                         std::string(to_string(pk_type)) +
                                         "; both keys must have the same type");
+  if (options.output == output_form::index) {
+    check_index_type(options.index_type, build.num_rows(), probe.num_rows());
+  }
+  auto const id_bytes = options.output == output_form::aggregate ? std::size_t{0}
+                        : options.output == output_form::index   ? size_of(options.index_type)
+                                                                 : sizeof(std::int64_t);
   bool const band = options.pred.kind == predicate::kind_type::band;
   JOINERY_EXPECTS(!band || options.algorithm == join_algorithm::automatic ||
                     is_nested_loop_family(options.algorithm),
@@ -185,7 +218,7 @@ join_result join(table_view const& build, size_type build_key, table_view const&
     result.stats.backend = be;
     result.stats.bytes_moved =
       static_cast<std::uint64_t>(build.num_rows() + probe.num_rows()) * size_of(bk_type) +
-      result.aggregate.count * (options.output == output_form::aggregate ? 0 : 2 * sizeof(std::int64_t));
+      result.aggregate.count * 2 * id_bytes;
     result.stats.seconds = seconds_since(t0);
     return result;
 #endif
@@ -193,8 +226,11 @@ join_result join(table_view const& build, size_type build_key, table_view const&
   auto const hb = to_host(build);
   auto const hp = to_host(probe);
   auto result = detail::cpu::run_join(algo, hb.view, build_key, hp.view, probe_key, options);
-  auto const match_bytes = static_cast<std::uint64_t>(result.aggregate.count) *
-                           (options.output == output_form::aggregate ? 0 : 2 * sizeof(std::int64_t));
+  if (options.output == output_form::index && options.index_type == type_id::int32) {
+    result.build_rows = narrow_host_row_ids(result.build_rows);
+    result.probe_rows = narrow_host_row_ids(result.probe_rows);
+  }
+  auto const match_bytes = static_cast<std::uint64_t>(result.aggregate.count) * 2 * id_bytes;
   if (mr != nullptr && mr->space() != memory_space::host) {
     result.build_rows = move_to(std::move(result.build_rows), mr, stream);
     result.probe_rows = move_to(std::move(result.probe_rows), mr, stream);

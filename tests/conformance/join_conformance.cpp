@@ -94,6 +94,11 @@ TEST_P(JoinConformance, AllKindsAndFormsMatchOracle) {
     EXPECT_EQ(ri.stats.algorithm, c.algo);
     EXPECT_EQ(ri.stats.backend, c.be);
     EXPECT_EQ(diff_rows(expected_index, index_rows(ri, kind)), "");
+    o.index_type = type_id::int32;
+    auto const ri32 = join(build.view(), 0, probe.view(), 0, o);
+    o.index_type = type_id::int64;
+    EXPECT_EQ(ri32.probe_rows.type(), type_id::int32);
+    EXPECT_EQ(diff_rows(expected_index, index_rows(ri32, kind)), "");
 
     o.output = output_form::table;
     auto const rt = join(build.view(), 0, probe.view(), 0, o);

@@ -67,6 +67,18 @@ void expect_gpu_matches_cpu(table const& build, table const& probe, bool quadrat
       EXPECT_EQ(ri.aggregate.checksum, expected.aggregate.checksum);
       EXPECT_EQ(diff_rows(index_rows(expected, kind), index_rows(ri, kind)), "");
 
+      // int32 row ids: written so by radix_hash, narrowed from int64 by the others.
+      o.index_type = type_id::int32;
+      auto const ri32 = join(db.view(), 0, dp.view(), 0, o);
+      o.index_type = type_id::int64;
+      EXPECT_EQ(ri32.probe_rows.type(), type_id::int32);
+      if (kind == join_kind::inner || kind == join_kind::left_outer) {
+        EXPECT_EQ(ri32.build_rows.type(), type_id::int32);
+      }
+      EXPECT_EQ(ri32.aggregate.count, expected.aggregate.count);
+      EXPECT_EQ(ri32.aggregate.checksum, expected.aggregate.checksum);
+      EXPECT_EQ(diff_rows(index_rows(expected, kind), index_rows(ri32, kind)), "");
+
       o.output = output_form::table;
       auto const rt = join(db.view(), 0, dp.view(), 0, o);
       EXPECT_EQ(diff_rows(table_rows(expected_table.columns.view()), table_rows(rt.columns.view())),
@@ -206,6 +218,27 @@ TEST_F(GpuJoin, ResultLargerThanTheBudgetIsRefused) {
     }
     o.output = output_form::aggregate;  // writes nothing: fits any budget
     EXPECT_EQ(join(build.view(), 0, probe.view(), 0, o).aggregate.count, 120000u) << to_string(algo);
+  }
+  // An int32 index written directly (radix_hash) needs half: 960000 bytes fit 1 MB, not 900 kB.
+  join_options o;
+  o.algorithm = join_algorithm::radix_hash;
+  o.backend = backend::gpu;
+  o.index_type = type_id::int32;
+  o.device_memory_budget = 1 << 20;
+  auto const r = join(build.view(), 0, probe.view(), 0, o);
+  ASSERT_EQ(r.num_rows(), 120000);
+  rows expected;
+  for (unsigned long long b = 0; b < 400; ++b) {
+    for (unsigned long long p = 0; p < 300; ++p) { expected.push_back({b, p}); }
+  }
+  EXPECT_EQ(diff_rows(expected, index_rows(r, join_kind::inner)), "");
+  o.device_memory_budget = 900000;
+  try {
+    (void)join(build.view(), 0, probe.view(), 0, o);
+    ADD_FAILURE() << "radix_hash accepted an int32 index over its budget";
+  } catch (out_of_memory const& e) {
+    EXPECT_NE(std::string(e.what()).find("120000 rows and needs 960000 bytes"), std::string::npos)
+      << e.what();
   }
 }
 

@@ -65,6 +65,62 @@ TEST(Api, SmallInnerJoinIndex) {
   EXPECT_EQ(r.aggregate.checksum, 3u + 1 + 3 + 3 + 3);
 }
 
+TEST(Api, Int32IndexOnEveryBackend) {
+  small_tables t;
+  rows const inner{{0ULL, 1ULL}, {2ULL, 0ULL}, {2ULL, 3ULL}, {3ULL, 0ULL}, {3ULL, 3ULL}};
+  // probe 2 (key 9) has no match: build row -1 in a left outer join.
+  rows const outer{{0ULL, 1ULL},          {2ULL, 0ULL}, {2ULL, 3ULL},
+                   {3ULL, 0ULL},          {3ULL, 3ULL},
+                   {static_cast<unsigned long long>(-1), 2ULL}};
+  std::vector<backend> backends{backend::cpu};
+  if (device_count() > 0) { backends.push_back(backend::gpu); }
+  for (auto be : backends) {
+    for (auto algo : join_algorithms_on(be)) {
+      SCOPED_TRACE(std::string(to_string(be)) + " " + std::string(to_string(algo)));
+      join_options o;
+      o.backend = be;
+      o.algorithm = algo;
+      o.index_type = type_id::int32;
+      auto const r = join(t.build, 0, t.probe, 0, o);
+      EXPECT_EQ(r.build_rows.type(), type_id::int32);
+      EXPECT_EQ(r.probe_rows.type(), type_id::int32);
+      EXPECT_EQ(diff_rows(inner, index_rows(r, join_kind::inner)), "");
+      o.kind = join_kind::left_outer;
+      auto const lo = join(t.build, 0, t.probe, 0, o);
+      EXPECT_EQ(lo.build_rows.type(), type_id::int32);
+      EXPECT_EQ(lo.build_rows.to_vector<std::int32_t>().size(), 6u);
+      EXPECT_EQ(diff_rows(outer, index_rows(lo, join_kind::left_outer)), "");
+      o.kind = join_kind::left_anti;
+      auto const anti = join(t.build, 0, t.probe, 0, o);
+      EXPECT_EQ(anti.probe_rows.to_vector<std::int32_t>(), std::vector<std::int32_t>{2});
+    }
+  }
+}
+
+TEST(Api, RefusesIndexTypesOtherThanInt32AndInt64) {
+  small_tables t;
+  join_options o;
+  o.backend = backend::cpu;
+  o.index_type = type_id::int16;
+  expect_refusal<logic_error>([&] { (void)join(t.build, 0, t.probe, 0, o); },
+                              "join index_type must be int64 or int32, not int16");
+  o.index_type = type_id::uint32;
+  expect_refusal<logic_error>([&] { (void)join(t.build, 0, t.probe, 0, o); },
+                              "not uint32");
+  // The other forms have no row ids: the type is not looked at.
+  o.output = output_form::aggregate;
+  EXPECT_EQ(join(t.build, 0, t.probe, 0, o).aggregate.count, 5u);
+  // Sides past 2^31 - 1 rows cannot be numbered in int32 (checked before anything runs).
+  constexpr size_type most = 2147483647;
+  EXPECT_NO_THROW(check_index_type(type_id::int32, most, most));
+  EXPECT_NO_THROW(check_index_type(type_id::int64, most + 1, most + 1));
+  expect_refusal<logic_error>([&] { check_index_type(type_id::int32, 5, most + 1); },
+                              "an int32 join index numbers at most 2147483647 rows per side, but "
+                              "the probe side has 2147483648; use index_type int64");
+  expect_refusal<logic_error>([&] { check_index_type(type_id::int32, most + 1, 5); },
+                              "the build side has 2147483648");
+}
+
 TEST(Api, LeftOuterTableHasNullBuildPayloads) {
   small_tables t;
   join_options o;

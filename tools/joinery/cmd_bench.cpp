@@ -52,6 +52,7 @@ struct bench_args {
   int payloads = 1;
   std::string output_form = "aggregate";
   std::string strategy = "automatic";
+  std::string index_type = "int64";
   std::string rows = "2^24";
   std::string groups = "2^10";
   std::string max_rows = "2^24";
@@ -230,6 +231,8 @@ struct join_point {
   std::int64_t mn_keys = 0;
   /// Table form: how the GPU's sorting joins materialize (GFUR, GFTR or the model's choice).
   materialization strategy = materialization::automatic;
+  /// Index form: the row ids' type (int64, or int32 as libcudf's and the papers' joins write).
+  type_id index_type = type_id::int64;
 };
 
 struct join_data {
@@ -266,6 +269,7 @@ nlohmann::json measure_join(recorder& rec, join_point const& p, join_data const&
   o.backend = be;
   o.output = p.form;
   o.strategy = p.strategy;
+  o.index_type = p.index_type;
   for (int i = 1; i <= p.payloads; ++i) {
     o.build_payloads.push_back(i);
     o.probe_payloads.push_back(i);
@@ -277,6 +281,7 @@ nlohmann::json measure_join(recorder& rec, join_point const& p, join_data const&
                         {"algorithm", std::string(to_string(algo))}};
   if (p.mn_keys > 0) { params["mn_keys"] = p.mn_keys; }
   if (p.form == output_form::table) { params["strategy"] = std::string(to_string(p.strategy)); }
+  if (p.form == output_form::index) { params["index_type"] = std::string(to_string(p.index_type)); }
   return rec.measure(params, be, p.build_rows + p.probe_rows, [&] {
     auto const res = join(build.view(), 0, probe.view(), 0, o);
     nlohmann::json j{{"phases", phases_json(res.stats.phases)},
@@ -316,6 +321,12 @@ void run_gpu_joins_bench(recorder& rec, bench_args const& a) {
   auto const i32 = type_id::int32;
   join_point const def{m / 2, m, i32, 0.0, 1.0, 0, output_form::index};
   sweep(def);
+  {
+    // The same with an int32 index (half the output bytes), as the roofline counts it.
+    auto def32 = def;
+    def32.index_type = type_id::int32;
+    sweep(def32);
+  }
   {
     // The CPU backend on this machine's host, same workload.
     auto const data = make_join_data(def, backend::cpu, a.seed);
@@ -415,6 +426,7 @@ void run_bench(bench_args const& a) {
                  type_from_string(a.key_type), a.zipf, a.match_ratio, a.payloads,
                  parse_form(a.output_form)};
     p.strategy = materialization_from_string(a.strategy);
+    p.index_type = type_from_string(a.index_type);
     run_join_point(rec, p, be, join_algorithm_from_string(a.algorithm), a.seed);
   } else if (a.experiment == "groupby") {
     auto const be = resolve_backend(a.backend, !groupby_algorithms_on(backend::gpu).empty());
@@ -569,6 +581,8 @@ void add_bench(CLI::App& app) {
   c->add_option("--match-ratio", args->match_ratio, "join: fraction of build keys that match");
   c->add_option("--payloads", args->payloads, "join: payload columns per side");
   c->add_option("--output-form", args->output_form, "join: aggregate, index or table");
+  c->add_option("--index-type", args->index_type,
+                "join, index form: row ids as int64 (default) or int32");
   c->add_option("--strategy", args->strategy,
                 "join, table output on the GPU: automatic, gfur or gftr materialization");
   c->add_option("--rows", args->rows, "groupby: input rows");

@@ -32,6 +32,9 @@ struct join_request {
   predicate pred{};
   /// Count and checksum only: no row ids are written.
   bool aggregate_only = false;
+  /// Index form with int32 row ids (join_options::index_type): an algorithm may write them
+  /// directly (radix_hash does, halving its output bytes); int64 ones are narrowed afterwards.
+  bool row_ids32 = false;
   /// Per-row sums of the payloads that enter the checksum (device, uint64), or nullptr when the
   /// side contributes nothing beyond the probe key.
   std::uint64_t const* build_sums = nullptr;
@@ -76,7 +79,8 @@ struct sorted_side {
   int carried_bytes = 0;
 };
 
-/// What an algorithm returns: device int64 row ids (build_rows empty for semi/anti; -1 for the
+/// What an algorithm returns: device int64 row ids (int32 where join_request::row_ids32 let the
+/// algorithm write them so; build_rows empty for semi/anti; -1 for the
 /// build side of an unmatched left-outer row), the count and checksum of the output, and phases.
 struct device_matches {
   column build_rows;

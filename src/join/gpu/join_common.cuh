@@ -171,7 +171,7 @@ void exclusive_scan_with_total(size_type* data, size_type n, stream_ref stream,
 /// error when they exceed the budget or the memory left.
 void allocate_matches(device_matches& out, size_type rows, bool with_build,
                       join_request const& rq, char const* algorithm, stream_ref stream,
-                      memory_resource* mr);
+                      memory_resource* mr, type_id ids = type_id::int64);
 
 /// Build row of a match handle: matchers whose handles are not row ids (sort-merge: positions in
 /// the sorted build side) translate them with build_row(); the others emit row ids.

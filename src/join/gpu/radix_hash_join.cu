@@ -69,8 +69,8 @@ struct radix_join_args {
   size_type const* item_offsets;  // write mode: first output row of each item
   unsigned long long* claimed;    // direct mode: output rows claimed so far
   size_type capacity;             // direct mode: rows the output has room for
-  size_type* out_build;
-  size_type* out_probe;
+  void* out_build;  // Id (the kernel's): int64, or int32 for an int32 index
+  void* out_probe;
   // Fused table output (GFTR with every payload of a side in its carried bundle): the output
   // key and each side's columns, unpacked from the carried values at the match's positions.
   U* key_out;
@@ -159,8 +159,10 @@ __device__ __noinline__ std::uint64_t fused_emit(radix_join_args<U> const& a, si
 
 /// Positions (GFTR, write mode) writes positions in the partitioned sides instead of input row
 /// ids: a separate instantiation, so the row-id kernels keep their registers. Fused (inner joins,
-/// with Positions) writes the output table itself instead of the positions.
-template <class U, radix_mode Mode, bool Positions = false, bool Fused = false>
+/// with Positions) writes the output table itself instead of the positions. Id: the type of the
+/// row ids written (int32 for an int32 index: half the output bytes).
+template <class U, radix_mode Mode, bool Positions = false, bool Fused = false,
+          class Id = size_type>
 __global__ void __launch_bounds__(radix_join_policy::threads, radix_join_policy::min_blocks)
     radix_join_kernel(__grid_constant__ radix_join_args<U> const a) {
   constexpr bool Write = Mode != radix_mode::count;
@@ -201,8 +203,8 @@ __global__ void __launch_bounds__(radix_join_policy::threads, radix_join_policy:
       if constexpr (Fused) {
         sum += fused_emit(a, pos, build_at, probe_at, key);
       } else {
-        a.out_build[pos] = build_at;
-        a.out_probe[pos] = probe_at;
+        static_cast<Id*>(a.out_build)[pos] = static_cast<Id>(build_at);
+        static_cast<Id*>(a.out_probe)[pos] = static_cast<Id>(probe_at);
       }
     };
     for (size_type tile = p0; tile < p1; tile += P::tile) {
@@ -360,8 +362,10 @@ __global__ void __launch_bounds__(radix_join_policy::threads, radix_join_policy:
         for (int j = 0; j < ipt; ++j) {
           if (!Fused && item_of(j) < p1) {  // fused: inner joins only, no lone rows
             if (emits_lone_row(a.kind, c[j])) {
-              if (a.kind == join_kind::left_outer) { a.out_build[cursor[j]] = -1; }
-              a.out_probe[cursor[j]] = prow[j];
+              if (a.kind == join_kind::left_outer) {
+                static_cast<Id*>(a.out_build)[cursor[j]] = -1;
+              }
+              static_cast<Id*>(a.out_probe)[cursor[j]] = static_cast<Id>(prow[j]);
             }
           }
         }
@@ -477,13 +481,18 @@ device_matches run(join_request const& rq, stream_ref stream, memory_resource* m
   };
   bool const with_build = rq.kind == join_kind::inner || rq.kind == join_kind::left_outer;
   bool const fused = rq.fused_output;
+  // An int32 index (never with positions: those are the table form's) is written as such.
+  bool const ids32 = rq.row_ids32;
+  JOINERY_EXPECTS(!ids32 || (!rq.positions_forced && !rq.positions_for),
+                  "the radix join writes int32 row ids for the index form only");
   JOINERY_EXPECTS(!fused || (rq.positions_forced && rq.kind == join_kind::inner &&
                              !rq.aggregate_only),
                   "the radix join's fused table output is for inner GFTR joins");
   // The output: row ids / positions, or (fused) the table's columns, `rows` of them.
   auto allocate_output = [&](device_matches& o, size_type rows) {
     if (!fused) {
-      allocate_matches(o, rows, with_build, rq, "radix_hash", stream, mr);
+      allocate_matches(o, rows, with_build, rq, "radix_hash", stream, mr,
+                       ids32 ? type_id::int32 : type_id::int64);
       return;
     }
     auto const bytes = static_cast<std::size_t>(rows) * rq.extra_bytes_per_row;
@@ -506,8 +515,10 @@ device_matches run(join_request const& rq, stream_ref stream, memory_resource* m
   auto has_output = [&](device_matches const& o) {
     return fused ? !o.fused_columns.empty() : o.probe_rows.size() != 0;
   };
-  auto const guess_bytes = static_cast<std::size_t>(np) *
-                           (sizeof(size_type) * (with_build ? 2 : 1) + rq.extra_bytes_per_row);
+  auto const guess_bytes =
+    static_cast<std::size_t>(np) *
+    ((ids32 ? sizeof(std::int32_t) : sizeof(size_type)) * (with_build ? 2 : 1) +
+     rq.extra_bytes_per_row);
   // Direct output writes positions only when GFTR was decided before the join (a later choice
   // needs the exact row count first).
   bool direct = !rq.aggregate_only && (!rq.positions_for || rq.positions_forced) &&
@@ -613,8 +624,8 @@ device_matches run(join_request const& rq, stream_ref stream, memory_resource* m
   // Where the kernels write: the id / position columns, or the fused table's columns.
   auto bind_output = [&](device_matches& o) {
     if (!fused) {
-      a.out_build = with_build ? o.build_rows.data_as<size_type>() : nullptr;
-      a.out_probe = o.probe_rows.data_as<size_type>();
+      a.out_build = with_build ? o.build_rows.data() : nullptr;
+      a.out_probe = o.probe_rows.data();
       return;
     }
     a.key_out = static_cast<U*>(o.fused_columns[0].data());
@@ -629,12 +640,15 @@ device_matches run(join_request const& rq, stream_ref stream, memory_resource* m
 
   constexpr std::size_t smem = chunk_table<U>::smem_bytes;
   auto const count_kernel = radix_join_kernel<U, radix_mode::count>;
-  auto const write_ids_kernel = radix_join_kernel<U, radix_mode::write>;
+  auto const write_ids_kernel =
+    ids32 ? radix_join_kernel<U, radix_mode::write, false, false, std::int32_t>
+          : radix_join_kernel<U, radix_mode::write>;
   auto const write_positions_kernel = fused ? radix_join_kernel<U, radix_mode::write, true, true>
                                             : radix_join_kernel<U, radix_mode::write, true>;
   auto const direct_kernel = fused ? radix_join_kernel<U, radix_mode::direct, true, true>
                              : rq.positions_forced ? radix_join_kernel<U, radix_mode::direct, true>
-                                                   : radix_join_kernel<U, radix_mode::direct>;
+                             : ids32 ? radix_join_kernel<U, radix_mode::direct, false, false, std::int32_t>
+                                     : radix_join_kernel<U, radix_mode::direct>;
   for (auto k : {count_kernel, write_ids_kernel, write_positions_kernel, direct_kernel}) {
     JOINERY_CUDA_TRY(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                           static_cast<int>(smem)));

@@ -36,9 +36,11 @@ void exclusive_scan_with_total(size_type* data, size_type n, stream_ref stream,
 
 void allocate_matches(device_matches& out, size_type rows, bool with_build,
                       join_request const& rq, char const* algorithm, stream_ref stream,
-                      memory_resource* mr) {
+                      memory_resource* mr, type_id ids) {
   JOINERY_EXPECTS(rows >= 0, std::string(algorithm) + ": the match count overflowed");
-  auto const per_row = sizeof(size_type) * (with_build ? 2 : 1) + rq.extra_bytes_per_row;
+  JOINERY_EXPECTS(ids == type_id::int64 || (ids == type_id::int32 && rq.row_ids32),
+                  "join row ids are int64, or int32 for an int32 index");
+  auto const per_row = size_of(ids) * (with_build ? 2 : 1) + rq.extra_bytes_per_row;
   auto const bytes = static_cast<std::size_t>(rows) * per_row;
   auto const need = "the " + std::string(algorithm) + " join result has " + std::to_string(rows) +
                     " rows and needs " + std::to_string(bytes) + " bytes of device memory" +
@@ -49,8 +51,8 @@ void allocate_matches(device_matches& out, size_type rows, bool with_build,
                         std::to_string(budget) + " bytes");
   }
   try {
-    if (with_build) { out.build_rows = column(type_id::int64, rows, mr, stream); }
-    out.probe_rows = column(type_id::int64, rows, mr, stream);
+    if (with_build) { out.build_rows = column(ids, rows, mr, stream); }
+    out.probe_rows = column(ids, rows, mr, stream);
   } catch (out_of_memory const& e) {
     throw out_of_memory(need + ", which could not be allocated: " + e.what());
   }
@@ -59,10 +61,10 @@ void allocate_matches(device_matches& out, size_type rows, bool with_build,
 void shrink_matches(device_matches& out, size_type rows, bool with_build, stream_ref stream,
                     memory_resource* mr) {
   auto shrink = [&](column& c) {
-    column exact(type_id::int64, rows, mr, stream);
+    column exact(c.type(), rows, mr, stream);
     if (rows > 0) {
       JOINERY_CUDA_TRY(cudaMemcpyAsync(exact.data(), c.data(),
-                                       static_cast<std::size_t>(rows) * sizeof(size_type),
+                                       static_cast<std::size_t>(rows) * size_of(c.type()),
                                        cudaMemcpyDeviceToDevice, to_cuda(stream)));
     }
     c = std::move(exact);
@@ -90,6 +92,28 @@ __global__ void add_column_kernel(T const* __restrict__ col, size_type n,
       sums[i] += static_cast<std::uint64_t>(col[i]);
     }
   }
+}
+
+__global__ void narrow_ids_kernel(size_type const* __restrict__ in, size_type n,
+                                  std::int32_t* __restrict__ out) {
+  size_type const stride = static_cast<size_type>(gridDim.x) * blockDim.x;
+  for (size_type i = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += stride) {
+    out[i] = static_cast<std::int32_t>(in[i]);
+  }
+}
+
+/// Device int64 row ids as int32 (the sides were checked to hold at most 2^31 - 1 rows); int32
+/// ones, written so by the algorithm, are kept.
+column narrow_row_ids(column ids, stream_ref stream, memory_resource* mr) {
+  if (ids.type() == type_id::int32) { return ids; }
+  column out(type_id::int32, ids.size(), mr, stream);
+  if (ids.size() > 0) {
+    narrow_ids_kernel<<<blocks_for(ids.size()), threads, 0, to_cuda(stream)>>>(
+      ids.data_as<size_type>(), ids.size(), out.data_as<std::int32_t>());
+    JOINERY_CHECK_LAUNCH();
+  }
+  return out;
 }
 
 /// out[i] = rows[i] < 0 ? null : src[rows[i]], eight rows (one mask byte) per thread.
@@ -292,6 +316,7 @@ join_result run_join(join_algorithm algo, table_view const& build, size_type bui
   rq.kind = options.kind;
   rq.pred = options.pred;
   rq.aggregate_only = options.output == output_form::aggregate;
+  rq.row_ids32 = options.output == output_form::index && options.index_type == type_id::int32;
   rq.budget = options.device_memory_budget;
   // The table form sums its payloads from the output columns (sequential reads) instead of
   // having the join read per-row sums at random: the join's checksum covers the key only.
@@ -427,6 +452,10 @@ join_result run_join(join_algorithm algo, table_view const& build, size_type bui
   r.stats.phases = std::move(m.phases);
   switch (options.output) {
     case output_form::index:
+      if (rq.row_ids32) {
+        if (!probe_only) { m.build_rows = narrow_row_ids(std::move(m.build_rows), stream, dev); }
+        m.probe_rows = narrow_row_ids(std::move(m.probe_rows), stream, dev);
+      }
       if (!probe_only) { r.build_rows = to_space(std::move(m.build_rows), mr, stream); }
       r.probe_rows = to_space(std::move(m.probe_rows), mr, stream);
       break;
