@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Session 11 device runs: PART=1 the int32 join index (radix A/B, tests, sanitizers) and HGB's
+# tier-2 launch bounds; logs in $OUT (at most 8 files).
+set -u
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT" /tmp/b
+S=$OUT/summary.txt; : > "$S"
+tar xJf "${BINS:-build/bins1.tar.xz}" -C /tmp/b || { echo "untar failed" >> "$S"; exit 1; }
+export JOINERY_DEVICE_BANDWIDTHS=4.144e12,2.961e12,6.63e11,62914560,268435456,1.855e12,2.318e12
+step() { # step NAME LOG TIMEOUT cmd...
+  local name=$1 log=$2 t=$3; shift 3
+  local t0=$(date +%s)
+  echo "=== $name: $*" >> "$OUT/$log.log"
+  timeout "$t" "$@" >> "$OUT/$log.log" 2>&1; local rc=$?
+  echo "$name rc=$rc $(( $(date +%s) - t0 ))s" >> "$S"
+}
+nvidia-smi -L > "$OUT/env.log" 2>&1
+J=/tmp/b/joinery
+JOIN="bench join --backend gpu --algorithm radix_hash --build-rows 2^27 --probe-rows 2^28 --payloads 0 --output-form index --runs 5 --warmup 1"
+if [ "${PART:-1}" = 1 ]; then
+  for r in 1 2; do
+    step "radix-int64-$r" bench 120 $J $JOIN --index-type int64 --out "$OUT/join-index.jsonl"
+    step "radix-int32-$r" bench 120 $J $JOIN --index-type int32 --out "$OUT/join-index.jsonl"
+  done
+  step api-gpu tests 60 /tmp/b/joinery_unit_tests --gtest_filter='Api.*'
+  step gpujoin-int32 tests 300 /tmp/b/joinery_gpu_tests --gtest_filter='GpuJoin.ResultLarger*:GpuJoin.ManyPartitions*:GpuJoin.ManyToMany*:GpuJoin.BuildPartition*'
+  step memcheck-int32 sanitizer 120 compute-sanitizer --tool memcheck --report-api-errors no /tmp/b/joinery_unit_tests --gtest_filter='Api.Int32Index*'
+  step memcheck-budget sanitizer 120 compute-sanitizer --tool memcheck --report-api-errors no /tmp/b/joinery_gpu_tests --gtest_filter='GpuJoin.ResultLarger*'
+  step racecheck-int32 sanitizer 150 compute-sanitizer --tool racecheck /tmp/b/joinery_unit_tests --gtest_filter='Api.Int32Index*'
+  step racecheck-direct sanitizer 60 compute-sanitizer --tool racecheck $J bench join --backend gpu --algorithm radix_hash --build-rows 2^16 --probe-rows 2^17 --runs 1 --warmup 0 --payloads 0 --output-form index --index-type int32
+  step gb-hash bench 200 $J bench gpu-groupby --algorithm hash --groups 2^20 --runs 5 --warmup 1 --out "$OUT/gb-hash.jsonl"
+fi
+if [ "${PART:-1}" = 2 ]; then
+  step conf-gpu tests 500 /tmp/b/joinery_conformance_tests --gtest_filter='*JoinConformance*gpu*'
+fi
+cat "$S"
