@@ -336,12 +336,12 @@ struct write_plan {
 
 /// Phase 3 (or the direct pass): each item's rows go to its offset (one block scan per item
 /// slot), the matches enumerated again for inner and left outer joins unless the item's only
-/// match is known.
-template <class M, bool Direct>
+/// match is known. Id: the row ids' type (int32 for an int32 index).
+template <class M, bool Direct, class Id = size_type>
 __global__ void __launch_bounds__(M::policy::threads, M::policy::min_blocks_per_sm)
     match_write_kernel(M m, size_type n, size_type per_block, join_kind kind, row_sums sums,
-                       write_plan plan, size_type* __restrict__ out_build,
-                       size_type* __restrict__ out_probe, unsigned long long* checksum) {
+                       write_plan plan, Id* __restrict__ out_build, Id* __restrict__ out_probe,
+                       unsigned long long* checksum) {
   using policy = typename M::policy;
   constexpr int ipt = policy::items_per_thread;
   extern __shared__ __align__(16) unsigned char smem[];
@@ -404,8 +404,8 @@ __global__ void __launch_bounds__(M::policy::threads, M::policy::min_blocks_per_
         size_type const item = base + static_cast<size_type>(j) * policy::threads;
         if (item < end && c[j] == 1 && first_known) {
           size_type const b = build_row_of(m, first[j]);
-          out_build[cursor[j]] = b;
-          out_probe[cursor[j]] = m.probe_row(item);
+          out_build[cursor[j]] = static_cast<Id>(b);
+          out_probe[cursor[j]] = static_cast<Id>(m.probe_row(item));
           if (sums.build != nullptr) { bs[j] += sums.build[b]; }
         } else if (c[j] > 0) {
           again |= 1u << j;
@@ -417,8 +417,9 @@ __global__ void __launch_bounds__(M::policy::threads, M::policy::min_blocks_per_
             smem, base, end, again, [&](int j, size_type b) {
               size_type const pos = cursor[j]++;
               size_type const row = build_row_of(m, b);
-              out_build[pos] = row;
-              out_probe[pos] = m.probe_row(base + static_cast<size_type>(j) * policy::threads);
+              out_build[pos] = static_cast<Id>(row);
+              out_probe[pos] =
+                static_cast<Id>(m.probe_row(base + static_cast<size_type>(j) * policy::threads));
               if (sums.build != nullptr) { bs[j] += sums.build[row]; }
             });
       }
@@ -430,7 +431,7 @@ __global__ void __launch_bounds__(M::policy::threads, M::policy::min_blocks_per_
         size_type const row = m.probe_row(item);
         if (emits_lone_row(kind, c[j])) {
           if (kind == join_kind::left_outer) { out_build[cursor[j]] = -1; }
-          out_probe[cursor[j]] = row;
+          out_probe[cursor[j]] = static_cast<Id>(row);
         }
         std::uint64_t pv = m.probe_value(item);
         if (sums.probe != nullptr) { pv += sums.probe[row]; }
@@ -455,19 +456,22 @@ device_matches run_three_phase(M const& m, size_type n, join_request const& rq, 
   device_matches out;
   bool const with_build = rq.kind == join_kind::inner || rq.kind == join_kind::left_outer;
   if (n == 0) {
-    if (!rq.aggregate_only) { allocate_matches(out, 0, with_build, rq, algorithm, stream, mr); }
+    if (!rq.aggregate_only) {
+      allocate_matches(out, 0, with_build, rq, algorithm, stream, mr,
+                       rq.row_ids32 ? type_id::int32 : type_id::int64);
+    }
     return out;
   }
   auto const s = to_cuda(stream);
   auto const smem = m.smem_bytes();
   auto const kernel_count = match_count_kernel<M>;
-  auto const kernel_direct = match_write_kernel<M, true>;
+  // An int32 index (never with positions: those are the table form's) is written as such.
+  bool const ids32 = rq.row_ids32;
+  JOINERY_EXPECTS(!ids32 || !rq.positions_for, std::string(algorithm) +
+                                                  ": int32 row ids are for the index form only");
+  auto const ids = ids32 ? type_id::int32 : type_id::int64;
   if (smem > 48 * 1024) {
-    for (auto k : {kernel_count}) {
-      JOINERY_CUDA_TRY(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                            static_cast<int>(smem)));
-    }
-    JOINERY_CUDA_TRY(cudaFuncSetAttribute(kernel_direct, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    JOINERY_CUDA_TRY(cudaFuncSetAttribute(kernel_count, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                           static_cast<int>(smem)));
   }
   int const per_sm = std::min(policy::max_blocks_per_sm,
@@ -476,16 +480,38 @@ device_matches run_three_phase(M const& m, size_type n, join_request const& rq, 
                                     current_sm_count() * per_sm);
   buffer checksum(sizeof(unsigned long long), mr, stream);
   row_sums const sums{rq.build_sums, rq.probe_sums};
+  // Launches the write kernel of matcher mw with the output's row-id type.
+  auto launch_write = [&](auto const& mw, auto direct, write_plan const& plan) {
+    using MW = std::decay_t<decltype(mw)>;
+    auto go = [&](auto id) {
+      using Id = decltype(id);
+      auto const kernel = match_write_kernel<MW, decltype(direct)::value, Id>;
+      if (smem > 48 * 1024) {
+        JOINERY_CUDA_TRY(cudaFuncSetAttribute(
+            kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+      }
+      kernel<<<grid.blocks, policy::threads, smem, s>>>(
+          mw, n, grid.items_per_block, rq.kind, sums, plan,
+          with_build ? static_cast<Id*>(out.build_rows.data()) : nullptr,
+          static_cast<Id*>(out.probe_rows.data()), as<unsigned long long>(checksum));
+      JOINERY_CHECK_LAUNCH();
+    };
+    if (ids32) {
+      go(std::int32_t{});
+    } else {
+      go(size_type{});
+    }
+  };
 
   // Direct output first when one row per probe item fits the budget: most joins (PK-FK inner,
   // semi, anti, outer without duplicates) produce at most that, and then no count phase runs.
   // Not when GFTR may be asked for: that choice needs the output size first.
   auto const guess_bytes = static_cast<std::size_t>(n) *
-                           (sizeof(size_type) * (with_build ? 2 : 1) + rq.extra_bytes_per_row);
+                           (size_of(ids) * (with_build ? 2 : 1) + rq.extra_bytes_per_row);
   if (!rq.aggregate_only && !rq.positions_for && (rq.budget == 0 || guess_bytes <= rq.budget)) {
     bool allocated = true;
     try {
-      allocate_matches(out, n, with_build, rq, algorithm, stream, mr);
+      allocate_matches(out, n, with_build, rq, algorithm, stream, mr, ids);
     } catch (out_of_memory const&) {
       allocated = false;  // the three phases allocate exactly what is needed
     }
@@ -497,11 +523,7 @@ device_matches run_three_phase(M const& m, size_type n, join_request const& rq, 
       plan.claimed = as<unsigned long long>(claimed);
       plan.capacity = n;
       clock.mark("direct write");
-      kernel_direct<<<grid.blocks, policy::threads, smem, s>>>(
-          m, n, grid.items_per_block, rq.kind, sums, plan,
-          with_build ? out.build_rows.data_as<size_type>() : nullptr,
-          out.probe_rows.data_as<size_type>(), as<unsigned long long>(checksum));
-      JOINERY_CHECK_LAUNCH();
+      launch_write(m, std::true_type{}, plan);
       auto const rows = static_cast<size_type>(read_scalar(as<unsigned long long>(claimed), stream));
       if (rows <= n) {
         if (rows < n) { shrink_matches(out, rows, with_build, stream, mr); }
@@ -542,25 +564,14 @@ device_matches run_three_phase(M const& m, size_type n, join_request const& rq, 
     out.positions = rq.positions_for &&
                     rq.positions_for(total, M::build_sort_bits(), M::probe_sort_bits());
   }
-  allocate_matches(out, total, with_build, rq, algorithm, stream, mr);
+  allocate_matches(out, total, with_build, rq, algorithm, stream, mr, ids);
   JOINERY_CUDA_TRY(cudaMemsetAsync(checksum.data(), 0, checksum.size(), s));
   write_plan plan;
   plan.counts = as<std::uint32_t>(counts);
   plan.first_rows = keep_first ? as<std::uint32_t>(first_rows) : nullptr;
   plan.block_offsets = as<size_type>(block_rows);
   clock.mark("write");
-  auto write = [&](auto const& mw) {
-    auto const kernel_write = match_write_kernel<std::decay_t<decltype(mw)>, false>;
-    if (smem > 48 * 1024) {
-      JOINERY_CUDA_TRY(cudaFuncSetAttribute(
-          kernel_write, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-    }
-    kernel_write<<<grid.blocks, policy::threads, smem, s>>>(
-        mw, n, grid.items_per_block, rq.kind, sums, plan,
-        with_build ? out.build_rows.data_as<size_type>() : nullptr,
-        out.probe_rows.data_as<size_type>(), as<unsigned long long>(checksum));
-    JOINERY_CHECK_LAUNCH();
-  };
+  auto write = [&](auto const& mw) { launch_write(mw, std::false_type{}, plan); };
   if constexpr (can_position) {
     if (out.positions) {
       write(m.with_positions());
