@@ -4,7 +4,7 @@
 set -u
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT" /tmp/b
 S=$OUT/summary.txt; : > "$S"
-tar xJf "${BINS:-build/bins1.tar.xz}" -C /tmp/b || { echo "untar failed" >> "$S"; exit 1; }
+tar xJf "${BINS:-build/bins2.tar.xz}" -C /tmp/b || { echo "untar failed" >> "$S"; exit 1; }
 export JOINERY_DEVICE_BANDWIDTHS=4.144e12,2.961e12,6.63e11,62914560,268435456,1.855e12,2.318e12
 step() { # step NAME LOG TIMEOUT cmd...
   local name=$1 log=$2 t=$3; shift 3
@@ -30,6 +30,21 @@ if [ "${PART:-1}" = 1 ]; then
   step gb-hash bench 200 $J bench gpu-groupby --algorithm hash --groups 2^20 --runs 5 --warmup 1 --out "$OUT/gb-hash.jsonl"
 fi
 if [ "${PART:-1}" = 2 ]; then
-  step conf-gpu tests 500 /tmp/b/joinery_conformance_tests --gtest_filter='*JoinConformance*gpu*'
+  step api-gpu tests 60 /tmp/b/joinery_unit_tests --gtest_filter='Api.*'
+  step conf-gpu tests 150 /tmp/b/joinery_conformance_tests --gtest_filter='*JoinConformance*gpu*'
+  step gb-tests tests 120 /tmp/b/joinery_gpu_tests --gtest_filter='GpuHashGroupby.*'
+  step memcheck-new sanitizer 90 compute-sanitizer --tool memcheck --report-api-errors no /tmp/b/joinery_unit_tests --gtest_filter='Api.Int32Index*'
+  step memcheck-skew sanitizer 90 compute-sanitizer --tool memcheck --report-api-errors no /tmp/b/joinery_gpu_tests --gtest_filter='GpuHashGroupby.AutomaticPartitions*'
+  step racecheck-new sanitizer 90 compute-sanitizer --tool racecheck /tmp/b/joinery_unit_tests --gtest_filter='Api.Int32Index*'
+  step racecheck-skew sanitizer 120 compute-sanitizer --tool racecheck /tmp/b/joinery_gpu_tests --gtest_filter='GpuHashGroupby.AutomaticPartitions*'
+  for a in no_partition_hash sort_merge radix_hash; do
+    for t in int64 int32; do
+      step "$a-$t" bench 60 $J bench join --backend gpu --algorithm $a --build-rows 2^27 --probe-rows 2^28 --payloads 0 --output-form index --runs 5 --warmup 1 --index-type $t --out "$OUT/join-index.jsonl"
+    done
+  done
+  for z in 1.5 1.0; do
+    step "gb-zipf$z" bench 100 $J bench gpu-groupby --algorithm hash,partition_transformed,automatic --zipf $z --groups 2^20 --runs 3 --warmup 1 --out "$OUT/gb-skew.jsonl"
+  done
+  step gpujoin-rest tests 150 /tmp/b/joinery_gpu_tests --gtest_filter='GpuJoin.ResultLarger*:GpuJoin.ManyToMany*:GpuJoin.HostResident*'
 fi
 cat "$S"
