@@ -4,7 +4,7 @@
 set -u
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT" /tmp/b
 S=$OUT/summary.txt; : > "$S"
-tar xJf "${BINS:-build/bins2.tar.xz}" -C /tmp/b || { echo "untar failed" >> "$S"; exit 1; }
+tar xJf "${BINS:-build/bins3.tar.xz}" -C /tmp/b || { echo "untar failed" >> "$S"; exit 1; }
 export JOINERY_DEVICE_BANDWIDTHS=4.144e12,2.961e12,6.63e11,62914560,268435456,1.855e12,2.318e12
 step() { # step NAME LOG TIMEOUT cmd...
   local name=$1 log=$2 t=$3; shift 3
@@ -46,5 +46,15 @@ if [ "${PART:-1}" = 2 ]; then
     step "gb-zipf$z" bench 100 $J bench gpu-groupby --algorithm hash,partition_transformed,automatic --zipf $z --groups 2^20 --runs 3 --warmup 1 --out "$OUT/gb-skew.jsonl"
   done
   step gpujoin-rest tests 150 /tmp/b/joinery_gpu_tests --gtest_filter='GpuJoin.ResultLarger*:GpuJoin.ManyToMany*:GpuJoin.HostResident*'
+fi
+if [ "${PART:-1}" = 3 ]; then
+  # A/B of HGB tier 2's launch bounds: A without (__launch_bounds__(256)), B with (256, 4).
+  for r in 1 2; do
+    step "gb-A-$r" bench 90 env JOINERY_GIT_REVISION=c51c669-A-no-min-blocks /tmp/b/joinery_A bench gpu-groupby --algorithm hash --groups 2^20 --runs 5 --warmup 1 --out "$OUT/gb-bounds-ab.jsonl"
+    step "gb-B-$r" bench 90 env JOINERY_GIT_REVISION=c51c669 $J bench gpu-groupby --algorithm hash --groups 2^20 --runs 5 --warmup 1 --out "$OUT/gb-bounds-ab.jsonl"
+  done
+  step gb-tests tests 200 /tmp/b/joinery_gpu_tests --gtest_filter='GpuHashGroupby.*:Algorithms/GpuGroupby.*/hash:GpuGroupbyRegistry.*'
+  step memcheck-tier2 sanitizer 120 compute-sanitizer --tool memcheck --report-api-errors no /tmp/b/joinery_gpu_tests --gtest_filter='GpuHashGroupby.TierTwo*:GpuHashGroupby.AutomaticTurns*'
+  step racecheck-tier2 sanitizer 150 compute-sanitizer --tool racecheck /tmp/b/joinery_gpu_tests --gtest_filter='GpuHashGroupby.TierTwo*'
 fi
 cat "$S"
