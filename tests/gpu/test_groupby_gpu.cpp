@@ -726,6 +726,28 @@ TEST(GpuPartitionGroupby, RestartsWhenTheFirstGlobalTableOverflows) {
   }
 }
 
+TEST(GpuPartitionGroupby, SkewHidesTheGroupsFromTheEstimate) {
+  JOINERY_SKIP_WITHOUT_GPU();
+  // 40% of the rows on one key, the rest over 60000 keys: the sample sees few of them, so the
+  // fanout and the first global table are far too small and the table grows several times.
+  auto keys = uniform_keys<std::int32_t>(400000, 60000, 19);
+  for (std::size_t i = 0; i < keys.size(); i += 5) { keys[i] = keys[i + 1] = 11; }
+  auto const input = make_input(keys, 19);
+  std::vector<aggregation> const aggs{{aggregation_kind::count, -1},
+                                      {aggregation_kind::max, 2},
+                                      {aggregation_kind::sum, 1}};
+  auto const expected = oracle_groupby(input.view(), 0, aggs);
+  auto const device = place(input.view(), memory_space::device);
+  for (auto algo : pgb_algorithms) {
+    for (std::int64_t first : {std::int64_t{0}, std::int64_t{64}}) {
+      detail::gpu::groupby_tuning t;
+      t.pgb_initial_groups = first;
+      EXPECT_EQ(diff_groups(expected, groupby_rows(run_tuned(algo, device, aggs, t).view())), "")
+        << to_string(algo) << " initial groups " << first;
+    }
+  }
+}
+
 TEST(GpuPartitionGroupby, TransformedMovesRowIdsBeyondSixteenColumns) {
   JOINERY_SKIP_WITHOUT_GPU();
   // 17 aggregated columns: more than one scatter moves, so PGB-TR moves row ids instead.

@@ -1297,7 +1297,8 @@ group_parts run_pgb(K const* keys, size_type n, table_view const& input, agg_pla
                       static_cast<std::uint32_t>(size_of(input.column(col).type())), 0};
   };
   auto const* pkeys = partitioned ? static_cast<K const*>(parts_in.keys.data()) : keys;
-  // A first global table for the estimated groups; when more turn up, one for every row.
+  // A first global table for the estimated groups; when more turn up, one global_growth times
+  // larger (at most one for every row), so that it stays near the groups there are.
   size_type capacity =
       std::min(n, tuning.pgb_initial_groups > 0 ? tuning.pgb_initial_groups
                                                 : std::max<size_type>(2 * groups, policy::min_l2_groups));
@@ -1321,7 +1322,7 @@ group_parts run_pgb(K const* keys, size_type n, table_view const& input, agg_pla
       return std::move(*parts);
     }
     JOINERY_EXPECTS(capacity < n, "partition group-by: the hash table for every row overflowed");
-    capacity = n;
+    capacity = capacity > n / ppolicy::global_growth ? n : capacity * ppolicy::global_growth;
   }
 }
 
