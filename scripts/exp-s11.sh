@@ -4,7 +4,7 @@
 set -u
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT" /tmp/b
 S=$OUT/summary.txt; : > "$S"
-tar xJf "${BINS:-build/bins3.tar.xz}" -C /tmp/b || { echo "untar failed" >> "$S"; exit 1; }
+tar xJf "${BINS:-build/bins4.tar.xz}" -C /tmp/b || { echo "untar failed" >> "$S"; exit 1; }
 export JOINERY_DEVICE_BANDWIDTHS=4.144e12,2.961e12,6.63e11,62914560,268435456,1.855e12,2.318e12
 step() { # step NAME LOG TIMEOUT cmd...
   local name=$1 log=$2 t=$3; shift 3
@@ -56,5 +56,11 @@ if [ "${PART:-1}" = 3 ]; then
   step gb-tests tests 200 /tmp/b/joinery_gpu_tests --gtest_filter='GpuHashGroupby.*:Algorithms/GpuGroupby.*/hash:GpuGroupbyRegistry.*'
   step memcheck-tier2 sanitizer 120 compute-sanitizer --tool memcheck --report-api-errors no /tmp/b/joinery_gpu_tests --gtest_filter='GpuHashGroupby.TierTwo*:GpuHashGroupby.AutomaticTurns*'
   step racecheck-tier2 sanitizer 150 compute-sanitizer --tool racecheck /tmp/b/joinery_gpu_tests --gtest_filter='GpuHashGroupby.TierTwo*'
+fi
+if [ "${PART:-1}" = 4 ]; then
+  # PGB's global table growing 8x instead of jumping to one for every row.
+  step pgb-tests tests 200 /tmp/b/joinery_gpu_tests --gtest_filter='GpuPartitionGroupby.*:Algorithms/GpuGroupby.*/partition*'
+  step memcheck-pgb sanitizer 120 compute-sanitizer --tool memcheck --report-api-errors no /tmp/b/joinery_gpu_tests --gtest_filter='GpuPartitionGroupby.SkewHides*:GpuPartitionGroupby.Restarts*'
+  step gb-zipf1.5 bench 240 $J bench gpu-groupby --algorithm hash,partition_transformed --zipf 1.5 --groups 2^20 --runs 3 --warmup 1 --out "$OUT/gb-pgb-growth.jsonl"
 fi
 cat "$S"
