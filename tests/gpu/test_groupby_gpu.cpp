@@ -635,6 +635,44 @@ TEST(GpuHashGroupby, AutomaticTurnsToSortBeyondTheFirstTable) {
             "");
 }
 
+TEST(GpuHashGroupby, AutomaticPartitionsHeavilySkewedKeysPastTheSharedTier) {
+  JOINERY_SKIP_WITHOUT_GPU();
+  std::vector<aggregation> const aggs{{aggregation_kind::count, -1}, {aggregation_kind::max, 2},
+                                      {aggregation_kind::sum, 1}};
+  detail::gpu::groupby_tuning t;
+  t.hgb_shared_bytes = 0;  // past tier 1 at once: the skew test decides
+  auto const run = [&](auto keys, groupby_algorithm expected_algo, char const* what) {
+    auto const input = make_input(keys);
+    auto const expected = oracle_groupby(input.view(), 0, aggs);
+    auto const device = place(input.view(), memory_space::device);
+    groupby_algorithm used = groupby_algorithm::automatic;
+    auto r = detail::gpu::run_groupby(groupby_algorithm::automatic, device.view(), 0, aggs, false,
+                                      t, nullptr, &used, default_stream(), device_resource());
+    default_stream().synchronize();
+    EXPECT_EQ(used, expected_algo) << what;
+    auto const host = place(r.view(), memory_space::host);
+    EXPECT_EQ(diff_groups(expected, groupby_rows(host.view())), "") << what;
+  };
+  // 40% of the rows on one key, the rest over 50000 keys: PGB-TR.
+  auto hot32 = uniform_keys<std::int32_t>(300000, 50000, 7);
+  for (std::size_t i = 0; i < hot32.size(); i += 5) { hot32[i] = hot32[i + 1] = -17; }
+  run(hot32, groupby_algorithm::partition_transformed, "int32, one key 40%");
+  auto hot64 = uniform_keys<std::uint64_t>(300000, 50000, 8);
+  for (std::size_t i = 0; i < hot64.size(); i += 5) { hot64[i] = hot64[i + 1] = ~0ULL; }
+  run(hot64, groupby_algorithm::partition_transformed, "uint64, the largest key 40%");
+  // Fewer rows than samples, every row one key.
+  run(std::vector<std::int64_t>(1000, 5), groupby_algorithm::partition_transformed, "one key");
+  // Uniform keys, or the test switched off: tier 2.
+  run(uniform_keys<std::int32_t>(300000, 50000, 9), groupby_algorithm::hash, "uniform");
+  t.skew_partition_share = 2;
+  run(hot32, groupby_algorithm::hash, "switched off");
+  // A share below the threshold (one key 10%): tier 2.
+  t.skew_partition_share = -1;
+  auto warm = uniform_keys<std::int32_t>(300000, 50000, 10);
+  for (std::size_t i = 0; i < warm.size(); i += 10) { warm[i] = 3; }
+  run(warm, groupby_algorithm::hash, "one key 10%");
+}
+
 TEST(GpuHashGroupby, TierTwoReducesTheLanesOfOneSlotFirst) {
   JOINERY_SKIP_WITHOUT_GPU();
   // Tier 2 alone (no shared memory): warps whose lanes share slots without being uniform.

@@ -27,6 +27,11 @@ struct groupby_tuning {
   /// HGB: stop (group_parts::incomplete) instead of restarting when the first global table
   /// overflows; `automatic` then runs the sort group-by, which wins at so many groups.
   bool stop_beyond_first_table = false;
+  /// With stop_beyond_first_table (automatic), past tier 1: stop (group_parts::skewed) instead
+  /// of running tier 2 when the hottest of an evenly spaced sample of keys holds at least this
+  /// share of the rows; automatic then runs partition_transformed. Negative: the policy's
+  /// (hash_groupby_policy::skew_partition_share); above 1: never.
+  double skew_partition_share = -1;
   /// PGB: partition bits (-1: from the estimated groups), shared-table slots (0: from the groups
   /// a partition is expected to hold; a power of two, at least 64), and the groups of its first
   /// global table (0: twice the estimate) before it restarts with a table for every row.
@@ -52,7 +57,9 @@ std::vector<groupby_algorithm> groupby_algorithms();
 /// the stream between phases. `automatic` runs HGB and, when the groups overflow its first
 /// global table (more than the L2 cache holds), the sort group-by with transformed values (Wu et
 /// al. Figure 21: hash while the groups fit on chip, sort beyond), dictionary-encoded for 8-byte
-/// keys up to an estimated 2^22 groups; `used` gets the algorithm run.
+/// keys up to an estimated 2^22 groups; past tier 1 with one key holding a large share of the
+/// rows (groupby_tuning::skew_partition_share) it runs partition_transformed instead of tier 2;
+/// `used` gets the algorithm run.
 table run_groupby(groupby_algorithm algo, table_view const& input, size_type key_column,
                   std::vector<aggregation> const& aggregations, bool sort_by_key,
                   groupby_tuning const& tuning, std::vector<phase_time>* phases,

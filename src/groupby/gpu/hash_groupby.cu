@@ -39,6 +39,7 @@
 #include "groupby/estimate.hpp"
 #include "groupby/gpu/detail/group_table.cuh"
 
+#include <cub/block/block_radix_sort.cuh>
 #include <cub/block/block_reduce.cuh>
 #include <cuda/functional>
 #include <cuda/std/limits>
@@ -965,6 +966,78 @@ __global__ void __launch_bounds__(policy::window_threads)
   }
 }
 
+/// The most frequent of `samples` (<= policy::skew_samples) evenly spaced keys: how many of the
+/// samples hold it. One block: the samples sorted in registers, then each run's length found by
+/// a binary search for its end.
+template <class K>
+__global__ void __launch_bounds__(policy::skew_threads)
+    hot_key_kernel(K const* __restrict__ keys, size_type n, int samples,
+                   unsigned int* __restrict__ hottest) {
+  constexpr int ipt = policy::skew_items_per_thread;
+  using sort = cub::BlockRadixSort<K, policy::skew_threads, ipt>;
+  using reduce = cub::BlockReduce<unsigned int, policy::skew_threads>;
+  // One after the other: the sort, the sorted samples, the reduction (48 KB of static shared
+  // memory would not hold them side by side for 8-byte keys).
+  __shared__ union {
+    typename sort::TempStorage sort;
+    K sorted[policy::skew_samples];
+    typename reduce::TempStorage reduce;
+  } storage;
+  K* const sorted = storage.sorted;
+  K k[ipt];
+  bool valid[ipt];
+#pragma unroll
+  for (int j = 0; j < ipt; ++j) {
+    int const i = static_cast<int>(threadIdx.x) * ipt + j;
+    valid[j] = i < samples;
+    // Missing samples sort last as the largest key and are not counted (valid, below).
+    k[j] = valid[j] ? __ldg(keys + static_cast<size_type>(i) * n / samples)
+                    : cuda::std::numeric_limits<K>::max();
+  }
+  sort(storage.sort).Sort(k);  // blocked: thread t holds sorted positions t * ipt + j
+  __syncthreads();             // the sort's storage becomes the sorted samples
+#pragma unroll
+  for (int j = 0; j < ipt; ++j) { sorted[threadIdx.x * ipt + j] = k[j]; }
+  __syncthreads();
+  unsigned int longest = 0;
+#pragma unroll
+  for (int j = 0; j < ipt; ++j) {
+    int const i = static_cast<int>(threadIdx.x) * ipt + j;
+    if (i < samples && (i == 0 || sorted[i - 1] != sorted[i])) {  // a run starts at i
+      int lo = i + 1;  // first position past the run, in [i + 1, samples]
+      int hi = samples;
+      while (lo < hi) {
+        int const mid = (lo + hi) / 2;
+        if (sorted[mid] == sorted[i]) {
+          lo = mid + 1;
+        } else {
+          hi = mid;
+        }
+      }
+      longest = max(longest, static_cast<unsigned int>(lo - i));
+    }
+  }
+  __syncthreads();  // the reduction reuses the samples' storage
+  auto const most = reduce(storage.reduce).Reduce(longest, cuda::maximum<>{});
+  if (threadIdx.x == 0) { *hottest = most; }
+}
+
+/// The share of the rows the hottest key holds, estimated from evenly spaced samples.
+template <class K>
+double hot_key_share(K const* keys, size_type n, stream_ref stream, memory_resource* mr) {
+  if (n == 0) { return 0; }
+  int const samples = static_cast<int>(std::min<size_type>(n, policy::skew_samples));
+  buffer hottest(sizeof(unsigned int), mr, stream);
+  hot_key_kernel<K><<<1, policy::skew_threads, 0, to_cuda(stream)>>>(
+      keys, n, samples, static_cast<unsigned int*>(hottest.data()));
+  JOINERY_CHECK_LAUNCH();
+  unsigned int h = 0;
+  JOINERY_CUDA_TRY(cudaMemcpyAsync(&h, hottest.data(), sizeof(h), cudaMemcpyDeviceToHost,
+                                   to_cuda(stream)));
+  JOINERY_CUDA_TRY(cudaStreamSynchronize(to_cuda(stream)));
+  return static_cast<double>(h) / static_cast<double>(samples);
+}
+
 /// The dense tier's shared memory: the most slots (at most policy::max_dense_slots) whose
 /// accumulators for the longest batch, then one seen byte each, fit `limit`; slots 0 when none.
 shared_shape dense_shape_for(agg_plan const& plan, std::size_t limit) {
@@ -1140,6 +1213,18 @@ group_parts run_hgb(K const* keys, size_type n, table_view const& input, agg_pla
     return std::move(*parts);
   }
   clock.lap("shared memory: too many groups");
+  if (tuning.stop_beyond_first_table) {
+    // automatic: under heavy skew tier 2's atomics pile up on the hot slots; PGB-TR runs instead.
+    double const limit = tuning.skew_partition_share >= 0 ? tuning.skew_partition_share
+                                                          : policy::skew_partition_share;
+    if (limit <= 1 && hot_key_share<K>(keys, n, stream, mr) >= limit) {
+      clock.lap("skewed keys: partition instead of the global table");
+      group_parts none;
+      none.incomplete = true;
+      none.skewed = true;
+      return none;
+    }
+  }
   size_type capacity = std::min<size_type>(
       n, tuning.hgb_initial_groups > 0 ? tuning.hgb_initial_groups : l2_groups(plan, sizeof(K)));
   for (;;) {

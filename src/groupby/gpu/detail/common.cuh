@@ -42,6 +42,15 @@ struct hash_groupby_policy {
   static constexpr int max_dense_slots = 1 << 18;
   /// HGB tier 2: smallest first table (groups), when even that exceeds the L2 cache.
   static constexpr size_type min_l2_groups = size_type{1} << 16;
+  /// automatic, past tier 1: keys sampled (evenly spaced, one block, sorted in registers) for
+  /// the hottest key's share of the rows, and the share from which PGB-TR runs instead of tier
+  /// 2, whose global atomics pile up on the hot slots. On the H200 at 2^28 rows, Zipf 1.5 (the
+  /// hottest key about 38%) ran PGB-TR at 25.6-27.3 G rows/s against tier 2's 17.6-18.9 for
+  /// g = 2^14..2^16; Zipf 1 (8-10%) at g = 2^16 ran tier 2 faster (17.2 against 7.6-8.7).
+  static constexpr int skew_threads = 1024;
+  static constexpr int skew_items_per_thread = 2;
+  static constexpr int skew_samples = skew_threads * skew_items_per_thread;
+  static constexpr double skew_partition_share = 0.2;
 };
 
 /// Launch shape of the sort group-bys' segmented aggregation: each warp owns a contiguous range
@@ -127,6 +136,9 @@ struct group_parts {
   /// HGB stopped at its first global table (groupby_tuning::stop_beyond_first_table): nothing
   /// else is set; the caller runs another algorithm.
   bool incomplete = false;
+  /// With incomplete: HGB stopped before tier 2 since one key holds a large share of the rows
+  /// (groupby_tuning::skew_partition_share); the caller runs PGB-TR.
+  bool skewed = false;
 };
 
 /// Phase times: synchronizes the stream at each lap (only when someone listens).
