@@ -95,9 +95,9 @@ struct partition_groupby_policy {
   /// Aggregation work items (row ranges of one partition) per SM: enough that no block waits
   /// long for the last ones and that a partition holding most rows (skew) is spread out.
   static constexpr size_type items_per_sm = 16;
-  /// The global table grows by this factor when more groups turn up than it holds: the estimate
-  /// is blind to skew's tail (Zipf 1.5: about 900 sampled keys for any g), and jumping straight
-  /// to a table for every row (2^29 slots at 2^28 rows) made g = 2^18 take 6.5 s on the H200.
+  /// The global table grows by this factor when more groups turn up than it holds (the estimate
+  /// is blind to skew's tail: Zipf 1.5 shows about 900 sampled keys for any g), rather than
+  /// jumping to a table for every row (2^29 slots at 2^28 rows).
   static constexpr size_type global_growth = 8;
 };
 
