@@ -17,7 +17,7 @@ nvidia-smi -L > "$OUT/env.log" 2>&1
 J=/tmp/b/joinery
 T=/tmp/b/joinery_gpu_tests
 if [ "${PART:-1}" = 1 ]; then
-  step gb-tests tests 240 $T --gtest_filter='GpuPartitionGroupby.*:Algorithms/GpuGroupby.*:GpuHashGroupby.*:GpuGroupbyRegistry.*'
+  step gb-tests tests 240 $T --gtest_filter='GpuPartitionGroupby.*:Algorithms/GpuGroupby.*:GpuHashGroupby.*:GpuGroupbyRegistry.*:GpuDictionaryGroupby.*'
   step memcheck-pgb sanitizer 150 compute-sanitizer --tool memcheck --report-api-errors no $T --gtest_filter='GpuPartitionGroupby.SkewHides*:GpuPartitionGroupby.Restarts*:GpuHashGroupby.AutomaticPartitions*'
   step racecheck-pgb sanitizer 150 compute-sanitizer --tool racecheck $T --gtest_filter='GpuPartitionGroupby.SkewHides*:GpuPartitionGroupby.Restarts*'
   for z in ${ZIPFS:-1.5 1.0 0.5}; do

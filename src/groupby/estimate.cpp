@@ -22,4 +22,16 @@ size_type groups_from_sample(size_type distinct, size_type samples, size_type ro
   return std::min(rows, static_cast<size_type>(std::ceil(hi * (1 - 1e-9))));
 }
 
+size_type groups_from_profile(size_type distinct, size_type once, size_type twice,
+                              size_type samples, size_type rows) {
+  auto const uniform = groups_from_sample(distinct, samples, rows);
+  if (samples >= rows) { return uniform; }
+  auto const f1 = static_cast<double>(once);
+  double const chao1 = static_cast<double>(distinct) +
+                       (twice > 0 ? f1 * f1 / (2.0 * static_cast<double>(twice))
+                                  : f1 * (f1 - 1) / 2.0);
+  if (chao1 >= static_cast<double>(rows)) { return rows; }
+  return std::max(uniform, static_cast<size_type>(std::ceil(chao1)));
+}
+
 }  // namespace joinery::detail

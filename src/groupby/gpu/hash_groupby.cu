@@ -1252,10 +1252,12 @@ group_parts run_hgb(K const* keys, size_type n, table_view const& input, agg_pla
 }
 
 /// Distinct keys among evenly spaced samples (one per n / samples rows) of `keys`.
+/// Evenly spaced samples (one per n / samples rows) of `keys` into `table`, with how often each
+/// slot's key was drawn.
 template <class K>
 __global__ void __launch_bounds__(policy::threads_per_block)
-    sample_distinct_kernel(K const* __restrict__ keys, size_type n, size_type samples,
-                           group_table_ref<K> table, unsigned long long* distinct) {
+    sample_keys_kernel(K const* __restrict__ keys, size_type n, size_type samples,
+                       group_table_ref<K> table, unsigned int* __restrict__ draws) {
   size_type const stride = static_cast<size_type>(gridDim.x) * blockDim.x;
   for (size_type i = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x; i < samples;
        i += stride) {
@@ -1263,34 +1265,58 @@ __global__ void __launch_bounds__(policy::threads_per_block)
     K const k = keys[i * n / samples];
     bool placed = false;
     typename group_table_ref<K>::value_type stored{};
-    table.insert_or_find(k, 0, placed, stored);
-    if (placed) { atomicAdd(distinct, 1ULL); }
+    auto const slot = table.insert_or_find(k, 0, placed, stored);
+    if (slot >= 0) { atomicAdd(draws + slot, 1U); }
+  }
+}
+
+/// The sample's frequency profile: keys drawn at all, once, and twice (profile[0..2]).
+__global__ void __launch_bounds__(policy::threads_per_block)
+    sample_profile_kernel(unsigned int const* __restrict__ draws, size_type slots,
+                          unsigned long long* __restrict__ profile) {
+  size_type const stride = static_cast<size_type>(gridDim.x) * blockDim.x;
+  for (size_type i = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x; i < slots;
+       i += stride) {
+    unsigned const c = draws[i];
+    if (c > 0) { atomicAdd(profile, 1ULL); }
+    if (c == 1) { atomicAdd(profile + 1, 1ULL); }
+    if (c == 2) { atomicAdd(profile + 2, 1ULL); }
   }
 }
 
 }  // namespace
 
-/// The number of groups, estimated from the distinct keys d among s samples as if the keys
-/// were uniform over g groups (d = g (1 - e^(-s/g)), solved for g). Skew makes it low: more groups
-/// then share a partition, and the rows of those beyond its table go to the global table.
+/// The number of groups, estimated from evenly spaced samples (groups_from_profile: the larger of
+/// the uniform model's and Chao1's estimate; Chao1 follows skew's tail of rarely drawn keys,
+/// which the uniform model takes for a few groups). Still low under strong skew: more groups then
+/// share a partition, and the rows of those beyond its table go to the global table.
 template <class K>
 size_type estimate_groups(K const* keys, size_type n, int sms, stream_ref stream,
                           memory_resource* mr) {
   using ppolicy = partition_groupby_policy;
   size_type const samples = std::min(n, ppolicy::sample_rows);
+  if (samples == 0) { return 0; }
+  auto const s = to_cuda(stream);
   group_table<K> t(samples, stream, mr);
-  buffer counter(sizeof(unsigned long long), mr, stream);
-  JOINERY_CUDA_TRY(cudaMemsetAsync(counter.data(), 0, sizeof(unsigned long long), to_cuda(stream)));
-  sample_distinct_kernel<K>
+  auto const slots = t.ref.num_slots;
+  buffer draws(static_cast<std::size_t>(slots) * sizeof(unsigned int), mr, stream);
+  buffer profile(3 * sizeof(unsigned long long), mr, stream);
+  JOINERY_CUDA_TRY(cudaMemsetAsync(draws.data(), 0, draws.size(), s));
+  JOINERY_CUDA_TRY(cudaMemsetAsync(profile.data(), 0, profile.size(), s));
+  sample_keys_kernel<K>
       <<<grid_stride_blocks(samples, policy::threads_per_block, sms), policy::threads_per_block, 0,
-         to_cuda(stream)>>>(keys, n, samples, t.ref,
-                            static_cast<unsigned long long*>(counter.data()));
+         s>>>(keys, n, samples, t.ref, static_cast<unsigned int*>(draws.data()));
   JOINERY_CHECK_LAUNCH();
-  unsigned long long d = 0;
-  JOINERY_CUDA_TRY(cudaMemcpyAsync(&d, counter.data(), sizeof(d), cudaMemcpyDeviceToHost,
-                                   to_cuda(stream)));
-  JOINERY_CUDA_TRY(cudaStreamSynchronize(to_cuda(stream)));
-  return groups_from_sample(static_cast<size_type>(d), samples, n);
+  sample_profile_kernel<<<grid_stride_blocks(slots, policy::threads_per_block, sms),
+                          policy::threads_per_block, 0, s>>>(
+      static_cast<unsigned int const*>(draws.data()), slots,
+      static_cast<unsigned long long*>(profile.data()));
+  JOINERY_CHECK_LAUNCH();
+  unsigned long long h[3] = {};
+  JOINERY_CUDA_TRY(cudaMemcpyAsync(h, profile.data(), sizeof(h), cudaMemcpyDeviceToHost, s));
+  JOINERY_CUDA_TRY(cudaStreamSynchronize(s));
+  return groups_from_profile(static_cast<size_type>(h[0]), static_cast<size_type>(h[1]),
+                             static_cast<size_type>(h[2]), samples, n);
 }
 
 namespace {

@@ -112,8 +112,8 @@ struct hash_partitions {
   std::vector<size_type> offsets;  ///< host, 2^bits + 1 entries
 };
 
-/// The number of distinct keys, estimated from evenly spaced samples as if the keys were uniform
-/// (hash_groupby.cu); low under skew. PGB's fanout and sort_dictionary's first table follow it.
+/// The number of distinct keys, estimated from evenly spaced samples (hash_groupby.cu: the
+/// larger of the uniform model's and Chao1's estimates); low under strong skew. PGB's fanout and sort_dictionary's first table follow it.
 template <class K>
 size_type estimate_groups(K const* keys, size_type n, int sms, stream_ref stream,
                           memory_resource* mr);
