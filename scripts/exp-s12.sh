@@ -25,4 +25,17 @@ if [ "${PART:-1}" = 1 ]; then
   done
   step gb-uniform bench 200 $J bench gpu-groupby --algorithm partition_transformed,automatic --groups 2^24 --runs 3 --warmup 1 --out "$OUT/gb-uniform.jsonl"
 fi
+if [ "${PART:-1}" = 2 ]; then
+  # The dense tier one accumulator a pass: tests, sanitizers, and the sweeps at the final code.
+  step gb-tests tests 240 $T --gtest_filter='GpuPartitionGroupby.*:Algorithms/GpuGroupby.*:GpuHashGroupby.*:GpuGroupbyRegistry.*:GpuDictionaryGroupby.*'
+  step memcheck-dense sanitizer 150 compute-sanitizer --tool memcheck --report-api-errors no $T --gtest_filter='GpuHashGroupby.DenseTierRuns*'
+  step racecheck-dense sanitizer 200 compute-sanitizer --tool racecheck $T --gtest_filter='GpuHashGroupby.DenseTierRuns*'
+  step gb-uniform32 bench 330 $J bench gpu-groupby --groups 2^26 --runs 3 --warmup 1 --out "$OUT/gb-uniform-int32.jsonl"
+fi
+if [ "${PART:-1}" = 3 ]; then
+  step gb-uniform64 bench 240 $J bench gpu-groupby --algorithm hash,sort_transformed,sort_dictionary,partition_transformed,automatic --key-type int64 --groups 2^26 --runs 3 --warmup 1 --out "$OUT/gb-uniform-int64.jsonl"
+  for z in 0.5 1.0 1.5; do
+    step "gb-zipf$z" bench 120 $J bench gpu-groupby --algorithm hash,partition_transformed,sort_transformed,automatic --zipf $z --groups 2^20 --runs 3 --warmup 1 --out "$OUT/gb-skew.jsonl"
+  done
+fi
 cat "$S"

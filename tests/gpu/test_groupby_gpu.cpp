@@ -552,6 +552,34 @@ TEST(GpuHashGroupby, DenseTierDeclinesOrStartsOverBeyondItsWindow) {
   EXPECT_EQ(diff_groups(oracle_groupby(input.view(), 0, aggs), groupby_rows(host.view())), "");
 }
 
+TEST(GpuHashGroupby, DenseTierRunsOneAccumulatorAPassWhenPairsDoNotFit) {
+  JOINERY_SKIP_WITHOUT_GPU();
+  // 2^14 dense keys: two 8-byte accumulators a pass (SUM of int32 and of int64) take 256 KB of
+  // shared memory, more than a block has; one a pass takes 128 KB and fits.
+  auto const input = make_input(uniform_keys<std::int32_t>(600000, 1 << 14, 21), 21);
+  auto const device = place(input.view(), memory_space::device);
+  std::vector<std::vector<aggregation>> const cases{
+    {{aggregation_kind::sum, 1}, {aggregation_kind::sum, 3}},
+    {{aggregation_kind::count, -1}, {aggregation_kind::avg, 1}, {aggregation_kind::max, 4},
+     {aggregation_kind::sum, 6}, {aggregation_kind::min, 2}}};
+  for (auto const& aggs : cases) {
+    auto const expected = oracle_groupby(input.view(), 0, aggs);
+    for (int one : {-1, 0}) {
+      detail::gpu::groupby_tuning t;
+      t.hgb_one_group = one;
+      table host;
+      EXPECT_TRUE(dense_tier_ran(device, aggs, t, host)) << aggs.size() << " aggregates";
+      EXPECT_EQ(diff_groups(expected, groupby_rows(host.view())), "") << aggs.size() << " aggregates";
+    }
+  }
+  // 100 kB: not even one accumulator a pass fits; the hashed tiers run.
+  detail::gpu::groupby_tuning small;
+  small.hgb_shared_bytes = 100000;
+  table host;
+  EXPECT_FALSE(dense_tier_ran(device, cases[0], small, host));
+  EXPECT_EQ(diff_groups(oracle_groupby(input.view(), 0, cases[0]), groupby_rows(host.view())), "");
+}
+
 TEST(GpuHashGroupby, SharedTierMergesTheGroupsOfEveryBlock) {
   JOINERY_SKIP_WITHOUT_GPU();
   // Sorted keys: each block meets a few hundred groups, the run 2^21 / 10 of them, so tier 1

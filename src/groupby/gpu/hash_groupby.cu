@@ -921,16 +921,17 @@ void for_each_batch(std::vector<acc_batch> const& batches, Launch&& launch) {
 }
 
 /// The frame of both fused tiers: a global table for `capacity` groups with accumulators indexed
-/// by its slots (shared-memory offsets laid out for `shared_entries`), one launch per batch
-/// (`launch(batch, table_ref, counters)`), then the groups numbered; nullopt on overflow.
+/// by its slots (shared-memory offsets laid out for `shared_entries`), one launch per batch of at
+/// most `batch_accs` accumulators (`launch(batch, table_ref, counters)`), then the groups
+/// numbered; nullopt on overflow.
 template <class K, class Source, class Launch>
 std::optional<group_parts> run_fused_tier(agg_plan const& plan, Source&& source,
                                           size_type capacity, size_type shared_entries, int sms,
                                           stream_ref stream, memory_resource* mr,
-                                          Launch&& launch) {
+                                          Launch&& launch, int batch_accs = policy::fused_accs) {
   group_table<K> table(capacity, stream, mr);
   auto accs = make_accumulators(plan, table.ref.num_slots, stream, mr);
-  auto const batches = make_batches(plan, accs, shared_entries, source, policy::fused_accs);
+  auto const batches = make_batches(plan, accs, shared_entries, source, batch_accs);
   buffer counters(sizeof(insert_counters), mr, stream);
   JOINERY_CUDA_TRY(cudaMemsetAsync(counters.data(), 0, sizeof(insert_counters), to_cuda(stream)));
   for_each_batch<K>(batches, [&](acc_batch const& batch) {
@@ -1047,12 +1048,14 @@ double hot_key_share(K const* keys, size_type n, stream_ref stream, memory_resou
 }
 
 /// The dense tier's shared memory: the most slots (at most policy::max_dense_slots) whose
-/// accumulators for the longest batch, then one seen byte each, fit `limit`; slots 0 when none.
-shared_shape dense_shape_for(agg_plan const& plan, std::size_t limit) {
+/// accumulators for the longest batch of at most `batch_accs`, then one seen byte each, fit
+/// `limit`; slots 0 when none.
+shared_shape dense_shape_for(agg_plan const& plan, std::size_t limit, int batch_accs) {
+  auto const per_batch = static_cast<std::size_t>(batch_accs);
   auto const shape_of = [&](int slots) {
     std::size_t accs = 0;
-    for (std::size_t first = 0; first < plan.accs.size(); first += policy::fused_accs) {
-      auto const count = std::min<std::size_t>(policy::fused_accs, plan.accs.size() - first);
+    for (std::size_t first = 0; first < plan.accs.size(); first += per_batch) {
+      auto const count = std::min<std::size_t>(per_batch, plan.accs.size() - first);
       accs = std::max(accs, batch_shared_bytes(plan, first, count, slots + 1));
     }
     accs = (accs + 15) & ~std::size_t{15};
@@ -1079,19 +1082,35 @@ std::optional<group_parts> hgb_dense_tier(K const* keys, size_type n, table_view
                                           agg_plan const& plan, std::size_t limit,
                                           int one_group, int sms, stream_ref stream,
                                           memory_resource* mr) {
-  auto const shape = dense_shape_for(plan, limit);
-  if (shape.slots == 0 || n == 0) { return std::nullopt; }
+  if (n == 0) { return std::nullopt; }
   buffer window(sizeof(dense_window<K>), mr, stream);
   auto* w = static_cast<dense_window<K>*>(window.data());
-  dense_window_kernel<K><<<1, policy::window_threads, 0, to_cuda(stream)>>>(
-      keys, n, std::min(n, policy::window_samples), shape.slots, w);
-  JOINERY_CHECK_LAUNCH();
-  // Declining costs one small copy and a synchronisation, not the tier's allocations and
-  // launches (sparse keys: about 0.07 ms of a 1.7-2.3 ms run at 2^28 rows when it did).
-  dense_window<K> h{};
-  JOINERY_CUDA_TRY(cudaMemcpyAsync(&h, w, sizeof(h), cudaMemcpyDeviceToHost, to_cuda(stream)));
-  JOINERY_CUDA_TRY(cudaStreamSynchronize(to_cuda(stream)));
-  if (h.fits == 0) { return std::nullopt; }
+  // Whether the sampled keys span fewer than `slots`. Declining costs one small copy and a
+  // synchronisation, not the tier's allocations and launches (sparse keys: about 0.07 ms of a
+  // 1.7-2.3 ms run at 2^28 rows when it did).
+  auto const window_fits = [&](int slots) {
+    dense_window_kernel<K><<<1, policy::window_threads, 0, to_cuda(stream)>>>(
+        keys, n, std::min(n, policy::window_samples), slots, w);
+    JOINERY_CHECK_LAUNCH();
+    dense_window<K> h{};
+    JOINERY_CUDA_TRY(cudaMemcpyAsync(&h, w, sizeof(h), cudaMemcpyDeviceToHost, to_cuda(stream)));
+    JOINERY_CUDA_TRY(cudaStreamSynchronize(to_cuda(stream)));
+    return h.fits != 0;
+  };
+  // The batches of policy::fused_accs accumulators first (fewer passes over the keys); when the
+  // keys span more slots than those leave room for, one accumulator a pass, if that has room:
+  // two passes over the keys in shared memory beat one through the global table's atomics
+  // (SUM of two columns at g = 2^14: 8-byte accumulators, 256 KB for both).
+  int batch_accs = policy::fused_accs;
+  auto shape = dense_shape_for(plan, limit, batch_accs);
+  if (shape.slots == 0 || !window_fits(shape.slots)) {
+    auto const narrow = dense_shape_for(plan, limit, 1);
+    if (plan.accs.size() < 2 || narrow.slots <= shape.slots || !window_fits(narrow.slots)) {
+      return std::nullopt;
+    }
+    batch_accs = 1;
+    shape = narrow;
+  }
   auto const general = hgb_shared_kernel<K, policy::fused_accs, false, true>;
   auto const one = hgb_shared_kernel<K, policy::fused_accs, true, true>;
   int per_sm = 0;
@@ -1117,7 +1136,8 @@ std::optional<group_parts> hgb_dense_tier(K const* keys, size_type n, table_view
               keys, n, batch, shape.slots, 0, shape.keys_offset, table, counters, one_group, w);
           JOINERY_CHECK_LAUNCH();
         }
-      });
+      },
+      batch_accs);
 }
 
 template <class K>
