@@ -2,18 +2,7 @@
 # Session 11 device runs: PART=1 the int32 join index (radix A/B, tests, sanitizers) and HGB's
 # tier-2 launch bounds; logs in $OUT (at most 8 files).
 set -u
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT" /tmp/b
-S=$OUT/summary.txt; : > "$S"
-tar xJf "${BINS:-build/bins4.tar.xz}" -C /tmp/b || { echo "untar failed" >> "$S"; exit 1; }
-export JOINERY_DEVICE_BANDWIDTHS=4.144e12,2.961e12,6.63e11,62914560,268435456,1.855e12,2.318e12
-step() { # step NAME LOG TIMEOUT cmd...
-  local name=$1 log=$2 t=$3; shift 3
-  local t0=$(date +%s)
-  echo "=== $name: $*" >> "$OUT/$log.log"
-  timeout "$t" "$@" >> "$OUT/$log.log" 2>&1; local rc=$?
-  echo "$name rc=$rc $(( $(date +%s) - t0 ))s" >> "$S"
-}
-nvidia-smi -L > "$OUT/env.log" 2>&1
+source "$(dirname "$0")/exp-lib.sh" build/bins4.tar.xz
 J=/tmp/b/joinery
 JOIN="bench join --backend gpu --algorithm radix_hash --build-rows 2^27 --probe-rows 2^28 --payloads 0 --output-form index --runs 5 --warmup 1"
 if [ "${PART:-1}" = 1 ]; then

@@ -1,19 +1,9 @@
 #!/usr/bin/env bash
-# Session 12 device runs: PART=1 PGB's early stop on a full global table and the re-applied skew
-# switch of `automatic` (tests, sanitizers, the Zipf sweeps); logs in $OUT.
+# Session 12 device runs; logs in $OUT. PART=1 PGB's fixes and the skew switch (tests, sanitizers,
+# Zipf sweeps); 2 the one-accumulator dense tier and the uniform int32 sweep; 3 int64 and Zipf
+# sweeps; 4 the GPU group-by conformance cases, Api.* and memcheck; 5 the refactored automatic tests.
 set -u
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT" /tmp/b
-S=$OUT/summary.txt; : > "$S"
-tar xJf "${BINS:-build/bins12.tar.xz}" -C /tmp/b || { echo "untar failed" >> "$S"; exit 1; }
-export JOINERY_DEVICE_BANDWIDTHS=4.144e12,2.961e12,6.63e11,62914560,268435456,1.855e12,2.318e12
-step() { # step NAME LOG TIMEOUT cmd...
-  local name=$1 log=$2 t=$3; shift 3
-  local t0=$(date +%s)
-  echo "=== $name: $*" >> "$OUT/$log.log"
-  timeout "$t" "$@" >> "$OUT/$log.log" 2>&1; local rc=$?
-  echo "$name rc=$rc $(( $(date +%s) - t0 ))s" >> "$S"
-}
-nvidia-smi -L > "$OUT/env.log" 2>&1
+source "$(dirname "$0")/exp-lib.sh" build/bins12.tar.xz
 J=/tmp/b/joinery
 T=/tmp/b/joinery_gpu_tests
 if [ "${PART:-1}" = 1 ]; then
@@ -44,5 +34,8 @@ if [ "${PART:-1}" = 4 ]; then
   step conf-gb tests 240 /tmp/b/joinery_conformance_tests --gtest_filter='*GroupbyConformance*gpu*'
   step api tests 120 /tmp/b/joinery_unit_tests --gtest_filter='Api.*'
   step memcheck-conf sanitizer 200 compute-sanitizer --tool memcheck --report-api-errors no /tmp/b/joinery_conformance_tests --gtest_filter='*GroupbyConformance*gpu*zipf*:*GroupbyConformance*gpu*distinct*:*GroupbyConformance*gpu*hot*'
+fi
+if [ "${PART:-1}" = 5 ]; then
+  step auto-tests tests 120 $T --gtest_filter='GpuHashGroupby.Automatic*'
 fi
 cat "$S"

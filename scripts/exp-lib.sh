@@ -1,0 +1,16 @@
+# Shared by the scripts/exp-s*.sh device runs (sourced): $OUT and its summary, the binaries
+# unpacked from $BINS (default: $1) into /tmp/b, the H200's measured bandwidths, and
+# `step NAME LOG TIMEOUT cmd...`, which appends the command's output to $OUT/LOG.log and its exit
+# status and seconds to the summary.
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT" /tmp/b
+S=$OUT/summary.txt; : > "$S"
+tar xJf "${BINS:-$1}" -C /tmp/b || { echo "untar failed" >> "$S"; exit 1; }
+export JOINERY_DEVICE_BANDWIDTHS=4.144e12,2.961e12,6.63e11,62914560,268435456,1.855e12,2.318e12
+step() {
+  local name=$1 log=$2 t=$3; shift 3
+  local t0=$(date +%s)
+  echo "=== $name: $*" >> "$OUT/$log.log"
+  timeout "$t" "$@" >> "$OUT/$log.log" 2>&1; local rc=$?
+  echo "$name rc=$rc $(( $(date +%s) - t0 ))s" >> "$S"
+}
+nvidia-smi -L > "$OUT/env.log" 2>&1
