@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # Session 12 device runs; logs in $OUT. PART=1 PGB's fixes and the skew switch (tests, sanitizers,
 # Zipf sweeps); 2 the one-accumulator dense tier and the uniform int32 sweep; 3 int64 and Zipf
-# sweeps; 4 the GPU group-by conformance cases, Api.* and memcheck; 5 the refactored automatic tests;
-# 6 tier 2's hot keys (tests, sanitizers, Zipf and uniform sweeps).
+# sweeps; 4 the GPU group-by conformance cases, Api.* and memcheck; 5 the refactored automatic tests.
 set -u
 source "$(dirname "$0")/exp-lib.sh" build/bins12.tar.xz
 J=/tmp/b/joinery
@@ -38,15 +37,5 @@ if [ "${PART:-1}" = 4 ]; then
 fi
 if [ "${PART:-1}" = 5 ]; then
   step auto-tests tests 120 $T --gtest_filter='GpuHashGroupby.Automatic*'
-fi
-if [ "${PART:-1}" = 6 ]; then
-  # Tier 2's hot keys in shared memory.
-  step gb-tests tests 240 $T --gtest_filter='GpuHashGroupby.*:Algorithms/GpuGroupby.*:GpuGroupbyRegistry.*'
-  step memcheck-hot sanitizer 150 compute-sanitizer --tool memcheck --report-api-errors no $T --gtest_filter='GpuHashGroupby.TierTwo*'
-  step racecheck-hot sanitizer 200 compute-sanitizer --tool racecheck $T --gtest_filter='GpuHashGroupby.TierTwo*'
-  for z in 1.0 1.5; do
-    step "gb-zipf$z" bench 120 $J bench gpu-groupby --algorithm hash,partition_transformed,sort_transformed,automatic --zipf $z --groups 2^20 --runs 3 --warmup 1 --out "$OUT/gb-skew.jsonl"
-  done
-  step gb-uniform bench 120 $J bench gpu-groupby --algorithm hash --groups 2^22 --runs 3 --warmup 1 --out "$OUT/gb-uniform.jsonl"
 fi
 cat "$S"
