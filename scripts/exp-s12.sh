@@ -38,4 +38,10 @@ fi
 if [ "${PART:-1}" = 5 ]; then
   step auto-tests tests 120 $T --gtest_filter='GpuHashGroupby.Automatic*'
 fi
+if [ "${PART:-1}" = 7 ]; then
+  # ncu of HGB's tier 2 (hgb_global_kernel) at g = 2^18: uniform, Zipf 1 and Zipf 1.5 keys.
+  for z in 0 1.0 1.5; do
+    step "ncu-zipf$z" ncu 150 ncu --clock-control none --kernel-name regex:hgb_global_kernel --launch-count 2 --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats --section Occupancy --section LaunchStats $J bench groupby --backend gpu --algorithm hash --rows 2^28 --groups 2^18 --zipf $z --runs 1 --warmup 0
+  done
+fi
 cat "$S"
