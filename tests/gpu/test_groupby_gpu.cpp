@@ -738,39 +738,6 @@ TEST(GpuHashGroupby, TierTwoReducesTheLanesOfOneSlotFirst) {
   }
 }
 
-TEST(GpuHashGroupby, TierTwoTakesTheHotKeysInSharedMemory) {
-  JOINERY_SKIP_WITHOUT_GPU();
-  // Twelve keys on 5% of the rows each (more hot keys than tier 2 keeps: 8), the rest over 20000
-  // keys; among them the largest 4-byte key. Tier 2 alone, with the hot keys and without, and
-  // restarting from a first table of 100 groups (the hot keys are placed again).
-  size_type const n = 240000;
-  auto const rest = uniform_keys<std::int64_t>(n, 20000, 15);
-  std::mt19937_64 rng(16);
-  std::vector<std::int64_t> keys(static_cast<std::size_t>(n));
-  for (std::size_t i = 0; i < keys.size(); ++i) {
-    auto const r = rng() % 20;
-    keys[i] = r < 12 ? (r == 0 ? std::int64_t{0xffffffff} : std::int64_t{-3} * static_cast<std::int64_t>(r))
-                     : rest[i];
-  }
-  std::vector<std::uint32_t> narrow(keys.size());
-  for (std::size_t i = 0; i < narrow.size(); ++i) { narrow[i] = static_cast<std::uint32_t>(keys[i]); }
-  for (auto const& input : {make_input(keys, 90), make_input(narrow, 91)}) {
-    auto const all = all_aggregations(input.view());
-    auto const expected = oracle_groupby(input.view(), 0, all);
-    auto const device = place(input.view(), memory_space::device);
-    for (bool hot : {true, false}) {
-      for (std::int64_t first : {std::int64_t{0}, std::int64_t{100}}) {
-        detail::gpu::groupby_tuning t;
-        t.hgb_shared_bytes = 0;
-        t.hgb_hot_keys = hot;
-        t.hgb_initial_groups = first;
-        EXPECT_EQ(diff_groups(expected, groupby_rows(run_hgb(device, all, t).view())), "")
-          << "hot keys " << hot << ", first table " << first;
-      }
-    }
-  }
-}
-
 TEST(GpuHashGroupby, RestartsWhenTheFirstTableOverflows) {
   JOINERY_SKIP_WITHOUT_GPU();
   check_first_table_sizes(groupby_algorithm::hash,

@@ -32,8 +32,6 @@ struct groupby_tuning {
   /// share of the rows; automatic then runs partition_transformed. Negative: the policy's
   /// (hash_groupby_policy::skew_partition_share); above 1: never.
   double skew_partition_share = -1;
-  /// HGB tier 2: aggregate the rows of the sample's hot keys in shared memory first (off: A/B).
-  bool hgb_hot_keys = true;
   /// PGB: partition bits (-1: from the estimated groups), shared-table slots (0: from the groups
   /// a partition is expected to hold; a power of two, at least 64), and the groups of its first
   /// global table (0: twice the estimate) before it restarts with a table for every row.

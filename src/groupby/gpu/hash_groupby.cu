@@ -46,7 +46,6 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -744,95 +743,24 @@ __global__ void __launch_bounds__(policy::shared_threads, 1)
 /// stops when the table holds more than max_groups keys.
 constexpr int global_min_blocks = 4;
 
-/// The keys that hold a large share of a sample of the rows (hot_key_kernel), at most
-/// policy::hot_keys of them: tier 2 aggregates their rows in shared memory.
-template <class K>
-struct hot_keys {
-  K keys[policy::hot_keys] = {};
-  int count = 0;
-};
-
 /// At least global_min_blocks blocks per SM: the skew reduction took the kernel from 54-60 to
 /// 64-74 registers, 3 blocks an SM instead of 4, and cost 10-16% at g = 2^20 (latency-bound).
-///
-/// Hot (a separate instantiation, launched only when the sample found hot keys: a few keys
-/// holding a large share of the rows): their rows skip the table, are reduced per warp and go to
-/// per-block accumulators in shared memory, merged with one global atomic per block, key and
-/// aggregate at the end; on the global slot and entries of those keys the loads and atomics
-/// serialise (Zipf 1 at g = 2^20: the hottest key holds 7% of the rows).
-template <class K, int NA, bool Hot>
+template <class K, int NA>
 __global__ void __launch_bounds__(policy::threads_per_block, global_min_blocks)
     hgb_global_kernel(group_table_ref<K> table, K const* __restrict__ keys, size_type n,
-                      acc_batch batch, unsigned long long max_groups, insert_counters* counters,
-                      hot_keys<K> hot) {
+                      acc_batch batch, unsigned long long max_groups, insert_counters* counters) {
   constexpr int ipt = policy::items_per_thread;
-  constexpr int hmax = policy::hot_keys;
-  // Two words an entry: a 128-bit sum takes both.
-  __shared__ unsigned long long hot_acc[NA][2 * hmax];
-  __shared__ size_type hot_gid[hmax];
-  int const hots = Hot ? hot.count : 0;
-  if constexpr (Hot) {
-    if (static_cast<int>(threadIdx.x) < hots) {
-      // -1 when the table is full: no row matches it, and the run starts over anyway.
-      hot_gid[threadIdx.x] = insert_global_group(table, hot.keys[threadIdx.x], max_groups, counters);
-    }
-    if (static_cast<int>(threadIdx.x) < hots) {
-      for (int a = 0; a < NA && a < batch.count; ++a) {
-        store_identity(batch.op[a], batch.in[a], hot_acc[a], static_cast<size_type>(threadIdx.x));
-      }
-    }
-    __syncthreads();
-  }
   size_type const tiles = ceil_div(n, policy::tile_items);
   bool reduce_peers = false;
   int probe = 0;
   for (size_type tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    if (warp_sees_overflow(counters)) { break; }
+    if (warp_sees_overflow(counters)) { return; }
     K k[ipt];
     size_type row[ipt];
     bool valid[ipt];
     unsigned long long raw[NA][ipt];
     load_tile<policy::threads_per_block, NA>(keys, n, tile * policy::tile_items, batch, k, row,
                                              valid, raw);
-    if constexpr (Hot) {
-      // Hot rows are told by their key, before any table access: on the hot keys' slots the
-      // table's loads serialise as much as its atomics (ncu at Zipf 1, g = 2^18: L2 32% busy
-      // against 95% on uniform keys, 2.6x the time). Each item's hot key is 4 bits of `code`
-      // (15: none), and the updates run per accumulator with its operation resolved once per
-      // tile: with the operations' switch inlined for every item the kernel missed its
-      // instruction cache (ncu: 84% of the stalls) and ran 3-5x slower.
-      unsigned code = 0;
-#pragma unroll
-      for (int j = 0; j < ipt; ++j) {
-        unsigned hj = 15;
-        if (valid[j]) {
-          for (int h = 0; h < hots; ++h) { hj = k[j] == hot.keys[h] ? static_cast<unsigned>(h) : hj; }
-        }
-        code |= hj << (4 * j);
-        valid[j] = valid[j] && hj == 15;
-      }
-      if (__any_sync(full_warp, code != 0xffffffffU)) {
-        for_each_acc<NA>([&](auto a_constant) {
-          constexpr int a = decltype(a_constant)::value;
-          if (a >= batch.count) { return; }
-          with_static_acc(batch.op[a], batch.in[a], [&](auto op, auto in) {
-            unsigned const lane = threadIdx.x & 31;
-#pragma unroll
-            for (int j = 0; j < ipt; ++j) {
-              unsigned const hj = (code >> (4 * j)) & 15U;
-              if (!__any_sync(full_warp, hj != 15)) { continue; }
-              // The lanes of one hot key reduced to their lowest, which updates the entry.
-              unsigned const peers = __match_any_sync(full_warp, hj != 15 ? hj : 16U + lane);
-              acc_value const r =
-                peer_reduce(op, hj != 15 ? to_acc(op, in, raw[a][j]) : identity(op, in), peers);
-              if (hj != 15 && (peers & ((1U << lane) - 1U)) == 0) {
-                shared_atomic_update(op, in, hot_acc[a], hj, r);
-              }
-            }
-          });
-        });
-      }
-    }
     size_type gid[ipt];
 #pragma unroll
     for (int j = 0; j < ipt; ++j) {
@@ -857,18 +785,6 @@ __global__ void __launch_bounds__(policy::threads_per_block, global_min_blocks)
     }
     update_loaded<NA>(batch, [&](int a) { return batch.data[a]; }, gid, raw, valid,
                       static_cast<warp_carry<NA>*>(nullptr), reduce_peers);
-  }
-  if constexpr (Hot) {
-    __syncthreads();
-    int const h = static_cast<int>(threadIdx.x);
-    if (h < hots && hot_gid[h] >= 0) {
-      for (int a = 0; a < NA && a < batch.count; ++a) {
-        acc_value const v = load_acc(batch.op[a], batch.in[a], hot_acc[a], h);
-        if (!is_identity(batch.op[a], batch.in[a], v)) {
-          atomic_update(batch.op[a], batch.in[a], batch.data[a], hot_gid[h], v);
-        }
-      }
-    }
   }
 }
 
@@ -1059,14 +975,13 @@ __global__ void __launch_bounds__(policy::window_threads)
   }
 }
 
-/// Among `samples` (<= policy::skew_samples) evenly spaced keys: how many hold the most frequent
-/// one (`hottest`), and the keys held by at least `min_run` of them (`hot`; its count may pass
-/// policy::hot_keys, the keys beyond are dropped). One block: the samples sorted in registers,
-/// then each run's length found by a binary search for its end.
+/// The most frequent of `samples` (<= policy::skew_samples) evenly spaced keys: how many of the
+/// samples hold it. One block: the samples sorted in registers, then each run's length found by
+/// a binary search for its end.
 template <class K>
 __global__ void __launch_bounds__(policy::skew_threads)
-    hot_key_kernel(K const* __restrict__ keys, size_type n, int samples, int min_run,
-                   unsigned int* __restrict__ hottest, hot_keys<K>* __restrict__ hot) {
+    hot_key_kernel(K const* __restrict__ keys, size_type n, int samples,
+                   unsigned int* __restrict__ hottest) {
   constexpr int ipt = policy::skew_items_per_thread;
   using sort = cub::BlockRadixSort<K, policy::skew_threads, ipt>;
   using reduce = cub::BlockReduce<unsigned int, policy::skew_threads>;
@@ -1109,10 +1024,6 @@ __global__ void __launch_bounds__(policy::skew_threads)
         }
       }
       longest = max(longest, static_cast<unsigned int>(lo - i));
-      if (lo - i >= min_run) {
-        int const at = atomicAdd(&hot->count, 1);
-        if (at < policy::hot_keys) { hot->keys[at] = sorted[i]; }
-      }
     }
   }
   __syncthreads();  // the reduction reuses the samples' storage
@@ -1120,37 +1031,20 @@ __global__ void __launch_bounds__(policy::skew_threads)
   if (threadIdx.x == 0) { *hottest = most; }
 }
 
-/// What a sample of evenly spaced keys says of the hot ones: the hottest key's share of the rows,
-/// and the keys holding at least policy::hot_key_share of them (at most policy::hot_keys).
+/// The share of the rows the hottest key holds, estimated from evenly spaced samples.
 template <class K>
-struct key_heat {
-  double hottest_share = 0;
-  hot_keys<K> hot;
-};
-
-template <class K>
-key_heat<K> sample_key_heat(K const* keys, size_type n, stream_ref stream, memory_resource* mr) {
-  key_heat<K> heat;
-  if (n == 0) { return heat; }
+double hot_key_share(K const* keys, size_type n, stream_ref stream, memory_resource* mr) {
+  if (n == 0) { return 0; }
   int const samples = static_cast<int>(std::min<size_type>(n, policy::skew_samples));
-  int const min_run = std::max(2, static_cast<int>(std::ceil(policy::hot_key_share * samples)));
-  struct result {
-    unsigned int hottest;
-    hot_keys<K> hot;
-  };
-  buffer out(sizeof(result), mr, stream);
-  auto* d = static_cast<result*>(out.data());
-  JOINERY_CUDA_TRY(cudaMemsetAsync(d, 0, sizeof(result), to_cuda(stream)));
-  hot_key_kernel<K><<<1, policy::skew_threads, 0, to_cuda(stream)>>>(keys, n, samples, min_run,
-                                                                    &d->hottest, &d->hot);
+  buffer hottest(sizeof(unsigned int), mr, stream);
+  hot_key_kernel<K><<<1, policy::skew_threads, 0, to_cuda(stream)>>>(
+      keys, n, samples, static_cast<unsigned int*>(hottest.data()));
   JOINERY_CHECK_LAUNCH();
-  result h{};
-  JOINERY_CUDA_TRY(cudaMemcpyAsync(&h, d, sizeof(h), cudaMemcpyDeviceToHost, to_cuda(stream)));
+  unsigned int h = 0;
+  JOINERY_CUDA_TRY(cudaMemcpyAsync(&h, hottest.data(), sizeof(h), cudaMemcpyDeviceToHost,
+                                   to_cuda(stream)));
   JOINERY_CUDA_TRY(cudaStreamSynchronize(to_cuda(stream)));
-  heat.hottest_share = static_cast<double>(h.hottest) / static_cast<double>(samples);
-  heat.hot = h.hot;
-  heat.hot.count = std::min(h.hot.count, policy::hot_keys);
-  return heat;
+  return static_cast<double>(h) / static_cast<double>(samples);
 }
 
 /// The dense tier's shared memory: the most slots (at most policy::max_dense_slots) whose
@@ -1286,16 +1180,14 @@ std::optional<group_parts> hgb_shared_tier(K const* keys, size_type n, table_vie
 
 template <class K>
 std::optional<group_parts> hgb_global_tier(K const* keys, size_type n, table_view const& input,
-                                           agg_plan const& plan, size_type capacity,
-                                           hot_keys<K> const& hot, int sms, stream_ref stream,
-                                           memory_resource* mr) {
+                                           agg_plan const& plan, size_type capacity, int sms,
+                                           stream_ref stream, memory_resource* mr) {
   return run_fused_tier<K>(
       plan, [&](int a) { return column_source(input, plan, a); }, capacity, 0, sms, stream, mr,
       [&](acc_batch const& batch, group_table_ref<K> table, insert_counters* counters) {
-        auto const kernel = hot.count > 0 ? hgb_global_kernel<K, policy::fused_accs, true>
-                                          : hgb_global_kernel<K, policy::fused_accs, false>;
-        kernel<<<grid_for(n, sms), policy::threads_per_block, 0, to_cuda(stream)>>>(
-            table, keys, n, batch, static_cast<unsigned long long>(capacity), counters, hot);
+        hgb_global_kernel<K, policy::fused_accs>
+            <<<grid_for(n, sms), policy::threads_per_block, 0, to_cuda(stream)>>>(
+                table, keys, n, batch, static_cast<unsigned long long>(capacity), counters);
       });
 }
 
@@ -1349,13 +1241,11 @@ group_parts run_hgb(K const* keys, size_type n, table_view const& input, agg_pla
     return std::move(*parts);
   }
   clock.lap("shared memory: too many groups");
-  auto heat = sample_key_heat<K>(keys, n, stream, mr);
-  if (!tuning.hgb_hot_keys) { heat.hot.count = 0; }
   if (tuning.stop_beyond_first_table) {
     // automatic: under heavy skew tier 2's atomics pile up on the hot slots; PGB-TR runs instead.
     double const limit = tuning.skew_partition_share >= 0 ? tuning.skew_partition_share
                                                           : policy::skew_partition_share;
-    if (limit <= 1 && heat.hottest_share >= limit) {
+    if (limit <= 1 && hot_key_share<K>(keys, n, stream, mr) >= limit) {
       clock.lap("skewed keys: partition instead of the global table");
       group_parts none;
       none.incomplete = true;
@@ -1366,7 +1256,7 @@ group_parts run_hgb(K const* keys, size_type n, table_view const& input, agg_pla
   size_type capacity = std::min<size_type>(
       n, tuning.hgb_initial_groups > 0 ? tuning.hgb_initial_groups : l2_groups(plan, sizeof(K)));
   for (;;) {
-    if (auto parts = hgb_global_tier<K>(keys, n, input, plan, capacity, heat.hot, sms, stream, mr)) {
+    if (auto parts = hgb_global_tier<K>(keys, n, input, plan, capacity, sms, stream, mr)) {
       clock.lap("aggregate in global memory");
       return std::move(*parts);
     }

@@ -51,10 +51,6 @@ struct hash_groupby_policy {
   static constexpr int skew_items_per_thread = 2;
   static constexpr int skew_samples = skew_threads * skew_items_per_thread;
   static constexpr double skew_partition_share = 0.2;
-  /// Tier 2: keys holding at least this share of the sampled rows (at most hot_keys of them) are
-  /// aggregated in shared memory per block (hgb_global_kernel).
-  static constexpr double hot_key_share = 1.0 / 128;
-  static constexpr int hot_keys = 8;
 };
 
 /// Launch shape of the sort group-bys' segmented aggregation: each warp owns a contiguous range
