@@ -38,10 +38,24 @@ fi
 if [ "${PART:-1}" = 5 ]; then
   step auto-tests tests 120 $T --gtest_filter='GpuHashGroupby.Automatic*'
 fi
+if [ "${PART:-1}" = 6 ]; then
+  # Tier 2's hot keys in shared memory (each try built from its own commit).
+  step gb-tests tests 240 $T --gtest_filter='GpuHashGroupby.*:Algorithms/GpuGroupby.*:GpuGroupbyRegistry.*'
+  step memcheck-hot sanitizer 150 compute-sanitizer --tool memcheck --report-api-errors no $T --gtest_filter='GpuHashGroupby.TierTwo*'
+  step racecheck-hot sanitizer 200 compute-sanitizer --tool racecheck $T --gtest_filter='GpuHashGroupby.TierTwo*'
+  for z in 1.0 1.5; do
+    step "gb-zipf$z" bench 120 $J bench gpu-groupby --algorithm hash,partition_transformed,sort_transformed,automatic --zipf $z --groups 2^20 --runs 3 --warmup 1 --out "$OUT/gb-skew.jsonl"
+  done
+  step gb-uniform bench 120 $J bench gpu-groupby --algorithm hash --groups 2^22 --runs 3 --warmup 1 --out "$OUT/gb-uniform.jsonl"
+fi
 if [ "${PART:-1}" = 7 ]; then
   # ncu of HGB's tier 2 (hgb_global_kernel) at g = 2^18: uniform, Zipf 1 and Zipf 1.5 keys.
   for z in 0 1.0 1.5; do
     step "ncu-zipf$z" ncu 150 ncu --clock-control none --kernel-name regex:hgb_global_kernel --launch-count 2 --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats --section Occupancy --section LaunchStats $J bench groupby --backend gpu --algorithm hash --rows 2^28 --groups 2^18 --zipf $z --runs 1 --warmup 0
   done
+fi
+if [ "${PART:-1}" = 8 ]; then
+  # ncu of tier 2's hot-key instantiation at Zipf 1, g = 2^18.
+  step ncu-hot ncu 200 ncu --clock-control none --kernel-name regex:hgb_global_kernel --launch-count 1 --section SpeedOfLight --section WarpStateStats --section SchedulerStats --section LaunchStats --section Occupancy --section InstructionStats --section SourceCounters $J bench groupby --backend gpu --algorithm hash --rows 2^28 --groups 2^18 --zipf 1.0 --runs 1 --warmup 0
 fi
 cat "$S"
