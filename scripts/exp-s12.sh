@@ -58,4 +58,10 @@ if [ "${PART:-1}" = 8 ]; then
   # ncu of tier 2's hot-key instantiation at Zipf 1, g = 2^18.
   step ncu-hot ncu 200 ncu --clock-control none --kernel-name regex:hgb_global_kernel --launch-count 1 --section SpeedOfLight --section WarpStateStats --section SchedulerStats --section LaunchStats --section Occupancy --section InstructionStats --section SourceCounters $J bench groupby --backend gpu --algorithm hash --rows 2^28 --groups 2^18 --zipf 1.0 --runs 1 --warmup 0
 fi
+if [ "${PART:-1}" = 9 ]; then
+  # The review's changes: the overflow helper, the estimate against the host's profile.
+  step gb-tests tests 240 $T --gtest_filter='GpuPartitionGroupby.*:Algorithms/GpuGroupby.*:GpuHashGroupby.*:GpuGroupbyRegistry.*:GpuDictionaryGroupby.*'
+  step memcheck sanitizer 150 compute-sanitizer --tool memcheck --report-api-errors no $T --gtest_filter='GpuPartitionGroupby.Estimate*:GpuPartitionGroupby.SkewHides*:GpuPartitionGroupby.Restarts*:GpuHashGroupby.SharedTierOverflowing*'
+  step racecheck sanitizer 200 compute-sanitizer --tool racecheck $T --gtest_filter='GpuPartitionGroupby.Estimate*:GpuPartitionGroupby.SkewHides*:GpuPartitionGroupby.Restarts*'
+fi
 cat "$S"

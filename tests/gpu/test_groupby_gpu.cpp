@@ -15,6 +15,7 @@
 #include <joinery/groupby.hpp>
 
 #if defined(JOINERY_HAS_CUDA)
+#include "groupby/estimate.hpp"
 #include "groupby/gpu/gpu_groupby.hpp"
 #endif
 
@@ -26,6 +27,7 @@
 #include <random>
 #include <string>
 #include <type_traits>
+#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -797,6 +799,44 @@ TEST(GpuPartitionGroupby, RestartsWhenTheFirstGlobalTableOverflows) {
         << to_string(algo) << " initial groups " << first;
     }
   }
+}
+
+TEST(GpuPartitionGroupby, EstimateMatchesTheSampleProfileOnTheHost) {
+  JOINERY_SKIP_WITHOUT_GPU();
+  // The GPU's estimate (distinct, once- and twice-drawn keys of 2^14 evenly spaced samples) must
+  // equal groups_from_profile over the same samples counted here: uniform keys, Zipf 1 keys, and
+  // fewer rows than samples (every row sampled: exact).
+  auto const check = [](std::vector<std::int32_t> const& keys, char const* what) {
+    auto const n = static_cast<size_type>(keys.size());
+    size_type const samples = std::min<size_type>(n, size_type{1} << 14);
+    std::unordered_map<std::int32_t, size_type> drawn;
+    for (size_type i = 0; i < samples; ++i) { ++drawn[keys[static_cast<std::size_t>(i * n / samples)]]; }
+    size_type once = 0;
+    size_type twice = 0;
+    for (auto const& [key, c] : drawn) {
+      once += c == 1 ? 1 : 0;
+      twice += c == 2 ? 1 : 0;
+    }
+    auto const expected = detail::groups_from_profile(static_cast<size_type>(drawn.size()), once,
+                                                      twice, samples, n);
+    std::vector<column> cols;
+    cols.push_back(column::from_host(keys));
+    auto const device = place(table(std::move(cols)).view(), memory_space::device);
+    auto const got = detail::gpu::gb::estimate_groups<std::int32_t>(
+        static_cast<std::int32_t const*>(device.view().column(0).data()), n, 8, default_stream(),
+        device_resource());
+    EXPECT_EQ(got, expected) << what;
+  };
+  size_type const n = 1 << 20;
+  check(uniform_keys<std::int32_t>(n, 50000, 23), "uniform over 50000 keys");
+  std::vector<double> weights(1 << 16);
+  for (std::size_t r = 0; r < weights.size(); ++r) { weights[r] = 1.0 / static_cast<double>(r + 1); }
+  std::discrete_distribution<std::int32_t> zipf(weights.begin(), weights.end());
+  std::mt19937_64 rng(24);
+  std::vector<std::int32_t> skewed(static_cast<std::size_t>(n));
+  for (auto& k : skewed) { k = zipf(rng) * 7 - 1000; }
+  check(skewed, "Zipf 1 over 2^16 keys");
+  check(uniform_keys<std::int32_t>(5000, 700, 25), "5000 rows");
 }
 
 TEST(GpuPartitionGroupby, SkewHidesTheGroupsFromTheEstimate) {

@@ -34,7 +34,8 @@ struct groupby_tuning {
   double skew_partition_share = -1;
   /// PGB: partition bits (-1: from the estimated groups), shared-table slots (0: from the groups
   /// a partition is expected to hold; a power of two, at least 64), and the groups of its first
-  /// global table (0: twice the estimate) before it restarts with a table for every row.
+  /// global table (0: twice the estimate) before it grows (partition_groupby_policy::global_growth
+  /// each time it overflows).
   int pgb_bits = -1;
   int pgb_slots = 0;
   std::int64_t pgb_initial_groups = 0;
@@ -64,5 +65,13 @@ table run_groupby(groupby_algorithm algo, table_view const& input, size_type key
                   std::vector<aggregation> const& aggregations, bool sort_by_key,
                   groupby_tuning const& tuning, std::vector<phase_time>* phases,
                   groupby_algorithm* used, stream_ref stream, memory_resource* mr);
+
+namespace gb {
+/// The number of groups estimated from evenly spaced samples of `keys` (hash_groupby.cu; also
+/// declared in detail/common.cuh for the device code): PGB's fanout and first tables follow it.
+template <class K>
+size_type estimate_groups(K const* keys, size_type n, int sms, stream_ref stream,
+                          memory_resource* mr);
+}  // namespace gb
 
 }  // namespace joinery::detail::gpu

@@ -670,16 +670,12 @@ __global__ void __launch_bounds__(policy::shared_threads, 1)
     }
   }();
   reset_shared_groups(t, batch, smem, groups, has_marker);
-  auto const overflowed = [&] {
-    return cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(counters->overflow)
-             .load(cuda::memory_order_relaxed) != 0;
-  };
   __syncthreads();
   auto const acc_ptr = [&](int a) -> void* { return smem + batch.smem_offset[a]; };
   warp_carry<NA> carry;
   hgb_shared_loop<OneGroup>(keys, n, batch, t, acc_ptr, carry, table, counters, has_marker);
   carry.flush(batch, acc_ptr);
-  if (__syncthreads_or(threadIdx.x == 0 && overflowed())) { return; }
+  if (__syncthreads_or(threadIdx.x == 0 && overflow_raised(counters))) { return; }
   // Every block's groups fit the global table (its capacity is sized for them).
   merge_shared_groups(t, batch, smem, has_marker, table, ~0ULL, counters);
 }
@@ -729,11 +725,7 @@ __global__ void __launch_bounds__(policy::shared_threads, 1)
       }
     }
     carry.flush(batch, acc_ptr);
-    bool const stop = __syncthreads_or(
-      threadIdx.x == 0 &&
-      cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(counters->overflow)
-          .load(cuda::memory_order_relaxed) != 0);
-    if (stop) { return; }
+    if (__syncthreads_or(threadIdx.x == 0 && overflow_raised(counters))) { return; }
     merge_shared_groups(t, batch, smem, has_marker, table, capacity, counters);
     __syncthreads();  // the table is read by the merge before the next item empties it
   }
@@ -1271,7 +1263,6 @@ group_parts run_hgb(K const* keys, size_type n, table_view const& input, agg_pla
   }
 }
 
-/// Distinct keys among evenly spaced samples (one per n / samples rows) of `keys`.
 /// Evenly spaced samples (one per n / samples rows) of `keys` into `table`, with how often each
 /// slot's key was drawn.
 template <class K>

@@ -44,9 +44,9 @@ struct hash_groupby_policy {
   static constexpr size_type min_l2_groups = size_type{1} << 16;
   /// automatic, past tier 1: keys sampled (evenly spaced, one block, sorted in registers) for
   /// the hottest key's share of the rows, and the share from which PGB-TR runs instead of tier
-  /// 2, whose global atomics pile up on the hot slots. On the H200 at 2^28 rows, Zipf 1.5 (the
-  /// hottest key about 38%) ran PGB-TR at 25.6-27.3 G rows/s against tier 2's 17.6-18.9 for
-  /// g = 2^14..2^16; Zipf 1 (8-10%) at g = 2^16 ran tier 2 faster (17.2 against 7.6-8.7).
+  /// 2, whose global atomics pile up on the hot slots. On the H200 at 2^28 rows (session 12),
+  /// Zipf 1.5 (the hottest key about 38%) ran PGB-TR at 20-27 G rows/s against tier 2's 16-21
+  /// for g = 2^16..2^20; at Zipf 1 (7-10%) tier 2 stays within 10% of PGB-TR at g = 2^16.
   static constexpr int skew_threads = 1024;
   static constexpr int skew_items_per_thread = 2;
   static constexpr int skew_samples = skew_threads * skew_items_per_thread;
@@ -113,7 +113,8 @@ struct hash_partitions {
 };
 
 /// The number of distinct keys, estimated from evenly spaced samples (hash_groupby.cu: the
-/// larger of the uniform model's and Chao1's estimates); low under strong skew. PGB's fanout and sort_dictionary's first table follow it.
+/// larger of the uniform model's and Chao1's estimates); low under strong skew. PGB's fanout and
+/// sort_dictionary's first table follow it.
 template <class K>
 size_type estimate_groups(K const* keys, size_type n, int sms, stream_ref stream,
                           memory_resource* mr);

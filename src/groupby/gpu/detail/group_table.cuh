@@ -198,14 +198,16 @@ __device__ __forceinline__ void count_placed(insert_counters* c, bool placed, bo
   }
 }
 
-/// Whether any block raised the overflow flag (lane 0 reads it; the whole warp calls it).
+/// Whether any block raised the overflow flag (one thread's relaxed read).
+__device__ __forceinline__ bool overflow_raised(insert_counters const* c) {
+  return cuda::atomic_ref<unsigned long long const, cuda::thread_scope_device>(c->overflow)
+           .load(cuda::memory_order_relaxed) != 0;
+}
+
+/// overflow_raised for a warp: lane 0 reads the flag (the whole warp calls it).
 __device__ __forceinline__ bool warp_sees_overflow(insert_counters const* c) {
-  unsigned long long flag = 0;
-  if ((threadIdx.x & 31) == 0) {
-    flag = cuda::atomic_ref<unsigned long long const, cuda::thread_scope_device>(c->overflow)
-             .load(cuda::memory_order_relaxed);
-  }
-  return __shfl_sync(full_warp, flag, 0) != 0;
+  bool const flag = (threadIdx.x & 31) == 0 && overflow_raised(c);
+  return __shfl_sync(full_warp, flag ? 1 : 0, 0) != 0;
 }
 
 /// Numbers the occupied slots 0..g-1 (one atomic per warp) and writes each group's key;
