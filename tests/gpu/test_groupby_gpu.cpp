@@ -574,12 +574,60 @@ TEST(GpuHashGroupby, DenseTierRunsOneAccumulatorAPassWhenPairsDoNotFit) {
       EXPECT_EQ(diff_groups(expected, groupby_rows(host.view())), "") << aggs.size() << " aggregates";
     }
   }
-  // 100 kB: not even one accumulator a pass fits; the hashed tiers run.
+  // 100 kB and one block a window: not even one accumulator a pass fits; the hashed tiers run.
   detail::gpu::groupby_tuning small;
   small.hgb_shared_bytes = 100000;
+  small.hgb_dense_team = 1;
   table host;
   EXPECT_FALSE(dense_tier_ran(device, cases[0], small, host));
   EXPECT_EQ(diff_groups(oracle_groupby(input.view(), 0, cases[0]), groupby_rows(host.view())), "");
+}
+
+TEST(GpuHashGroupby, DenseTierSplitsAWideWindowOverATeamOfBlocks) {
+  JOINERY_SKIP_WITHOUT_GPU();
+  // 2^16 dense keys straddling zero: wider than one block's shared memory even for one 4-byte
+  // accumulator, so teams of blocks share the window, each member aggregating its slice.
+  std::vector<std::int32_t> keys = uniform_keys<std::int32_t>(700000, 1 << 16, 23);
+  for (auto& k : keys) { k -= 30000; }
+  auto const input = make_input(keys, 23);
+  auto const device = place(input.view(), memory_space::device);
+  std::vector<std::vector<aggregation>> const cases{
+    {{aggregation_kind::max, 1}, {aggregation_kind::max, 2}},  // 4-byte: 3 members at 227 KB
+    {{aggregation_kind::sum, 1}, {aggregation_kind::sum, 3}},  // 8-byte: 5 members
+    {{aggregation_kind::count, -1}, {aggregation_kind::avg, 1}, {aggregation_kind::max, 4},
+     {aggregation_kind::sum, 6}, {aggregation_kind::min, 2}}};
+  for (auto const& aggs : cases) {
+    auto const expected = oracle_groupby(input.view(), 0, aggs);
+    for (int one : {-1, 0}) {
+      detail::gpu::groupby_tuning t;
+      t.hgb_one_group = one;
+      table host;
+      EXPECT_TRUE(dense_tier_ran(device, aggs, t, host)) << aggs.size() << " aggregates";
+      EXPECT_EQ(diff_groups(expected, groupby_rows(host.view())), "") << aggs.size() << " aggregates";
+    }
+  }
+  // 2^14 keys in 40 kB a block: 7 members of a team, the grid a whole number of teams.
+  auto const narrow_input = make_input(uniform_keys<std::int32_t>(300000, 1 << 14, 24), 24);
+  auto const narrow = place(narrow_input.view(), memory_space::device);
+  detail::gpu::groupby_tuning t40;
+  t40.hgb_shared_bytes = 40000;
+  for (auto const& aggs : cases) {
+    table host;
+    EXPECT_TRUE(dense_tier_ran(narrow, aggs, t40, host)) << aggs.size() << " aggregates";
+    EXPECT_EQ(diff_groups(oracle_groupby(narrow_input.view(), 0, aggs), groupby_rows(host.view())),
+              "")
+        << aggs.size() << " aggregates";
+  }
+  // A team of at most 1 (one block a window) or a window wider than 8 blocks: the hashed tiers.
+  for (auto [bytes, team] : {std::pair{-1, 1}, std::pair{10000, 0}}) {
+    detail::gpu::groupby_tuning t;
+    t.hgb_shared_bytes = bytes;
+    t.hgb_dense_team = team;
+    table host;
+    EXPECT_FALSE(dense_tier_ran(device, cases[1], t, host)) << bytes << " bytes, team " << team;
+    EXPECT_EQ(diff_groups(oracle_groupby(input.view(), 0, cases[1]), groupby_rows(host.view())), "")
+        << bytes << " bytes, team " << team;
+  }
 }
 
 TEST(GpuHashGroupby, SharedTierMergesTheGroupsOfEveryBlock) {

@@ -21,6 +21,10 @@ struct groupby_tuning {
   /// HGB: try the dense tier first (keys within a window of one block's slots; else the
   /// hashed tiers). false: straight to the hashed tier 1.
   bool hgb_dense_keys = true;
+  /// HGB's dense tier: the most blocks of a team, which share a window of keys (each holds a
+  /// slice of it in shared memory). 0: hash_groupby_policy::max_dense_team; 1: one block's
+  /// window.
+  int hgb_dense_team = 0;
   /// HGB tier 2: groups its first global table holds before the run restarts with a table for
   /// every row. 0: derived from the L2 cache size.
   std::int64_t hgb_initial_groups = 0;

@@ -456,37 +456,56 @@ struct shared_group_table {
   __device__ K key_at(int i) const { return static_cast<K>(i < slots ? keys[i] : empty); }
 };
 
-/// The window of keys of the dense tier (sampled by dense_window_kernel): `base` holds the bits
-/// of its first key; `fits` is 0 when the sampled keys span more slots than a block holds.
+/// The sampled keys of the dense tier (dense_window_kernel): the bits of the smallest and how
+/// many keys past it the largest lies.
 template <class K>
-struct dense_window {
-  using bits_type_alias = typename shared_group_table<K>::bits_type;
-  bits_type_alias base;
-  int fits;
+struct dense_sample {
+  using bits_type = typename shared_group_table<K>::bits_type;
+  bits_type low;
+  bits_type span;
 };
 
-/// The dense tier's per-block table: no keys, key k sits in slot k - base (bits, modulo 2^bits:
+/// The dense tier's window: `team` * `slots` keys from the bits `base`. The blocks form teams of
+/// `team` consecutive blocks that walk the same tiles; member m owns the keys base + m * slots ..
+/// + slots and skips the others. A team's rows come from DRAM once and to its other members
+/// from L2, so a window wider than one block's shared memory is still one pass over the input.
+template <class K>
+struct dense_window {
+  using bits_type = typename shared_group_table<K>::bits_type;
+  bits_type base;
+  int team;
+};
+
+/// insert()'s answer for a key of the window that another member of the team owns.
+inline constexpr int dense_other_member = -2;
+
+/// The dense tier's per-block table: no keys, key k sits in slot k - first (bits, modulo 2^bits:
 /// a bijection, so signed keys and windows that wrap need no care), and a byte per slot says
 /// whether a row of the block fell there. A key outside the window returns -1 (the run goes on
-/// with the hashed table). Same interface as shared_group_table; there is no marker key.
+/// with the hashed table); one of another member's slice dense_other_member. Same interface as
+/// shared_group_table; there is no marker key.
 template <class K>
 struct dense_group_table {
   using bits_type = typename shared_group_table<K>::bits_type;
-  bits_type base;
+  bits_type base;   ///< the window's first key
+  bits_type first;  ///< this block's first slot in the window
+  bits_type window_slots;
   int slots;
   unsigned char* seen;
 
   template <bool Capped = false>
   __device__ __forceinline__ int insert(K key) const {
     auto const d = static_cast<bits_type>(static_cast<bits_type>(key_bits(key)) - base);
-    if (d >= static_cast<bits_type>(slots)) { return -1; }
-    seen[d] = 1;
-    return static_cast<int>(d);
+    if (d >= window_slots) { return -1; }
+    auto const local = static_cast<bits_type>(d - first);
+    if (local >= static_cast<bits_type>(slots)) { return dense_other_member; }
+    seen[local] = 1;
+    return static_cast<int>(local);
   }
   __device__ void clear(int i) const { seen[i] = 0; }
   __device__ bool occupied(int i, int) const { return i < slots && seen[i] != 0; }
   __device__ K key_at(int i) const {
-    return static_cast<K>(static_cast<bits_type>(base + static_cast<bits_type>(i)));
+    return static_cast<K>(static_cast<bits_type>(base + first + static_cast<bits_type>(i)));
   }
 };
 
@@ -548,7 +567,9 @@ __device__ __forceinline__ void hgb_shared_tile(K const* __restrict__ keys, size
   for (int j = 0; j < ipt; ++j) {
     gid[j] = valid[j] ? t.template insert<Spill>(k[j]) : 0;
     if (valid[j] && gid[j] < 0) {
-      if constexpr (Spill) {
+      if (gid[j] == dense_other_member) {
+        // the dense tier: a team mate aggregates it
+      } else if constexpr (Spill) {
         unsigned long long r[NA];
 #pragma unroll
         for (int a = 0; a < NA; ++a) { r[a] = raw[a][j]; }
@@ -602,19 +623,22 @@ __device__ void merge_shared_groups(Table const& t, acc_batch const& batch,
   }
 }
 
-/// Tier 1's tiles of one block (forced inline: a call would pass the carry through the stack).
+/// Tier 1's tiles of one block (forced inline: a call would pass the carry through the stack):
+/// those of its team (consecutive blocks of `team`, all walking the same tiles; 1 but in the
+/// dense tier).
 template <bool OneGroup, int NA, class K, class Table, class AccPtr>
 __device__ __forceinline__ void hgb_shared_loop(K const* __restrict__ keys, size_type n,
                                                 acc_batch const& batch,
                                                 Table const& t, AccPtr acc_ptr,
                                                 warp_carry<NA>& carry,
                                                 group_table_ref<K> const& table,
-                                                insert_counters* counters, int& has_marker) {
+                                                insert_counters* counters, int& has_marker,
+                                                int team) {
   constexpr int tile_rows = policy::shared_threads * policy::items_per_thread;
   size_type const tiles = ceil_div(n, static_cast<size_type>(tile_rows));
   // No barrier per tile: with one block per SM the warps must drift apart, so that some load
   // while others probe. Each warp stops on its own when any block overflowed.
-  for (size_type tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+  for (size_type tile = blockIdx.x / team; tile < tiles; tile += gridDim.x / team) {
     if (warp_sees_overflow(counters)) { break; }
     // Every tile but the last is full: its loads and updates need no bounds checks.
     size_type const first = tile * tile_rows;
@@ -635,24 +659,19 @@ __device__ __forceinline__ void hgb_shared_loop(K const* __restrict__ keys, size
 /// that is not its own returns at once. One kernel with both loops spilled 10x more; a host-side
 /// sample and synchronisation to pick one cost 2-3% of a run at g = 2^2..2^8. one_group >= 0
 /// forces the choice (tests). Dense (the dense tier): the table is dense_group_table over the
-/// sampled window (`window`; `keys_offset` is then where the seen bytes start), and every block
-/// returns at once, the overflow flag raised, when the sample did not fit a block.
+/// block's slice of `window` (`keys_offset` is then where the seen bytes start); the grid is a
+/// whole number of teams.
 template <class K, int NA, bool OneGroup, bool Dense = false>
 __global__ void __launch_bounds__(policy::shared_threads, 1)
     hgb_shared_kernel(K const* __restrict__ keys, size_type n, acc_batch batch, int slots,
                       int max_groups, std::uint32_t keys_offset, group_table_ref<K> table,
-                      insert_counters* counters, int one_group,
-                      dense_window<K> const* __restrict__ window) {
+                      insert_counters* counters, int one_group, dense_window<K> window) {
   constexpr int ipt = policy::items_per_thread;
   constexpr int tile_rows = policy::shared_threads * ipt;
-  if constexpr (Dense) {
-    if (window->fits == 0) {
-      if (blockIdx.x == 0 && threadIdx.x == 0) { atomicExch(&counters->overflow, 1ULL); }
-      return;
-    }
-  }
-  size_type const probe = std::min<size_type>(static_cast<size_type>(blockIdx.x) * tile_rows +
-                                                threadIdx.x, n - 1);
+  int const team = Dense ? window.team : 1;
+  // The team's first tile: its members agree on the variant.
+  size_type const probe = std::min<size_type>(static_cast<size_type>(blockIdx.x / team) *
+                                                tile_rows + threadIdx.x, n - 1);
   bool const one = __syncthreads_and(one_group >= 0 ? one_group != 0
                                                     : key_bits(__ldg(keys + probe)) ==
                                                         key_bits(__ldg(keys)));
@@ -662,7 +681,10 @@ __global__ void __launch_bounds__(policy::shared_threads, 1)
   __shared__ int has_marker;
   auto const t = [&] {
     if constexpr (Dense) {
-      return dense_group_table<K>{window->base, slots, smem + keys_offset};
+      using bits_type = typename dense_group_table<K>::bits_type;
+      return dense_group_table<K>{
+          window.base, static_cast<bits_type>(static_cast<bits_type>(blockIdx.x % team) * slots),
+          static_cast<bits_type>(static_cast<bits_type>(team) * slots), slots, smem + keys_offset};
     } else {
       using table_t = shared_group_table<K>;
       return table_t{reinterpret_cast<typename table_t::bits_type*>(smem + keys_offset), slots,
@@ -673,7 +695,8 @@ __global__ void __launch_bounds__(policy::shared_threads, 1)
   __syncthreads();
   auto const acc_ptr = [&](int a) -> void* { return smem + batch.smem_offset[a]; };
   warp_carry<NA> carry;
-  hgb_shared_loop<OneGroup>(keys, n, batch, t, acc_ptr, carry, table, counters, has_marker);
+  hgb_shared_loop<OneGroup>(keys, n, batch, t, acc_ptr, carry, table, counters, has_marker,
+                            team);
   carry.flush(batch, acc_ptr);
   if (__syncthreads_or(threadIdx.x == 0 && overflow_raised(counters))) { return; }
   // Every block's groups fit the global table (its capacity is sized for them).
@@ -936,14 +959,13 @@ std::optional<group_parts> run_fused_tier(agg_plan const& plan, Source&& source,
                         stream, mr);
 }
 
-/// The dense tier's window: the smallest and largest of `samples` evenly spaced keys (in the
-/// key type's order) and, when they span fewer than `slots` keys, the window of `slots` keys
-/// centred on them, so that keys a little beyond the sampled ones still fit. One block.
+/// The smallest of `samples` evenly spaced keys (in the key type's order) and how far the
+/// largest lies past it. One block.
 template <class K>
 __global__ void __launch_bounds__(policy::window_threads)
-    dense_window_kernel(K const* __restrict__ keys, size_type n, size_type samples, int slots,
-                        dense_window<K>* window) {
-  using bits_type = typename dense_window<K>::bits_type_alias;
+    dense_sample_kernel(K const* __restrict__ keys, size_type n, size_type samples,
+                        dense_sample<K>* sample) {
+  using bits_type = typename dense_sample<K>::bits_type;
   K lo = cuda::std::numeric_limits<K>::max();
   K hi = cuda::std::numeric_limits<K>::lowest();
   for (size_type i = threadIdx.x; i < samples; i += blockDim.x) {
@@ -957,13 +979,10 @@ __global__ void __launch_bounds__(policy::window_threads)
   K const min_key = reduce(lo_storage).Reduce(lo, cuda::minimum<>{});
   K const max_key = reduce(hi_storage).Reduce(hi, cuda::maximum<>{});
   if (threadIdx.x == 0) {
-    // hi - lo in bits is exact (0 <= hi - lo < 2^bits); so is the centring below, modulo 2^bits.
+    // hi - lo in bits is exact (0 <= hi - lo < 2^bits).
     auto const low = static_cast<bits_type>(key_bits(min_key));
-    auto const span = static_cast<bits_type>(static_cast<bits_type>(key_bits(max_key)) - low);
-    bool const fits = samples > 0 && span < static_cast<bits_type>(slots);
-    window->fits = fits ? 1 : 0;
-    window->base =
-      fits ? static_cast<bits_type>(low - (static_cast<bits_type>(slots) - 1 - span) / 2) : low;
+    sample->low = low;
+    sample->span = static_cast<bits_type>(static_cast<bits_type>(key_bits(max_key)) - low);
   }
 }
 
@@ -1064,45 +1083,76 @@ shared_shape dense_shape_for(agg_plan const& plan, std::size_t limit, int batch_
   return lo == 0 ? shared_shape{} : shape_of(lo);
 }
 
-/// The dense tier (ahead of tier 1): when a sample of the keys spans fewer keys than a block's
-/// shared memory has slots for, each key's slot is its offset in that window (perfect hashing,
-/// as DuckDB's perfect-hash aggregate does from min/max statistics): no hashing, no key
-/// comparisons, no claiming. nullopt when the sample spans too many keys or a key falls outside
-/// the window (the run goes on with the hashed tiers).
+/// The dense tier's launch: how many accumulators a pass takes, the shared memory of a block,
+/// and the blocks of a team (the window holds team * shape.slots keys).
+struct dense_layout {
+  int batch_accs = 0;
+  int passes = 0;
+  shared_shape shape{};
+  int team = 0;
+};
+
+/// The dense layout for sampled keys `span` keys apart (nullopt when none has at most
+/// `max_team` blocks a team): the fewest blocks' passes over the input (passes * team: a team
+/// member reads every row of the team's tiles), then the fewest passes (each reads the input
+/// from DRAM; a team, through L2, about once). Batches of policy::fused_accs accumulators or of
+/// one (SUM of two columns at g = 2^14: 8-byte accumulators, 256 KB for both).
+std::optional<dense_layout> dense_layout_for(agg_plan const& plan, std::size_t limit,
+                                             std::uint64_t span, int max_team) {
+  std::optional<dense_layout> best;
+  auto const accs = static_cast<int>(plan.accs.size());
+  for (int const batch_accs : {policy::fused_accs, 1}) {
+    if (batch_accs == 1 && accs < 2) { continue; }
+    auto const shape = dense_shape_for(plan, limit, batch_accs);
+    if (shape.slots == 0) { continue; }
+    auto const slots = static_cast<std::uint64_t>(shape.slots);
+    if (span / slots >= static_cast<std::uint64_t>(max_team)) { continue; }
+    int const team = static_cast<int>(span / slots) + 1;  // team * slots > span
+    int const passes = std::max(1, (accs + batch_accs - 1) / batch_accs);
+    dense_layout const candidate{batch_accs, passes, shape, team};
+    auto const cost = [](dense_layout const& l) { return std::pair{l.passes * l.team, l.passes}; };
+    if (!best || cost(candidate) < cost(*best)) { best = candidate; }
+  }
+  return best;
+}
+
+/// The dense tier (ahead of tier 1): when a sample of the keys spans fewer keys than the
+/// shared memory of a team of blocks has slots for, each key's slot is its offset in that window
+/// (perfect hashing, as DuckDB's perfect-hash aggregate does from min/max statistics): no
+/// hashing, no key comparisons, no claiming. nullopt when the sample spans too many keys or a
+/// key falls outside the window (the run goes on with the hashed tiers).
 template <class K>
 std::optional<group_parts> hgb_dense_tier(K const* keys, size_type n, table_view const& input,
                                           agg_plan const& plan, std::size_t limit,
-                                          int one_group, int sms, stream_ref stream,
+                                          int one_group, int max_team, int sms, stream_ref stream,
                                           memory_resource* mr) {
+  using bits_type = typename dense_window<K>::bits_type;
   if (n == 0) { return std::nullopt; }
-  buffer window(sizeof(dense_window<K>), mr, stream);
-  auto* w = static_cast<dense_window<K>*>(window.data());
-  // Whether the sampled keys span fewer than `slots`. Declining costs one small copy and a
-  // synchronisation, not the tier's allocations and launches (sparse keys: about 0.07 ms of a
-  // 1.7-2.3 ms run at 2^28 rows when it did).
-  auto const window_fits = [&](int slots) {
-    dense_window_kernel<K><<<1, policy::window_threads, 0, to_cuda(stream)>>>(
-        keys, n, std::min(n, policy::window_samples), slots, w);
+  // Declining costs one small copy and a synchronisation, not the tier's allocations and
+  // launches (sparse keys: about 0.07 ms of a 1.7-2.3 ms run at 2^28 rows when it did).
+  dense_sample<K> sample{};
+  {
+    buffer d_sample(sizeof(dense_sample<K>), mr, stream);
+    auto* ds = static_cast<dense_sample<K>*>(d_sample.data());
+    dense_sample_kernel<K><<<1, policy::window_threads, 0, to_cuda(stream)>>>(
+        keys, n, std::min(n, policy::window_samples), ds);
     JOINERY_CHECK_LAUNCH();
-    dense_window<K> h{};
-    JOINERY_CUDA_TRY(cudaMemcpyAsync(&h, w, sizeof(h), cudaMemcpyDeviceToHost, to_cuda(stream)));
+    JOINERY_CUDA_TRY(cudaMemcpyAsync(&sample, ds, sizeof(sample), cudaMemcpyDeviceToHost,
+                                     to_cuda(stream)));
     JOINERY_CUDA_TRY(cudaStreamSynchronize(to_cuda(stream)));
-    return h.fits != 0;
-  };
-  // The batches of policy::fused_accs accumulators first (fewer passes over the keys); when the
-  // keys span more slots than those leave room for, one accumulator a pass, if that has room:
-  // two passes over the keys in shared memory beat one through the global table's atomics
-  // (SUM of two columns at g = 2^14: 8-byte accumulators, 256 KB for both).
-  int batch_accs = policy::fused_accs;
-  auto shape = dense_shape_for(plan, limit, batch_accs);
-  if (shape.slots == 0 || !window_fits(shape.slots)) {
-    auto const narrow = dense_shape_for(plan, limit, 1);
-    if (plan.accs.size() < 2 || narrow.slots <= shape.slots || !window_fits(narrow.slots)) {
-      return std::nullopt;
-    }
-    batch_accs = 1;
-    shape = narrow;
   }
+  auto const layout =
+      dense_layout_for(plan, limit, static_cast<std::uint64_t>(sample.span),
+                       max_team > 0 ? std::min(max_team, policy::max_dense_team)
+                                    : policy::max_dense_team);
+  if (!layout) { return std::nullopt; }
+  auto const& shape = layout->shape;
+  // The window centred on the sampled keys, so that keys a little beyond them still fit
+  // (modulo 2^bits, like the keys' offsets).
+  auto const window_slots = static_cast<bits_type>(static_cast<bits_type>(layout->team) *
+                                                   static_cast<bits_type>(shape.slots));
+  dense_window<K> const window{
+      static_cast<bits_type>(sample.low - (window_slots - 1 - sample.span) / 2), layout->team};
   auto const general = hgb_shared_kernel<K, policy::fused_accs, false, true>;
   auto const one = hgb_shared_kernel<K, policy::fused_accs, true, true>;
   int per_sm = 0;
@@ -1113,23 +1163,28 @@ std::optional<group_parts> hgb_dense_tier(K const* keys, size_type n, table_view
     per_sm = kernel == general ? resident : std::min(per_sm, resident);
   }
   JOINERY_EXPECTS(per_sm > 0, "hash group-by: the dense shared-memory kernel cannot be resident");
-  int const blocks = static_cast<int>(std::max<size_type>(
+  // Whole teams, all resident at once (a member that waited for a free SM would read its
+  // team's tiles long after the others, from DRAM again).
+  size_type const teams = std::max<size_type>(
       1, std::min<size_type>(ceil_div(n, static_cast<size_type>(policy::shared_threads) *
                                            policy::items_per_thread),
-                             static_cast<size_type>(sms) * per_sm)));
-  // Every key of a completed run lies in the window: at most `slots` groups in all.
-  auto const capacity = std::min<size_type>(n, shape.slots);
+                             static_cast<size_type>(sms) * per_sm / layout->team));
+  int const blocks = static_cast<int>(teams * layout->team);
+  // Every key of a completed run lies in the window: at most team * slots groups in all.
+  auto const capacity =
+      std::min<size_type>(n, static_cast<size_type>(layout->team) * shape.slots);
   return run_fused_tier<K>(
       plan, [&](int a) { return column_source(input, plan, a); }, capacity, shape.slots + 1, sms,
       stream, mr,
       [&](acc_batch const& batch, group_table_ref<K> table, insert_counters* counters) {
         for (auto kernel : {one, general}) {
           kernel<<<blocks, policy::shared_threads, shape.bytes, to_cuda(stream)>>>(
-              keys, n, batch, shape.slots, 0, shape.keys_offset, table, counters, one_group, w);
+              keys, n, batch, shape.slots, 0, shape.keys_offset, table, counters, one_group,
+              window);
           JOINERY_CHECK_LAUNCH();
         }
       },
-      batch_accs);
+      layout->batch_accs);
 }
 
 template <class K>
@@ -1164,7 +1219,7 @@ std::optional<group_parts> hgb_shared_tier(K const* keys, size_type n, table_vie
         for (auto kernel : {one, general}) {
           kernel<<<blocks, policy::shared_threads, shape.bytes, to_cuda(stream)>>>(
               keys, n, batch, shape.slots, max_groups, shape.keys_offset, table, counters,
-              one_group, nullptr);
+              one_group, dense_window<K>{0, 1});
           JOINERY_CHECK_LAUNCH();
         }
       });
@@ -1221,7 +1276,7 @@ group_parts run_hgb(K const* keys, size_type n, table_view const& input, agg_pla
         : device_limit;
   if (tuning.hgb_dense_keys) {
     if (auto parts = hgb_dense_tier<K>(keys, n, input, plan, shared_limit, tuning.hgb_one_group,
-                                       sms, stream, mr)) {
+                                       tuning.hgb_dense_team, sms, stream, mr)) {
       clock.lap("aggregate in shared memory, dense keys");
       return std::move(*parts);
     }

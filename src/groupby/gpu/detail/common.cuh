@@ -40,6 +40,9 @@ struct hash_groupby_policy {
   static constexpr size_type window_samples = size_type{1} << 14;
   static constexpr int window_threads = 1024;
   static constexpr int max_dense_slots = 1 << 18;
+  /// HGB's dense tier: the most blocks of a team (a window wider than one block's shared
+  /// memory): each reads every row of the team's tiles, so L2's traffic grows with the team.
+  static constexpr int max_dense_team = 8;
   /// HGB tier 2: smallest first table (groups), when even that exceeds the L2 cache.
   static constexpr size_type min_l2_groups = size_type{1} << 16;
   /// automatic, past tier 1: keys sampled (evenly spaced, one block, sorted in registers) for
