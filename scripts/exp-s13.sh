@@ -14,3 +14,27 @@ if [ "${PART:-1}" = 1 ]; then
   step memcheck-dense sanitizer 200 compute-sanitizer --tool memcheck --report-api-errors no $T --gtest_filter='GpuHashGroupby.DenseTier*'
   step racecheck-dense sanitizer 300 compute-sanitizer --tool racecheck $T --gtest_filter='GpuHashGroupby.DenseTierSplits*:GpuHashGroupby.DenseTierRuns*'
 fi
+if [ "${PART:-1}" = 2 ]; then
+  # A/B on one machine: session 12's binary (bins12), the teams (bins13), teams + L2 prefetch
+  # (bins13p): uniform int32 to 2^16, dense keys, and spread keys (tier 1) to 2^12.
+  for v in 12-cli 13p 13-cli 12-cli 13p; do
+    mkdir -p /tmp/v$v && tar xJf build/bins$v.tar.xz -C /tmp/v$v joinery
+    step "uniform-$v" bench 120 /tmp/v$v/joinery bench gpu-groupby --algorithm hash --groups 2^16 --runs 3 --warmup 1 --out "$OUT/ab-$v.jsonl"
+    step "spread-$v" bench 120 /tmp/v$v/joinery bench gpu-groupby --algorithm hash --spread-keys --groups 2^12 --runs 3 --warmup 1 --out "$OUT/ab-spread-$v.jsonl"
+  done
+fi
+if [ "${PART:-1}" = 3 ]; then
+  # Teams as their own instantiation, the layout by bytes a row: tests, sanitizers, A/B against
+  # session 12's binary (bins12-cli) on one machine, Zipf to 2^16.
+  step gb-tests tests 240 $T --gtest_filter='GpuHashGroupby.*:Algorithms/GpuGroupby.*:GpuGroupbyRegistry.*'
+  mkdir -p /tmp/v12 && tar xJf build/bins12-cli.tar.xz -C /tmp/v12 joinery
+  for v in 12 13b 12 13b; do
+    bin=/tmp/v12/joinery; [ $v = 13b ] && bin=$J
+    step "uniform-$v" bench 120 $bin bench gpu-groupby --algorithm hash --groups 2^16 --runs 3 --warmup 1 --out "$OUT/ab-$v.jsonl"
+  done
+  for z in 1.0 1.5; do
+    step "gb-zipf$z" bench 120 $J bench gpu-groupby --algorithm hash,automatic --zipf $z --groups 2^16 --runs 3 --warmup 1 --out "$OUT/gb-skew.jsonl"
+  done
+  step memcheck-dense sanitizer 200 compute-sanitizer --tool memcheck --report-api-errors no $T --gtest_filter='GpuHashGroupby.DenseTier*'
+  step racecheck-dense sanitizer 300 compute-sanitizer --tool racecheck $T --gtest_filter='GpuHashGroupby.DenseTierSplits*:GpuHashGroupby.DenseTierRuns*'
+fi

@@ -591,26 +591,32 @@ TEST(GpuHashGroupby, DenseTierSplitsAWideWindowOverATeamOfBlocks) {
   for (auto& k : keys) { k -= 30000; }
   auto const input = make_input(keys, 23);
   auto const device = place(input.view(), memory_space::device);
+  // MAX: two passes of 2 members; SUM (8-byte sums): two passes of 3; five aggregates (teams
+  // of 5 with pairs) only past the default bound on the bytes a row may cost.
   std::vector<std::vector<aggregation>> const cases{
-    {{aggregation_kind::max, 1}, {aggregation_kind::max, 2}},  // 4-byte: 3 members at 227 KB
-    {{aggregation_kind::sum, 1}, {aggregation_kind::sum, 3}},  // 8-byte: 5 members
+    {{aggregation_kind::max, 1}, {aggregation_kind::max, 2}},
+    {{aggregation_kind::sum, 1}, {aggregation_kind::sum, 3}},
     {{aggregation_kind::count, -1}, {aggregation_kind::avg, 1}, {aggregation_kind::max, 4},
      {aggregation_kind::sum, 6}, {aggregation_kind::min, 2}}};
-  for (auto const& aggs : cases) {
+  for (std::size_t c = 0; c < cases.size(); ++c) {
+    auto const& aggs = cases[c];
     auto const expected = oracle_groupby(input.view(), 0, aggs);
     for (int one : {-1, 0}) {
       detail::gpu::groupby_tuning t;
       t.hgb_one_group = one;
+      t.hgb_dense_row_bytes = c == 2 ? 1000 : 0;
       table host;
       EXPECT_TRUE(dense_tier_ran(device, aggs, t, host)) << aggs.size() << " aggregates";
       EXPECT_EQ(diff_groups(expected, groupby_rows(host.view())), "") << aggs.size() << " aggregates";
     }
   }
-  // 2^14 keys in 40 kB a block: 7 members of a team, the grid a whole number of teams.
+  // 2^14 keys in 40 kB a block: teams of 4 (MAX) and 7 (SUM, its pairs: 84 bytes a row, let
+  // through), the grid a whole number of teams.
   auto const narrow_input = make_input(uniform_keys<std::int32_t>(300000, 1 << 14, 24), 24);
   auto const narrow = place(narrow_input.view(), memory_space::device);
   detail::gpu::groupby_tuning t40;
   t40.hgb_shared_bytes = 40000;
+  t40.hgb_dense_row_bytes = 1000;
   for (auto const& aggs : cases) {
     table host;
     EXPECT_TRUE(dense_tier_ran(narrow, aggs, t40, host)) << aggs.size() << " aggregates";
@@ -618,15 +624,22 @@ TEST(GpuHashGroupby, DenseTierSplitsAWideWindowOverATeamOfBlocks) {
               "")
         << aggs.size() << " aggregates";
   }
-  // A team of at most 1 (one block a window) or a window wider than 8 blocks: the hashed tiers.
-  for (auto [bytes, team] : {std::pair{-1, 1}, std::pair{10000, 0}}) {
+  // The hashed tiers: a team of at most 1 (one block a window), a window wider than 8 blocks,
+  // or more than 40 bytes a row (SUM: 48).
+  struct refusal {
+    int shared_bytes, team, row_bytes;
+  };
+  for (auto const r : {refusal{-1, 1, 0}, refusal{10000, 0, 0}, refusal{-1, 0, 40}}) {
     detail::gpu::groupby_tuning t;
-    t.hgb_shared_bytes = bytes;
-    t.hgb_dense_team = team;
+    t.hgb_shared_bytes = r.shared_bytes;
+    t.hgb_dense_team = r.team;
+    t.hgb_dense_row_bytes = r.row_bytes;
+    std::string const what = std::to_string(r.shared_bytes) + " bytes, team " +
+                             std::to_string(r.team) + ", row bytes " + std::to_string(r.row_bytes);
     table host;
-    EXPECT_FALSE(dense_tier_ran(device, cases[1], t, host)) << bytes << " bytes, team " << team;
+    EXPECT_FALSE(dense_tier_ran(device, cases[1], t, host)) << what;
     EXPECT_EQ(diff_groups(oracle_groupby(input.view(), 0, cases[1]), groupby_rows(host.view())), "")
-        << bytes << " bytes, team " << team;
+        << what;
   }
 }
 

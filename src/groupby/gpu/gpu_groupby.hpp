@@ -25,6 +25,9 @@ struct groupby_tuning {
   /// slice of it in shared memory). 0: hash_groupby_policy::max_dense_team; 1: one block's
   /// window.
   int hgb_dense_team = 0;
+  /// HGB's dense tier: the most bytes of input a team's loads may cost a row (team * (passes *
+  /// key bytes + value bytes)); more and tier 2 runs. 0: hash_groupby_policy::max_dense_row_bytes.
+  int hgb_dense_row_bytes = 0;
   /// HGB tier 2: groups its first global table holds before the run restarts with a table for
   /// every row. 0: derived from the L2 cache size.
   std::int64_t hgb_initial_groups = 0;

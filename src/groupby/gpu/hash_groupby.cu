@@ -12,7 +12,10 @@
 //   0. dense: when an evenly spaced sample of the keys spans fewer keys than a block has slots
 //      for, tier 1 runs with a key's offset in that window as its slot (perfect hashing: no hash,
 //      no key table, no claiming; a byte per slot marks the groups met). A key outside the
-//      window stops the launch like an overflow, and the run goes on with tier 1.
+//      window stops the launch like an overflow, and the run goes on with tier 1. A window wider
+//      than a block's shared memory is split over a team of blocks that walk the same tiles,
+//      each aggregating its slice (the team's rows come from DRAM about once, then from L2),
+//      while the bytes every row costs the team's loads stay few enough to beat tier 2.
 //   1. shared: each block (one per SM, as large as it can be) numbers the keys it meets in a
 //      shared-memory hash table and aggregates into shared accumulators indexed by the table
 //      slot; at the end it merges its groups into a global table and global accumulators with
@@ -479,12 +482,14 @@ struct dense_window {
 /// insert()'s answer for a key of the window that another member of the team owns.
 inline constexpr int dense_other_member = -2;
 
-/// The dense tier's per-block table: no keys, key k sits in slot k - first (bits, modulo 2^bits:
-/// a bijection, so signed keys and windows that wrap need no care), and a byte per slot says
-/// whether a row of the block fell there. A key outside the window returns -1 (the run goes on
-/// with the hashed table); one of another member's slice dense_other_member. Same interface as
-/// shared_group_table; there is no marker key.
-template <class K>
+/// The dense tier's per-block table: no keys, key k sits in slot k - base - first (bits, modulo
+/// 2^bits: a bijection, so signed keys and windows that wrap need no care), and a byte per slot
+/// says whether a row of the block fell there. A key outside the window returns -1 (the run goes
+/// on with the hashed table); with Team, one of another member's slice dense_other_member.
+/// Without Team the block holds the whole window (first 0, window_slots == slots: the checks
+/// fold away; the run-time ones cost one block a window 8-12% at g <= 2^14 on the H200). Same
+/// interface as shared_group_table; there is no marker key.
+template <class K, bool Team>
 struct dense_group_table {
   using bits_type = typename shared_group_table<K>::bits_type;
   bits_type base;   ///< the window's first key
@@ -496,16 +501,23 @@ struct dense_group_table {
   template <bool Capped = false>
   __device__ __forceinline__ int insert(K key) const {
     auto const d = static_cast<bits_type>(static_cast<bits_type>(key_bits(key)) - base);
-    if (d >= window_slots) { return -1; }
-    auto const local = static_cast<bits_type>(d - first);
-    if (local >= static_cast<bits_type>(slots)) { return dense_other_member; }
-    seen[local] = 1;
-    return static_cast<int>(local);
+    if constexpr (Team) {
+      if (d >= window_slots) { return -1; }
+      auto const local = static_cast<bits_type>(d - first);
+      if (local >= static_cast<bits_type>(slots)) { return dense_other_member; }
+      seen[local] = 1;
+      return static_cast<int>(local);
+    } else {
+      if (d >= static_cast<bits_type>(slots)) { return -1; }
+      seen[d] = 1;
+      return static_cast<int>(d);
+    }
   }
   __device__ void clear(int i) const { seen[i] = 0; }
   __device__ bool occupied(int i, int) const { return i < slots && seen[i] != 0; }
   __device__ K key_at(int i) const {
-    return static_cast<K>(static_cast<bits_type>(base + first + static_cast<bits_type>(i)));
+    return static_cast<K>(static_cast<bits_type>(base + (Team ? first : 0) +
+                                                 static_cast<bits_type>(i)));
   }
 };
 
@@ -658,17 +670,17 @@ __device__ __forceinline__ void hgb_shared_loop(K const* __restrict__ keys, size
 /// the others the general one: the host launches both variants, and each block of a variant
 /// that is not its own returns at once. One kernel with both loops spilled 10x more; a host-side
 /// sample and synchronisation to pick one cost 2-3% of a run at g = 2^2..2^8. one_group >= 0
-/// forces the choice (tests). Dense (the dense tier): the table is dense_group_table over the
-/// block's slice of `window` (`keys_offset` is then where the seen bytes start); the grid is a
-/// whole number of teams.
-template <class K, int NA, bool OneGroup, bool Dense = false>
+/// forces the choice (tests). Dense (the dense tier; 1: one block a window, 2: teams): the table
+/// is dense_group_table over the block's slice of `window` (`keys_offset` is then where the seen
+/// bytes start); the grid is a whole number of teams.
+template <class K, int NA, bool OneGroup, int Dense = 0>
 __global__ void __launch_bounds__(policy::shared_threads, 1)
     hgb_shared_kernel(K const* __restrict__ keys, size_type n, acc_batch batch, int slots,
                       int max_groups, std::uint32_t keys_offset, group_table_ref<K> table,
                       insert_counters* counters, int one_group, dense_window<K> window) {
   constexpr int ipt = policy::items_per_thread;
   constexpr int tile_rows = policy::shared_threads * ipt;
-  int const team = Dense ? window.team : 1;
+  int const team = Dense == 2 ? window.team : 1;
   // The team's first tile: its members agree on the variant.
   size_type const probe = std::min<size_type>(static_cast<size_type>(blockIdx.x / team) *
                                                 tile_rows + threadIdx.x, n - 1);
@@ -680,9 +692,9 @@ __global__ void __launch_bounds__(policy::shared_threads, 1)
   __shared__ int groups;
   __shared__ int has_marker;
   auto const t = [&] {
-    if constexpr (Dense) {
-      using bits_type = typename dense_group_table<K>::bits_type;
-      return dense_group_table<K>{
+    if constexpr (Dense != 0) {
+      using bits_type = typename dense_group_table<K, (Dense == 2)>::bits_type;
+      return dense_group_table<K, (Dense == 2)>{
           window.base, static_cast<bits_type>(static_cast<bits_type>(blockIdx.x % team) * slots),
           static_cast<bits_type>(static_cast<bits_type>(team) * slots), slots, smem + keys_offset};
     } else {
@@ -1087,20 +1099,27 @@ shared_shape dense_shape_for(agg_plan const& plan, std::size_t limit, int batch_
 /// and the blocks of a team (the window holds team * shape.slots keys).
 struct dense_layout {
   int batch_accs = 0;
-  int passes = 0;
   shared_shape shape{};
   int team = 0;
 };
 
-/// The dense layout for sampled keys `span` keys apart (nullopt when none has at most
-/// `max_team` blocks a team): the fewest blocks' passes over the input (passes * team: a team
-/// member reads every row of the team's tiles), then the fewest passes (each reads the input
-/// from DRAM; a team, through L2, about once). Batches of policy::fused_accs accumulators or of
-/// one (SUM of two columns at g = 2^14: 8-byte accumulators, 256 KB for both).
+/// The dense layout for sampled keys `span` keys apart; nullopt when none fits. One block a
+/// window when it can, with batches of policy::fused_accs accumulators, else of one (SUM of two
+/// columns at g = 2^14: 8-byte accumulators, 256 KB for both). Else teams of at most `max_team`
+/// blocks: a member loads every row of its team's tiles, and the tier runs at about the rate
+/// the SMs load rows (1.6-2.0 TB/s on the H200 at 2^28 rows, session 13), so the layout with the
+/// fewest bytes loaded a row (team * (passes * key + values)) wins, if at most `max_row_bytes`:
+/// beyond that tier 2 is faster.
 std::optional<dense_layout> dense_layout_for(agg_plan const& plan, std::size_t limit,
-                                             std::uint64_t span, int max_team) {
-  std::optional<dense_layout> best;
+                                             std::uint64_t span, std::size_t key_bytes,
+                                             int max_team, std::size_t max_row_bytes) {
   auto const accs = static_cast<int>(plan.accs.size());
+  std::size_t values = 0;
+  for (auto const& a : plan.accs) {
+    values += a.op == acc_op::count ? 0 : static_cast<std::size_t>(value_bytes(a.in));
+  }
+  std::optional<dense_layout> best;
+  std::size_t best_bytes = 0;
   for (int const batch_accs : {policy::fused_accs, 1}) {
     if (batch_accs == 1 && accs < 2) { continue; }
     auto const shape = dense_shape_for(plan, limit, batch_accs);
@@ -1108,10 +1127,13 @@ std::optional<dense_layout> dense_layout_for(agg_plan const& plan, std::size_t l
     auto const slots = static_cast<std::uint64_t>(shape.slots);
     if (span / slots >= static_cast<std::uint64_t>(max_team)) { continue; }
     int const team = static_cast<int>(span / slots) + 1;  // team * slots > span
-    int const passes = std::max(1, (accs + batch_accs - 1) / batch_accs);
-    dense_layout const candidate{batch_accs, passes, shape, team};
-    auto const cost = [](dense_layout const& l) { return std::pair{l.passes * l.team, l.passes}; };
-    if (!best || cost(candidate) < cost(*best)) { best = candidate; }
+    if (team == 1) { return dense_layout{batch_accs, shape, 1}; }
+    auto const passes = static_cast<std::size_t>(std::max(1, (accs + batch_accs - 1) / batch_accs));
+    std::size_t const bytes = static_cast<std::size_t>(team) * (passes * key_bytes + values);
+    if (bytes <= max_row_bytes && (!best || bytes < best_bytes)) {
+      best = dense_layout{batch_accs, shape, team};
+      best_bytes = bytes;
+    }
   }
   return best;
 }
@@ -1124,7 +1146,8 @@ std::optional<dense_layout> dense_layout_for(agg_plan const& plan, std::size_t l
 template <class K>
 std::optional<group_parts> hgb_dense_tier(K const* keys, size_type n, table_view const& input,
                                           agg_plan const& plan, std::size_t limit,
-                                          int one_group, int max_team, int sms, stream_ref stream,
+                                          int one_group, int max_team, int max_row_bytes,
+                                          int sms, stream_ref stream,
                                           memory_resource* mr) {
   using bits_type = typename dense_window<K>::bits_type;
   if (n == 0) { return std::nullopt; }
@@ -1141,10 +1164,10 @@ std::optional<group_parts> hgb_dense_tier(K const* keys, size_type n, table_view
                                      to_cuda(stream)));
     JOINERY_CUDA_TRY(cudaStreamSynchronize(to_cuda(stream)));
   }
-  auto const layout =
-      dense_layout_for(plan, limit, static_cast<std::uint64_t>(sample.span),
-                       max_team > 0 ? std::min(max_team, policy::max_dense_team)
-                                    : policy::max_dense_team);
+  auto const layout = dense_layout_for(
+      plan, limit, static_cast<std::uint64_t>(sample.span), sizeof(K),
+      max_team > 0 ? max_team : policy::max_dense_team,
+      max_row_bytes > 0 ? static_cast<std::size_t>(max_row_bytes) : policy::max_dense_row_bytes);
   if (!layout) { return std::nullopt; }
   auto const& shape = layout->shape;
   // The window centred on the sampled keys, so that keys a little beyond them still fit
@@ -1153,8 +1176,11 @@ std::optional<group_parts> hgb_dense_tier(K const* keys, size_type n, table_view
                                                    static_cast<bits_type>(shape.slots));
   dense_window<K> const window{
       static_cast<bits_type>(sample.low - (window_slots - 1 - sample.span) / 2), layout->team};
-  auto const general = hgb_shared_kernel<K, policy::fused_accs, false, true>;
-  auto const one = hgb_shared_kernel<K, policy::fused_accs, true, true>;
+  bool const in_teams = layout->team > 1;
+  auto const general = in_teams ? hgb_shared_kernel<K, policy::fused_accs, false, 2>
+                             : hgb_shared_kernel<K, policy::fused_accs, false, 1>;
+  auto const one = in_teams ? hgb_shared_kernel<K, policy::fused_accs, true, 2>
+                         : hgb_shared_kernel<K, policy::fused_accs, true, 1>;
   int per_sm = 0;
   for (auto kernel : {general, one}) {
     JOINERY_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -1276,7 +1302,8 @@ group_parts run_hgb(K const* keys, size_type n, table_view const& input, agg_pla
         : device_limit;
   if (tuning.hgb_dense_keys) {
     if (auto parts = hgb_dense_tier<K>(keys, n, input, plan, shared_limit, tuning.hgb_one_group,
-                                       tuning.hgb_dense_team, sms, stream, mr)) {
+                                       tuning.hgb_dense_team, tuning.hgb_dense_row_bytes, sms,
+                                       stream, mr)) {
       clock.lap("aggregate in shared memory, dense keys");
       return std::move(*parts);
     }

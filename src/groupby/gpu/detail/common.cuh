@@ -41,8 +41,11 @@ struct hash_groupby_policy {
   static constexpr int window_threads = 1024;
   static constexpr int max_dense_slots = 1 << 18;
   /// HGB's dense tier: the most blocks of a team (a window wider than one block's shared
-  /// memory): each reads every row of the team's tiles, so L2's traffic grows with the team.
+  /// memory), and the most bytes of input the team's loads may cost a row (see
+  /// dense_layout_for). On the H200 at 2^28 rows (session 13) tier 2 ran uniform keys at about
+  /// 33 G rows/s for g = 2^16; teams loading 36 B a row 53 (MAX, 3 blocks), 60 B 28 (SUM, 5).
   static constexpr int max_dense_team = 8;
+  static constexpr std::size_t max_dense_row_bytes = 48;
   /// HGB tier 2: smallest first table (groups), when even that exceeds the L2 cache.
   static constexpr size_type min_l2_groups = size_type{1} << 16;
   /// automatic, past tier 1: keys sampled (evenly spaced, one block, sorted in registers) for
