@@ -38,3 +38,15 @@ if [ "${PART:-1}" = 3 ]; then
   step memcheck-dense sanitizer 200 compute-sanitizer --tool memcheck --report-api-errors no $T --gtest_filter='GpuHashGroupby.DenseTier*'
   step racecheck-dense sanitizer 300 compute-sanitizer --tool racecheck $T --gtest_filter='GpuHashGroupby.DenseTierSplits*:GpuHashGroupby.DenseTierRuns*'
 fi
+if [ "${PART:-1}" = 4 ]; then
+  # Final code: the dense teams' bound at 40 bytes a row, automatic's sort under moderate skew
+  # over many groups. Tests, sanitizers, the uniform and Zipf sweeps to 2^20.
+  step gb-tests tests 300 $T --gtest_filter='GpuHashGroupby.*:Algorithms/GpuGroupby.*:GpuGroupbyRegistry.*:GpuPartitionGroupby.*:GpuDictionaryGroupby.*'
+  step memcheck-new sanitizer 200 compute-sanitizer --tool memcheck --report-api-errors no $T --gtest_filter='GpuHashGroupby.DenseTier*:GpuHashGroupby.Automatic*'
+  step racecheck-new sanitizer 300 compute-sanitizer --tool racecheck $T --gtest_filter='GpuHashGroupby.DenseTierSplits*:GpuHashGroupby.DenseTierRuns*'
+  step gb-uniform32 bench 200 $J bench gpu-groupby --algorithm hash,partition_transformed,sort_transformed,automatic --groups 2^20 --runs 3 --warmup 1 --out "$OUT/gb-uniform-int32.jsonl"
+  step gb-uniform64 bench 200 $J bench gpu-groupby --algorithm hash,sort_dictionary,sort_transformed,automatic --key-type int64 --groups 2^20 --runs 3 --warmup 1 --out "$OUT/gb-uniform-int64.jsonl"
+  for z in 1.0 1.5 0.5; do
+    step "gb-zipf$z" bench 150 $J bench gpu-groupby --algorithm hash,partition_transformed,sort_transformed,automatic --zipf $z --groups 2^20 --runs 3 --warmup 1 --out "$OUT/gb-skew.jsonl"
+  done
+fi

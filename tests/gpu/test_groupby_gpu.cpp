@@ -591,11 +591,11 @@ TEST(GpuHashGroupby, DenseTierSplitsAWideWindowOverATeamOfBlocks) {
   for (auto& k : keys) { k -= 30000; }
   auto const input = make_input(keys, 23);
   auto const device = place(input.view(), memory_space::device);
-  // MAX: two passes of 2 members; SUM (8-byte sums): two passes of 3; five aggregates (teams
-  // of 5 with pairs) only past the default bound on the bytes a row may cost.
+  // MAX: two passes of 2 members (32 bytes a row); SUM (8-byte sums): two passes of 3 (48) and
+  // five aggregates, both only past the default bound on the bytes a row may cost (40).
   std::vector<std::vector<aggregation>> const cases{
     {{aggregation_kind::max, 1}, {aggregation_kind::max, 2}},
-    {{aggregation_kind::sum, 1}, {aggregation_kind::sum, 3}},
+    {{aggregation_kind::sum, 1}, {aggregation_kind::sum, 2}},
     {{aggregation_kind::count, -1}, {aggregation_kind::avg, 1}, {aggregation_kind::max, 4},
      {aggregation_kind::sum, 6}, {aggregation_kind::min, 2}}};
   for (std::size_t c = 0; c < cases.size(); ++c) {
@@ -604,7 +604,7 @@ TEST(GpuHashGroupby, DenseTierSplitsAWideWindowOverATeamOfBlocks) {
     for (int one : {-1, 0}) {
       detail::gpu::groupby_tuning t;
       t.hgb_one_group = one;
-      t.hgb_dense_row_bytes = c == 2 ? 1000 : 0;
+      t.hgb_dense_row_bytes = c == 0 ? 0 : 1000;
       table host;
       EXPECT_TRUE(dense_tier_ran(device, aggs, t, host)) << aggs.size() << " aggregates";
       EXPECT_EQ(diff_groups(expected, groupby_rows(host.view())), "") << aggs.size() << " aggregates";
@@ -625,11 +625,11 @@ TEST(GpuHashGroupby, DenseTierSplitsAWideWindowOverATeamOfBlocks) {
         << aggs.size() << " aggregates";
   }
   // The hashed tiers: a team of at most 1 (one block a window), a window wider than 8 blocks,
-  // or more than 40 bytes a row (SUM: 48).
+  // or more bytes a row than the default bound (SUM: 48).
   struct refusal {
     int shared_bytes, team, row_bytes;
   };
-  for (auto const r : {refusal{-1, 1, 0}, refusal{10000, 0, 0}, refusal{-1, 0, 40}}) {
+  for (auto const r : {refusal{-1, 1, 1000}, refusal{10000, 0, 1000}, refusal{-1, 0, 0}}) {
     detail::gpu::groupby_tuning t;
     t.hgb_shared_bytes = r.shared_bytes;
     t.hgb_dense_team = r.team;
@@ -763,12 +763,27 @@ TEST(GpuHashGroupby, AutomaticPartitionsHeavilySkewedKeysPastTheSharedTier) {
   // Uniform keys, or the test switched off: tier 2.
   run(uniform_keys<std::int32_t>(300000, 50000, 9), groupby_algorithm::hash, "uniform");
   t.skew_partition_share = 2;
+  t.skew_sort_groups = -1;
   run(hot32, groupby_algorithm::hash, "switched off");
-  // A share below the threshold (one key 10%): tier 2.
+  // A share below the threshold (one key 10%): over 50000 keys (estimated past
+  // skew_sort_groups) the sort group-by, over 5000 tier 2.
   t.skew_partition_share = -1;
+  t.skew_sort_groups = 0;
+  for (int domain : {50000, 5000}) {
+    auto warm = uniform_keys<std::int32_t>(300000, domain, 10);
+    for (std::size_t i = 0; i < warm.size(); i += 10) { warm[i] = 3; }
+    run(warm, domain == 50000 ? groupby_algorithm::sort_transformed : groupby_algorithm::hash,
+        domain == 50000 ? "one key 10%, 50000 keys" : "one key 10%, 5000 keys");
+    auto warm64 = uniform_keys<std::int64_t>(300000, domain, 11);
+    for (std::size_t i = 0; i < warm64.size(); i += 10) { warm64[i] = -3; }
+    run(warm64, domain == 50000 ? groupby_algorithm::sort_dictionary : groupby_algorithm::hash,
+        domain == 50000 ? "int64, one key 10%, 50000 keys" : "int64, one key 10%, 5000 keys");
+  }
+  // Switched off: tier 2 at any estimate.
+  t.skew_sort_groups = -1;
   auto warm = uniform_keys<std::int32_t>(300000, 50000, 10);
   for (std::size_t i = 0; i < warm.size(); i += 10) { warm[i] = 3; }
-  run(warm, groupby_algorithm::hash, "one key 10%");
+  run(warm, groupby_algorithm::hash, "one key 10%, the sort switch off");
 }
 
 TEST(GpuHashGroupby, TierTwoReducesTheLanesOfOneSlotFirst) {

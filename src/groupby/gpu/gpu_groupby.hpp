@@ -39,6 +39,11 @@ struct groupby_tuning {
   /// share of the rows; automatic then runs partition_transformed. Negative: the policy's
   /// (hash_groupby_policy::skew_partition_share); above 1: never.
   double skew_partition_share = -1;
+  /// With stop_beyond_first_table, past tier 1, the hottest key's share below
+  /// skew_partition_share but at least hash_groupby_policy::skew_sort_share: stop (incomplete)
+  /// when the estimated groups are at least this many; automatic then sorts. 0: the policy's
+  /// (hash_groupby_policy::skew_sort_groups); negative: never.
+  std::int64_t skew_sort_groups = 0;
   /// PGB: partition bits (-1: from the estimated groups), shared-table slots (0: from the groups
   /// a partition is expected to hold; a power of two, at least 64), and the groups of its first
   /// global table (0: twice the estimate) before it grows (partition_groupby_policy::global_growth
@@ -66,8 +71,9 @@ std::vector<groupby_algorithm> groupby_algorithms();
 /// global table (more than the L2 cache holds), the sort group-by with transformed values (Wu et
 /// al. Figure 21: hash while the groups fit on chip, sort beyond), dictionary-encoded for 8-byte
 /// keys up to an estimated 2^22 groups; past tier 1 with one key holding a large share of the
-/// rows (groupby_tuning::skew_partition_share) it runs partition_transformed instead of tier 2;
-/// `used` gets the algorithm run.
+/// rows (groupby_tuning::skew_partition_share) it runs partition_transformed instead of tier 2,
+/// and with a smaller but still large share over many estimated groups
+/// (groupby_tuning::skew_sort_groups) the sort group-by; `used` gets the algorithm run.
 table run_groupby(groupby_algorithm algo, table_view const& input, size_type key_column,
                   std::vector<aggregation> const& aggregations, bool sort_by_key,
                   groupby_tuning const& tuning, std::vector<phase_time>* phases,

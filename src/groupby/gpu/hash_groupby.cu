@@ -1316,14 +1316,24 @@ group_parts run_hgb(K const* keys, size_type n, table_view const& input, agg_pla
   }
   clock.lap("shared memory: too many groups");
   if (tuning.stop_beyond_first_table) {
-    // automatic: under heavy skew tier 2's atomics pile up on the hot slots; PGB-TR runs instead.
+    // automatic: under skew tier 2's atomics pile up on the hot slots. Heavy skew: PGB-TR runs
+    // instead. Moderate skew over many groups: the sort group-by (the caller's next choice).
     double const limit = tuning.skew_partition_share >= 0 ? tuning.skew_partition_share
                                                           : policy::skew_partition_share;
-    if (limit <= 1 && hot_key_share<K>(keys, n, stream, mr) >= limit) {
+    auto const sort_groups = tuning.skew_sort_groups != 0 ? tuning.skew_sort_groups
+                                                          : policy::skew_sort_groups;
+    bool const look = limit <= 1 || sort_groups > 0;
+    double const share = look ? hot_key_share<K>(keys, n, stream, mr) : 0.0;
+    group_parts none;
+    none.incomplete = true;
+    if (limit <= 1 && share >= limit) {
       clock.lap("skewed keys: partition instead of the global table");
-      group_parts none;
-      none.incomplete = true;
       none.skewed = true;
+      return none;
+    }
+    if (sort_groups > 0 && share >= policy::skew_sort_share &&
+        estimate_groups<K>(keys, n, sms, stream, mr) >= sort_groups) {
+      clock.lap("skewed keys, many groups: sort instead of the global table");
       return none;
     }
   }

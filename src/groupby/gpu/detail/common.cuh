@@ -43,9 +43,10 @@ struct hash_groupby_policy {
   /// HGB's dense tier: the most blocks of a team (a window wider than one block's shared
   /// memory), and the most bytes of input the team's loads may cost a row (see
   /// dense_layout_for). On the H200 at 2^28 rows (session 13) tier 2 ran uniform keys at about
-  /// 33 G rows/s for g = 2^16; teams loading 36 B a row 53 (MAX, 3 blocks), 60 B 28 (SUM, 5).
+  /// 33 G rows/s for g = 2^16; teams loading 32 B a row 50 (MAX: 2 blocks, 2 passes), 48 B 32
+  /// (SUM: 3 blocks, 2 passes), 60 B 28 (SUM: 5 blocks, 1 pass).
   static constexpr int max_dense_team = 8;
-  static constexpr std::size_t max_dense_row_bytes = 48;
+  static constexpr std::size_t max_dense_row_bytes = 40;
   /// HGB tier 2: smallest first table (groups), when even that exceeds the L2 cache.
   static constexpr size_type min_l2_groups = size_type{1} << 16;
   /// automatic, past tier 1: keys sampled (evenly spaced, one block, sorted in registers) for
@@ -57,6 +58,15 @@ struct hash_groupby_policy {
   static constexpr int skew_items_per_thread = 2;
   static constexpr int skew_samples = skew_threads * skew_items_per_thread;
   static constexpr double skew_partition_share = 0.2;
+  /// automatic, past tier 1, the hottest key's share below skew_partition_share but at least
+  /// skew_sort_share: the sort group-by (SGB-TR, or SGB-DE-TR for 8-byte keys) runs instead of
+  /// tier 2 from skew_sort_groups estimated groups (estimate_groups). On the H200 at 2^28 rows
+  /// (session 12) at Zipf 1 (the hottest key 7-9%), tier 2 ran 17-19 G rows/s at g = 2^16 and
+  /// SGB-TR 14-15, at 2^18 11-14 and 14-15, at 2^20 8-10 and 15-16. The estimate (a lower bound
+  /// under such skew) of Zipf-1 keys is 2^14.3-2^14.5 at g = 2^16 and 2^15.1-2^15.3 at 2^18
+  /// (simulated, 2^14 samples): the bound sits between.
+  static constexpr double skew_sort_share = 0.04;
+  static constexpr size_type skew_sort_groups = 28000;
 };
 
 /// Launch shape of the sort group-bys' segmented aggregation: each warp owns a contiguous range
