@@ -50,3 +50,10 @@ if [ "${PART:-1}" = 4 ]; then
     step "gb-zipf$z" bench 150 $J bench gpu-groupby --algorithm hash,partition_transformed,sort_transformed,automatic --zipf $z --groups 2^20 --runs 3 --warmup 1 --out "$OUT/gb-skew.jsonl"
   done
 fi
+if [ "${PART:-1}" = 5 ]; then
+  # Every group-by of the conformance suite on the GPU, the API tests, memcheck over the skewed
+  # and many-group conformance cases.
+  step conf-gb tests 240 /tmp/b/joinery_conformance_tests --gtest_filter='*GroupbyConformance*gpu*'
+  step api tests 120 /tmp/b/joinery_unit_tests --gtest_filter='Api.*'
+  step memcheck-conf sanitizer 240 compute-sanitizer --tool memcheck --report-api-errors no /tmp/b/joinery_conformance_tests --gtest_filter='*GroupbyConformance*gpu*zipf*:*GroupbyConformance*gpu*distinct*:*GroupbyConformance*gpu*hot*'
+fi
