@@ -14,3 +14,10 @@ step() {
   echo "$name rc=$rc $(( $(date +%s) - t0 ))s" >> "$S"
 }
 nvidia-smi -L > "$OUT/env.log" 2>&1
+# Every group-by of the conformance suite on the GPU, the API tests, memcheck over the skewed and
+# many-group conformance cases; the binaries in /tmp/b.
+conformance_groupby_checks() {
+  step conf-gb tests 240 /tmp/b/joinery_conformance_tests --gtest_filter='*GroupbyConformance*gpu*'
+  step api tests 120 /tmp/b/joinery_unit_tests --gtest_filter='Api.*'
+  step memcheck-conf sanitizer 240 compute-sanitizer --tool memcheck --report-api-errors no /tmp/b/joinery_conformance_tests --gtest_filter='*GroupbyConformance*gpu*zipf*:*GroupbyConformance*gpu*distinct*:*GroupbyConformance*gpu*hot*'
+}

@@ -29,11 +29,7 @@ if [ "${PART:-1}" = 3 ]; then
   done
 fi
 if [ "${PART:-1}" = 4 ]; then
-  # Every group-by of the conformance suite on the GPU, the API tests, and memcheck over the
-  # skewed and many-group cases (the estimate, PGB's restarts, the dense tier).
-  step conf-gb tests 240 /tmp/b/joinery_conformance_tests --gtest_filter='*GroupbyConformance*gpu*'
-  step api tests 120 /tmp/b/joinery_unit_tests --gtest_filter='Api.*'
-  step memcheck-conf sanitizer 200 compute-sanitizer --tool memcheck --report-api-errors no /tmp/b/joinery_conformance_tests --gtest_filter='*GroupbyConformance*gpu*zipf*:*GroupbyConformance*gpu*distinct*:*GroupbyConformance*gpu*hot*'
+  conformance_groupby_checks
 fi
 if [ "${PART:-1}" = 5 ]; then
   step auto-tests tests 120 $T --gtest_filter='GpuHashGroupby.Automatic*'

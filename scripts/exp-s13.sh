@@ -51,9 +51,13 @@ if [ "${PART:-1}" = 4 ]; then
   done
 fi
 if [ "${PART:-1}" = 5 ]; then
-  # Every group-by of the conformance suite on the GPU, the API tests, memcheck over the skewed
-  # and many-group conformance cases.
-  step conf-gb tests 240 /tmp/b/joinery_conformance_tests --gtest_filter='*GroupbyConformance*gpu*'
-  step api tests 120 /tmp/b/joinery_unit_tests --gtest_filter='Api.*'
-  step memcheck-conf sanitizer 240 compute-sanitizer --tool memcheck --report-api-errors no /tmp/b/joinery_conformance_tests --gtest_filter='*GroupbyConformance*gpu*zipf*:*GroupbyConformance*gpu*distinct*:*GroupbyConformance*gpu*hot*'
+  conformance_groupby_checks
+fi
+if [ "${PART:-1}" = 6 ]; then
+  # ncu of the dense tier at g = 2^10 (one block a window) and g = 1; automatic against SGB-TR at
+  # Zipf 1, g = 2^20, in both orders (the sort phase inside automatic).
+  step ncu-dense ncu 200 ncu --clock-control none --kernel-name regex:hgb_shared_kernel --launch-count 4 --section SpeedOfLight --section WarpStateStats --section SchedulerStats --section Occupancy --section LaunchStats --section MemoryWorkloadAnalysis --section InstructionStats --section SourceCounters $J bench groupby --backend gpu --algorithm hash --rows 2^28 --groups 2^10 --runs 1 --warmup 0
+  for order in sort_transformed,automatic automatic,sort_transformed; do
+    step "order-$order" bench 150 $J bench gpu-groupby --algorithm $order --zipf 1.0 --groups 2^20 --runs 5 --warmup 1 --out "$OUT/order-${order%%,*}-first.jsonl"
+  done
 fi
