@@ -61,3 +61,11 @@ if [ "${PART:-1}" = 6 ]; then
     step "order-$order" bench 150 $J bench gpu-groupby --algorithm $order --zipf 1.0 --groups 2^20 --runs 5 --warmup 1 --out "$OUT/order-${order%%,*}-first.jsonl"
   done
 fi
+if [ "${PART:-1}" = 7 ]; then
+  # Review fixes: the team reported in the phase name, teams of 5 and 7, 8-byte keys at the top of
+  # their range, outliers mid-run, the one-group loop in teams.
+  step gb-tests tests 300 $T --gtest_filter='GpuHashGroupby.*:Algorithms/GpuGroupby.*:GpuGroupbyRegistry.*:GpuPartitionGroupby.*:GpuDictionaryGroupby.*'
+  step memcheck-teams sanitizer 240 compute-sanitizer --tool memcheck --report-api-errors no $T --gtest_filter='GpuHashGroupby.DenseTierSplits*'
+  step racecheck-teams sanitizer 300 compute-sanitizer --tool racecheck $T --gtest_filter='GpuHashGroupby.DenseTierSplits*'
+  step gb-uniform32 bench 120 $J bench gpu-groupby --algorithm hash,automatic --groups 2^16 --runs 3 --warmup 1 --out "$OUT/gb-uniform-int32.jsonl"
+fi

@@ -456,15 +456,26 @@ TEST(GpuHashGroupby, OneGroupVariantMatchesTheOracleOnEveryShape) {
 
 /// HGB with its phases: whether the dense tier produced the result.
 bool dense_tier_ran(table const& device_input, std::vector<aggregation> const& aggs,
-                    detail::gpu::groupby_tuning const& tuning, table& host_result) {
+                    detail::gpu::groupby_tuning const& tuning, table& host_result,
+                    int* team = nullptr) {
   std::vector<phase_time> phases;
   auto t = detail::gpu::run_groupby(groupby_algorithm::hash, device_input.view(), 0, aggs, false,
                                     tuning, &phases, nullptr, default_stream(), device_resource());
   default_stream().synchronize();
   host_result = place(t.view(), memory_space::host);
-  return std::any_of(phases.begin(), phases.end(), [](phase_time const& p) {
-    return p.name == "aggregate in shared memory, dense keys";
-  });
+  // "aggregate in shared memory, dense keys", with ", teams of N" when a team holds the window.
+  std::string const name = "aggregate in shared memory, dense keys";
+  std::string const teams = ", teams of ";
+  for (auto const& p : phases) {
+    if (p.name.rfind(name, 0) != 0) { continue; }
+    if (team != nullptr) {
+      *team = p.name.size() > name.size() + teams.size()
+                ? std::stoi(p.name.substr(name.size() + teams.size()))
+                : 1;
+    }
+    return true;
+  }
+  return false;
 }
 
 /// Every aggregate of `keys` through HGB against the oracle; `dense` says whether the dense
@@ -591,38 +602,79 @@ TEST(GpuHashGroupby, DenseTierSplitsAWideWindowOverATeamOfBlocks) {
   for (auto& k : keys) { k -= 30000; }
   auto const input = make_input(keys, 23);
   auto const device = place(input.view(), memory_space::device);
-  // MAX: two passes of 2 members (32 bytes a row); SUM (8-byte sums): two passes of 3 (48) and
-  // five aggregates, both only past the default bound on the bytes a row may cost (40).
-  std::vector<std::vector<aggregation>> const cases{
-    {{aggregation_kind::max, 1}, {aggregation_kind::max, 2}},
-    {{aggregation_kind::sum, 1}, {aggregation_kind::sum, 2}},
-    {{aggregation_kind::count, -1}, {aggregation_kind::avg, 1}, {aggregation_kind::max, 4},
-     {aggregation_kind::sum, 6}, {aggregation_kind::min, 2}}};
-  for (std::size_t c = 0; c < cases.size(); ++c) {
-    auto const& aggs = cases[c];
-    auto const expected = oracle_groupby(input.view(), 0, aggs);
-    for (int one : {-1, 0}) {
+  // MAX: two passes of 2 members (32 bytes a row); SUM (8-byte sums): two passes of 3 (48 bytes,
+  // past the default bound of 40); five aggregates past the bound too.
+  struct team_case {
+    std::vector<aggregation> aggs;
+    int row_bytes;
+    int team;  ///< expected; 0: not checked
+  };
+  std::vector<team_case> const cases{
+    {{{aggregation_kind::max, 1}, {aggregation_kind::max, 2}}, 0, 2},
+    {{{aggregation_kind::sum, 1}, {aggregation_kind::sum, 2}}, 1000, 3},
+    {{{aggregation_kind::count, -1}, {aggregation_kind::avg, 1}, {aggregation_kind::max, 4},
+      {aggregation_kind::sum, 6}, {aggregation_kind::min, 2}}, 1000, 0}};
+  for (auto const& c : cases) {
+    auto const expected = oracle_groupby(input.view(), 0, c.aggs);
+    for (int one : {-1, 0, 1}) {
       detail::gpu::groupby_tuning t;
       t.hgb_one_group = one;
-      t.hgb_dense_row_bytes = c == 0 ? 0 : 1000;
+      t.hgb_dense_row_bytes = c.row_bytes;
       table host;
-      EXPECT_TRUE(dense_tier_ran(device, aggs, t, host)) << aggs.size() << " aggregates";
-      EXPECT_EQ(diff_groups(expected, groupby_rows(host.view())), "") << aggs.size() << " aggregates";
+      int team = 0;
+      EXPECT_TRUE(dense_tier_ran(device, c.aggs, t, host, &team)) << c.aggs.size() << " aggregates";
+      EXPECT_GT(team, 1) << c.aggs.size() << " aggregates";
+      if (c.team > 0) { EXPECT_EQ(team, c.team) << c.aggs.size() << " aggregates"; }
+      EXPECT_EQ(diff_groups(expected, groupby_rows(host.view())), "") << c.aggs.size() << " aggregates";
     }
   }
-  // 2^14 keys in 40 kB a block: teams of 4 (MAX) and 7 (SUM, its pairs: 84 bytes a row, let
-  // through), the grid a whole number of teams.
-  auto const narrow_input = make_input(uniform_keys<std::int32_t>(300000, 1 << 14, 24), 24);
-  auto const narrow = place(narrow_input.view(), memory_space::device);
-  detail::gpu::groupby_tuning t40;
-  t40.hgb_shared_bytes = 40000;
-  t40.hgb_dense_row_bytes = 1000;
-  for (auto const& aggs : cases) {
+  // 2^14 keys, one 8-byte sum: in 33 kB a block teams of 5, in 23 kB of 7 (the grid a whole
+  // number of teams); 4-byte keys and 8-byte keys at the top of their range.
+  std::vector<aggregation> const sum{{aggregation_kind::sum, 1}};
+  auto top64 = uniform_keys<std::int64_t>(300000, 1 << 14, 25);
+  for (auto& k : top64) { k = std::numeric_limits<std::int64_t>::max() - k; }
+  auto const narrow32 = make_input(uniform_keys<std::int32_t>(300000, 1 << 14, 24), 24);
+  auto const narrow64 = make_input(top64, 25);
+  for (auto const* narrow : {&narrow32, &narrow64}) {
+    auto const narrow_device = place(narrow->view(), memory_space::device);
+    auto const expected = oracle_groupby(narrow->view(), 0, sum);
+    for (auto const [bytes, expected_team] : {std::pair{33000, 5}, std::pair{23000, 7}}) {
+      for (int one : {-1, 1}) {
+        detail::gpu::groupby_tuning t;
+        t.hgb_shared_bytes = bytes;
+        t.hgb_dense_row_bytes = 1000;
+        t.hgb_one_group = one;
+        std::string const what = std::to_string(bytes) + " bytes, " +
+                                 (narrow == &narrow32 ? "int32" : "int64") + " keys";
+        table host;
+        int team = 0;
+        EXPECT_TRUE(dense_tier_ran(narrow_device, sum, t, host, &team)) << what;
+        EXPECT_EQ(team, expected_team) << what;
+        EXPECT_EQ(diff_groups(expected, groupby_rows(host.view())), "") << what;
+      }
+    }
+  }
+  // Outliers on rows the sample skips (first and last tile): a member overflows mid-run and the
+  // run starts over with the hashed tiers.
+  {
+    size_type const n = 300000;
+    size_type const samples = std::min<size_type>(n, size_type{1} << 14);
+    std::vector<bool> sampled(static_cast<std::size_t>(n), false);
+    for (size_type i = 0; i < samples; ++i) { sampled[static_cast<std::size_t>(i * n / samples)] = true; }
+    auto outliers = uniform_keys<std::int32_t>(n, 1 << 14, 26);
+    std::size_t first = 1;
+    while (sampled[first]) { ++first; }
+    std::size_t last = static_cast<std::size_t>(n) - 1;
+    while (sampled[last]) { --last; }
+    outliers[first] = 1000000000;
+    outliers[last] = -1000000000;
+    auto const input_out = make_input(outliers, 26);
+    detail::gpu::groupby_tuning t;
+    t.hgb_shared_bytes = 33000;
+    t.hgb_dense_row_bytes = 1000;
     table host;
-    EXPECT_TRUE(dense_tier_ran(narrow, aggs, t40, host)) << aggs.size() << " aggregates";
-    EXPECT_EQ(diff_groups(oracle_groupby(narrow_input.view(), 0, aggs), groupby_rows(host.view())),
-              "")
-        << aggs.size() << " aggregates";
+    EXPECT_FALSE(dense_tier_ran(place(input_out.view(), memory_space::device), sum, t, host));
+    EXPECT_EQ(diff_groups(oracle_groupby(input_out.view(), 0, sum), groupby_rows(host.view())), "");
   }
   // The hashed tiers: a team of at most 1 (one block a window), a window wider than 8 blocks,
   // or more bytes a row than the default bound (SUM: 48).
@@ -637,8 +689,9 @@ TEST(GpuHashGroupby, DenseTierSplitsAWideWindowOverATeamOfBlocks) {
     std::string const what = std::to_string(r.shared_bytes) + " bytes, team " +
                              std::to_string(r.team) + ", row bytes " + std::to_string(r.row_bytes);
     table host;
-    EXPECT_FALSE(dense_tier_ran(device, cases[1], t, host)) << what;
-    EXPECT_EQ(diff_groups(oracle_groupby(input.view(), 0, cases[1]), groupby_rows(host.view())), "")
+    EXPECT_FALSE(dense_tier_ran(device, cases[1].aggs, t, host)) << what;
+    EXPECT_EQ(diff_groups(oracle_groupby(input.view(), 0, cases[1].aggs), groupby_rows(host.view())),
+              "")
         << what;
   }
 }

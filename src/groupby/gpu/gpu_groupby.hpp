@@ -18,21 +18,23 @@ struct groupby_tuning {
   /// HGB tier 1: every block runs the loop for one group (1) or the general one (0); -1: each
   /// block by its first rows (one key: the one-group loop).
   int hgb_one_group = -1;
-  /// HGB: try the dense tier first (keys within a window of one block's slots; else the
-  /// hashed tiers). false: straight to the hashed tier 1.
+  /// HGB: try the dense tier first (keys within a window of a block's slots, or of a team of
+  /// blocks'; else the hashed tiers). false: straight to the hashed tier 1.
   bool hgb_dense_keys = true;
   /// HGB's dense tier: the most blocks of a team, which share a window of keys (each holds a
-  /// slice of it in shared memory). 0: hash_groupby_policy::max_dense_team; 1: one block's
-  /// window.
+  /// slice of it in shared memory), at most hash_groupby_policy::max_dense_team. 0: that
+  /// maximum; 1: one block's window.
   int hgb_dense_team = 0;
   /// HGB's dense tier: the most bytes of input a team's loads may cost a row (team * (passes *
-  /// key bytes + value bytes)); more and tier 2 runs. 0: hash_groupby_policy::max_dense_row_bytes.
+  /// key bytes + value bytes)); more and the hashed tiers run. 0:
+  /// hash_groupby_policy::max_dense_row_bytes.
   int hgb_dense_row_bytes = 0;
   /// HGB tier 2: groups its first global table holds before the run restarts with a table for
   /// every row. 0: derived from the L2 cache size.
   std::int64_t hgb_initial_groups = 0;
   /// HGB: stop (group_parts::incomplete) instead of restarting when the first global table
-  /// overflows; `automatic` then runs the sort group-by, which wins at so many groups.
+  /// overflows, and before tier 2 under skew (skew_partition_share, skew_sort_groups);
+  /// `automatic` then runs the sort group-by, which wins at so many groups, or PGB-TR.
   bool stop_beyond_first_table = false;
   /// With stop_beyond_first_table (automatic), past tier 1: stop (group_parts::skewed) instead
   /// of running tier 2 when the hottest of an evenly spaced sample of keys holds at least this

@@ -459,7 +459,7 @@ struct shared_group_table {
   __device__ K key_at(int i) const { return static_cast<K>(i < slots ? keys[i] : empty); }
 };
 
-/// The sampled keys of the dense tier (dense_window_kernel): the bits of the smallest and how
+/// The sampled keys of the dense tier (dense_sample_kernel): the bits of the smallest and how
 /// many keys past it the largest lies.
 template <class K>
 struct dense_sample {
@@ -1142,12 +1142,14 @@ std::optional<dense_layout> dense_layout_for(agg_plan const& plan, std::size_t l
 /// shared memory of a team of blocks has slots for, each key's slot is its offset in that window
 /// (perfect hashing, as DuckDB's perfect-hash aggregate does from min/max statistics): no
 /// hashing, no key comparisons, no claiming. nullopt when the sample spans too many keys or a
-/// key falls outside the window (the run goes on with the hashed tiers).
+/// key falls outside the window (the run goes on with the hashed tiers); the sample spans too
+/// many keys when even `max_team` blocks (at most policy::max_dense_team) hold too few slots or
+/// a team's loads would cost a row more than `max_row_bytes`. `team` gets the blocks of a team.
 template <class K>
 std::optional<group_parts> hgb_dense_tier(K const* keys, size_type n, table_view const& input,
                                           agg_plan const& plan, std::size_t limit,
                                           int one_group, int max_team, int max_row_bytes,
-                                          int sms, stream_ref stream,
+                                          int sms, int& team, stream_ref stream,
                                           memory_resource* mr) {
   using bits_type = typename dense_window<K>::bits_type;
   if (n == 0) { return std::nullopt; }
@@ -1166,10 +1168,11 @@ std::optional<group_parts> hgb_dense_tier(K const* keys, size_type n, table_view
   }
   auto const layout = dense_layout_for(
       plan, limit, static_cast<std::uint64_t>(sample.span), sizeof(K),
-      max_team > 0 ? max_team : policy::max_dense_team,
+      max_team > 0 ? std::min(max_team, policy::max_dense_team) : policy::max_dense_team,
       max_row_bytes > 0 ? static_cast<std::size_t>(max_row_bytes) : policy::max_dense_row_bytes);
   if (!layout) { return std::nullopt; }
   auto const& shape = layout->shape;
+  team = layout->team;
   // The window centred on the sampled keys, so that keys a little beyond them still fit
   // (modulo 2^bits, like the keys' offsets).
   auto const window_slots = static_cast<bits_type>(static_cast<bits_type>(layout->team) *
@@ -1190,7 +1193,8 @@ std::optional<group_parts> hgb_dense_tier(K const* keys, size_type n, table_view
   }
   JOINERY_EXPECTS(per_sm > 0, "hash group-by: the dense shared-memory kernel cannot be resident");
   // Whole teams, all resident at once (a member that waited for a free SM would read its
-  // team's tiles long after the others, from DRAM again).
+  // team's tiles long after the others, from DRAM again), unless the device holds fewer blocks
+  // than one team: then one team, its members in turn (correct, only slower).
   size_type const teams = std::max<size_type>(
       1, std::min<size_type>(ceil_div(n, static_cast<size_type>(policy::shared_threads) *
                                            policy::items_per_thread),
@@ -1301,13 +1305,17 @@ group_parts run_hgb(K const* keys, size_type n, table_view const& input, agg_pla
         ? std::min<std::size_t>(static_cast<std::size_t>(tuning.hgb_shared_bytes), device_limit)
         : device_limit;
   if (tuning.hgb_dense_keys) {
+    int team = 0;
     if (auto parts = hgb_dense_tier<K>(keys, n, input, plan, shared_limit, tuning.hgb_one_group,
                                        tuning.hgb_dense_team, tuning.hgb_dense_row_bytes, sms,
-                                       stream, mr)) {
-      clock.lap("aggregate in shared memory, dense keys");
+                                       team, stream, mr)) {
+      std::string const name = team > 1 ? "aggregate in shared memory, dense keys, teams of " +
+                                              std::to_string(team)
+                                        : std::string("aggregate in shared memory, dense keys");
+      clock.lap(name.c_str());
       return std::move(*parts);
     }
-    clock.lap("dense keys: the keys span more than a block holds");
+    clock.lap("dense keys: the keys span more than a team of blocks holds");
   }
   if (auto parts = hgb_shared_tier<K>(keys, n, input, plan, shared_limit, tuning.hgb_one_group,
                                       sms, stream, mr)) {

@@ -36,7 +36,7 @@ struct hash_groupby_policy {
   /// HGB tier 2: a warp looks for lanes sharing a slot (skew) once in this many of its tiles.
   static constexpr int peer_probe_tiles = 8;
   /// HGB's dense tier: keys sampled (evenly spaced, one block) for the window, the most slots
-  /// a window has.
+  /// a block holds (a team of blocks holds a window of up to max_dense_team times that).
   static constexpr size_type window_samples = size_type{1} << 14;
   static constexpr int window_threads = 1024;
   static constexpr int max_dense_slots = 1 << 18;
@@ -150,8 +150,9 @@ struct group_parts {
   std::vector<buffer> accs;
   buffer index;  ///< int64, groups entries, or empty
   bool sorted = false;
-  /// HGB stopped at its first global table (groupby_tuning::stop_beyond_first_table): nothing
-  /// else is set; the caller runs another algorithm.
+  /// HGB stopped at its first global table, or before it under skew
+  /// (groupby_tuning::stop_beyond_first_table): nothing else is set; the caller runs another
+  /// algorithm (the sort group-by, or with `skewed` PGB-TR).
   bool incomplete = false;
   /// With incomplete: HGB stopped before tier 2 since one key holds a large share of the rows
   /// (groupby_tuning::skew_partition_share); the caller runs PGB-TR.
