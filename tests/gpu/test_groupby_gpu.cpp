@@ -632,7 +632,8 @@ TEST(GpuHashGroupby, DenseTierSplitsAWideWindowOverATeamOfBlocks) {
   // number of teams); 4-byte keys and 8-byte keys at the top of their range.
   std::vector<aggregation> const sum{{aggregation_kind::sum, 1}};
   auto top64 = uniform_keys<std::int64_t>(300000, 1 << 14, 25);
-  for (auto& k : top64) { k = std::numeric_limits<std::int64_t>::max() - k; }
+  // uniform_keys straddles zero: [-2^13, 2^13) -> [max - 2^14 + 1, max].
+  for (auto& k : top64) { k = std::numeric_limits<std::int64_t>::max() - (k + (1 << 13)); }
   auto const narrow32 = make_input(uniform_keys<std::int32_t>(300000, 1 << 14, 24), 24);
   auto const narrow64 = make_input(top64, 25);
   for (auto const* narrow : {&narrow32, &narrow64}) {
