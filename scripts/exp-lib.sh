@@ -21,3 +21,10 @@ conformance_groupby_checks() {
   step api tests 120 /tmp/b/joinery_unit_tests --gtest_filter='Api.*'
   step memcheck-conf sanitizer 240 compute-sanitizer --tool memcheck --report-api-errors no /tmp/b/joinery_conformance_tests --gtest_filter='*GroupbyConformance*gpu*zipf*:*GroupbyConformance*gpu*distinct*:*GroupbyConformance*gpu*hot*'
 }
+# The Zipf sweeps of the skewed group-bys to 2^20: `zipf_sweeps TIMEOUT Z...` ($J: the CLI).
+zipf_sweeps() {
+  local t=$1; shift
+  for z in "$@"; do
+    step "gb-zipf$z" bench "$t" $J bench gpu-groupby --algorithm hash,partition_transformed,sort_transformed,automatic --zipf $z --groups 2^20 --runs 3 --warmup 1 --out "$OUT/gb-skew.jsonl"
+  done
+}

@@ -24,9 +24,7 @@ if [ "${PART:-1}" = 2 ]; then
 fi
 if [ "${PART:-1}" = 3 ]; then
   step gb-uniform64 bench 240 $J bench gpu-groupby --algorithm hash,sort_transformed,sort_dictionary,partition_transformed,automatic --key-type int64 --groups 2^26 --runs 3 --warmup 1 --out "$OUT/gb-uniform-int64.jsonl"
-  for z in 0.5 1.0 1.5; do
-    step "gb-zipf$z" bench 120 $J bench gpu-groupby --algorithm hash,partition_transformed,sort_transformed,automatic --zipf $z --groups 2^20 --runs 3 --warmup 1 --out "$OUT/gb-skew.jsonl"
-  done
+  zipf_sweeps 120 0.5 1.0 1.5
 fi
 if [ "${PART:-1}" = 4 ]; then
   conformance_groupby_checks
@@ -39,9 +37,7 @@ if [ "${PART:-1}" = 6 ]; then
   step gb-tests tests 240 $T --gtest_filter='GpuHashGroupby.*:Algorithms/GpuGroupby.*:GpuGroupbyRegistry.*'
   step memcheck-hot sanitizer 150 compute-sanitizer --tool memcheck --report-api-errors no $T --gtest_filter='GpuHashGroupby.TierTwo*'
   step racecheck-hot sanitizer 200 compute-sanitizer --tool racecheck $T --gtest_filter='GpuHashGroupby.TierTwo*'
-  for z in 1.0 1.5; do
-    step "gb-zipf$z" bench 120 $J bench gpu-groupby --algorithm hash,partition_transformed,sort_transformed,automatic --zipf $z --groups 2^20 --runs 3 --warmup 1 --out "$OUT/gb-skew.jsonl"
-  done
+  zipf_sweeps 120 1.0 1.5
   step gb-uniform bench 120 $J bench gpu-groupby --algorithm hash --groups 2^22 --runs 3 --warmup 1 --out "$OUT/gb-uniform.jsonl"
 fi
 if [ "${PART:-1}" = 7 ]; then

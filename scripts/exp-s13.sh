@@ -46,9 +46,7 @@ if [ "${PART:-1}" = 4 ]; then
   step racecheck-new sanitizer 300 compute-sanitizer --tool racecheck $T --gtest_filter='GpuHashGroupby.DenseTierSplits*:GpuHashGroupby.DenseTierRuns*'
   step gb-uniform32 bench 200 $J bench gpu-groupby --algorithm hash,partition_transformed,sort_transformed,automatic --groups 2^20 --runs 3 --warmup 1 --out "$OUT/gb-uniform-int32.jsonl"
   step gb-uniform64 bench 200 $J bench gpu-groupby --algorithm hash,sort_dictionary,sort_transformed,automatic --key-type int64 --groups 2^20 --runs 3 --warmup 1 --out "$OUT/gb-uniform-int64.jsonl"
-  for z in 1.0 1.5 0.5; do
-    step "gb-zipf$z" bench 150 $J bench gpu-groupby --algorithm hash,partition_transformed,sort_transformed,automatic --zipf $z --groups 2^20 --runs 3 --warmup 1 --out "$OUT/gb-skew.jsonl"
-  done
+  zipf_sweeps 150 1.0 1.5 0.5
 fi
 if [ "${PART:-1}" = 5 ]; then
   conformance_groupby_checks

@@ -478,6 +478,22 @@ bool dense_tier_ran(table const& device_input, std::vector<aggregation> const& a
   return false;
 }
 
+/// `keys` with two outliers (10^9 and -10^9) on rows the dense tier's evenly spaced sample skips,
+/// one near the start and one near the end: a block meets them mid-run.
+std::vector<std::int32_t> with_unsampled_outliers(std::vector<std::int32_t> keys) {
+  auto const n = static_cast<size_type>(keys.size());
+  size_type const samples = std::min<size_type>(n, size_type{1} << 14);
+  std::vector<bool> sampled(keys.size(), false);
+  for (size_type i = 0; i < samples; ++i) { sampled[static_cast<std::size_t>(i * n / samples)] = true; }
+  std::size_t first = 1;
+  while (sampled[first]) { ++first; }
+  std::size_t last = keys.size() - 1;
+  while (sampled[last]) { --last; }
+  keys[first] = 1000000000;
+  keys[last] = -1000000000;
+  return keys;
+}
+
 /// Every aggregate of `keys` through HGB against the oracle; `dense` says whether the dense
 /// tier must have produced it (else the hashed tiers did, after it declined or overflowed).
 template <class K>
@@ -544,17 +560,8 @@ TEST(GpuHashGroupby, DenseTierDeclinesOrStartsOverBeyondItsWindow) {
   // Dense keys with outliers on rows the sample skips (one in the first tile, one in the last):
   // a block overflows the window mid-run, after others may have merged their groups, and the
   // run starts over with the hashed tiers.
-  size_type const samples = std::min<size_type>(n, size_type{1} << 14);
-  std::vector<bool> sampled(static_cast<std::size_t>(n), false);
-  for (size_type i = 0; i < samples; ++i) { sampled[static_cast<std::size_t>(i * n / samples)] = true; }
-  auto outliers = uniform_keys<std::int32_t>(n, 1000, 8);
-  std::size_t first = 1;
-  while (sampled[first]) { ++first; }
-  std::size_t last = static_cast<std::size_t>(n) - 1;
-  while (sampled[last]) { --last; }
-  outliers[first] = 1000000000;
-  outliers[last] = -1000000000;
-  check_dense_tier(outliers, false, "outliers the sample misses");
+  check_dense_tier(with_unsampled_outliers(uniform_keys<std::int32_t>(n, 1000, 8)), false,
+                   "outliers the sample misses");
   // Off: the hashed table even for dense keys.
   auto const input = make_input(uniform_keys<std::int32_t>(n, 1000, 9), 32);
   std::vector<aggregation> const aggs{{aggregation_kind::sum, 1}, {aggregation_kind::max, 3}};
@@ -658,18 +665,8 @@ TEST(GpuHashGroupby, DenseTierSplitsAWideWindowOverATeamOfBlocks) {
   // Outliers on rows the sample skips (first and last tile): a member overflows mid-run and the
   // run starts over with the hashed tiers.
   {
-    size_type const n = 300000;
-    size_type const samples = std::min<size_type>(n, size_type{1} << 14);
-    std::vector<bool> sampled(static_cast<std::size_t>(n), false);
-    for (size_type i = 0; i < samples; ++i) { sampled[static_cast<std::size_t>(i * n / samples)] = true; }
-    auto outliers = uniform_keys<std::int32_t>(n, 1 << 14, 26);
-    std::size_t first = 1;
-    while (sampled[first]) { ++first; }
-    std::size_t last = static_cast<std::size_t>(n) - 1;
-    while (sampled[last]) { --last; }
-    outliers[first] = 1000000000;
-    outliers[last] = -1000000000;
-    auto const input_out = make_input(outliers, 26);
+    auto const input_out =
+        make_input(with_unsampled_outliers(uniform_keys<std::int32_t>(300000, 1 << 14, 26)), 26);
     detail::gpu::groupby_tuning t;
     t.hgb_shared_bytes = 33000;
     t.hgb_dense_row_bytes = 1000;
