@@ -470,8 +470,9 @@ struct dense_sample {
 
 /// The dense tier's window: `team` * `slots` keys from the bits `base`. The blocks form teams of
 /// `team` consecutive blocks that walk the same tiles; member m owns the keys base + m * slots ..
-/// + slots and skips the others. A team's rows come from DRAM once and to its other members
-/// from L2, so a window wider than one block's shared memory is still one pass over the input.
+/// + slots and skips the others. A team's rows come from DRAM about once and to its other
+/// members from L2, but every member loads every row: a team of T costs about T passes
+/// (dense_layout_for).
 template <class K>
 struct dense_window {
   using bits_type = typename shared_group_table<K>::bits_type;
@@ -1152,7 +1153,8 @@ std::optional<group_parts> hgb_dense_tier(K const* keys, size_type n, table_view
                                           int sms, int& team, stream_ref stream,
                                           memory_resource* mr) {
   using bits_type = typename dense_window<K>::bits_type;
-  if (n == 0) { return std::nullopt; }
+  // One accumulator a pass leaves a block the most slots: none, and no layout fits.
+  if (n == 0 || dense_shape_for(plan, limit, 1).slots == 0) { return std::nullopt; }
   // Declining costs one small copy and a synchronisation, not the tier's allocations and
   // launches (sparse keys: about 0.07 ms of a 1.7-2.3 ms run at 2^28 rows when it did).
   dense_sample<K> sample{};
