@@ -151,12 +151,13 @@ __device__ __forceinline__ void update_rows(acc_batch const& batch, AccPtr acc_p
 
 /// The fused tiers' values of a tile: every accumulator's raw bits loaded before the first
 /// atomic, so the tile's loads are in flight together. NA bounds the batch length.
-template <int NA, int Threads, bool Full, bool Gather = false>
+template <int NA, int Threads, bool Full, bool Gather = false,
+          int Items = policy::items_per_thread>
 __device__ __forceinline__ void load_values(acc_batch const& batch,
-                                            size_type const (&row)[policy::items_per_thread],
-                                            bool const (&valid)[policy::items_per_thread],
-                                            unsigned long long (&raw)[NA][policy::items_per_thread]) {
-  constexpr int ipt = policy::items_per_thread;
+                                            size_type const (&row)[Items],
+                                            bool const (&valid)[Items],
+                                            unsigned long long (&raw)[NA][Items]) {
+  constexpr int ipt = Items;
   if constexpr (Gather) {  // PGB-UR: each value read at the row id the partition moved
     size_type id[ipt];
 #pragma unroll
@@ -204,20 +205,19 @@ __device__ __forceinline__ void load_values(acc_batch const& batch,
 
 /// This thread's rows of the tile at `first` (striped: first + threadIdx.x + j * Threads), their
 /// keys and their values, all loads issued before any is used.
-template <int Threads, int NA, bool Full = false, bool Gather = false, class K>
+template <int Threads, int NA, bool Full = false, bool Gather = false,
+          int Items = policy::items_per_thread, class K>
 __device__ __forceinline__ void load_tile(K const* __restrict__ keys, size_type n, size_type first,
-                                          acc_batch const& batch,
-                                          K (&k)[policy::items_per_thread],
-                                          size_type (&row)[policy::items_per_thread],
-                                          bool (&valid)[policy::items_per_thread],
-                                          unsigned long long (&raw)[NA][policy::items_per_thread]) {
+                                          acc_batch const& batch, K (&k)[Items],
+                                          size_type (&row)[Items], bool (&valid)[Items],
+                                          unsigned long long (&raw)[NA][Items]) {
 #pragma unroll
-  for (int j = 0; j < policy::items_per_thread; ++j) {
+  for (int j = 0; j < Items; ++j) {
     row[j] = first + threadIdx.x + static_cast<size_type>(j) * Threads;
     valid[j] = Full || row[j] < n;
     if (valid[j]) { k[j] = __ldg(keys + row[j]); }
   }
-  load_values<NA, Threads, Full, Gather>(batch, row, valid, raw);
+  load_values<NA, Threads, Full, Gather, Items>(batch, row, valid, raw);
 }
 
 /// A warp's running aggregate of its last uniform group (the same gid on every lane, each lane
@@ -716,6 +716,148 @@ __global__ void __launch_bounds__(policy::shared_threads, 1)
   merge_shared_groups(t, batch, smem, has_marker, table, ~0ULL, counters);
 }
 
+/// The dense tier's rows of two of hgb_shared_kernel's tiles, at `first` and `second` (a block
+/// owns the tiles of that kernel, whose one-group variant takes the one-group blocks), loaded
+/// together: 2 x items_per_thread rows a thread in flight. Full: every row of both exists.
+template <bool Full, int NA, class K>
+__device__ __forceinline__ void load_dense_tiles(
+    K const* __restrict__ keys, size_type end, size_type first, size_type second,
+    acc_batch const& batch, K (&k)[policy::dense_items_per_thread],
+    bool (&valid)[policy::dense_items_per_thread],
+    unsigned long long (&raw)[NA][policy::dense_items_per_thread]) {
+  constexpr int half = policy::items_per_thread;
+  constexpr int threads = policy::shared_threads;
+  size_type const base[2] = {first + threadIdx.x, second + threadIdx.x};
+#pragma unroll
+  for (int j = 0; j < 2 * half; ++j) {
+    size_type const row = base[j / half] + static_cast<size_type>(j % half) * threads;
+    valid[j] = Full || row < end;
+    if (valid[j]) { k[j] = __ldg(keys + row); }
+  }
+  for_each_acc<NA>([&](auto a_constant) {
+    constexpr int a = decltype(a_constant)::value;
+    bool const load = a < batch.count && batch.op[a] != acc_op::count;
+    auto const stride = static_cast<std::uint64_t>(batch.src[a].stride);
+    auto const* col = static_cast<unsigned char const*>(batch.src[a].base) + batch.src[a].offset;
+    unsigned char const* p[2] = {col + static_cast<std::uint64_t>(base[0]) * stride,
+                                 col + static_cast<std::uint64_t>(base[1]) * stride};
+    auto const step = stride * threads;
+    if (load && value_bytes(batch.in[a]) == 4) {
+#pragma unroll
+      for (int j = 0; j < 2 * half; ++j) {
+        raw[a][j] = Full || valid[j]
+                      ? __ldg(reinterpret_cast<unsigned const*>(p[j / half] + (j % half) * step))
+                      : 0;
+      }
+    } else if (load) {
+#pragma unroll
+      for (int j = 0; j < 2 * half; ++j) {
+        raw[a][j] = Full || valid[j] ? __ldg(reinterpret_cast<unsigned long long const*>(
+                                           p[j / half] + (j % half) * step))
+                                     : 0;
+      }
+    } else {
+#pragma unroll
+      for (int j = 0; j < 2 * half; ++j) { raw[a][j] = 0; }
+    }
+  });
+}
+
+/// The dense tier's update of two tiles (load_dense_tiles): each row's slot is its key's offset
+/// in the block's slice, and each accumulator is updated with one shared atomic per row, its
+/// operation resolved once per call; a warp whose rows all hold one key reduces them with
+/// shuffles first. A key outside the window raises the overflow flag (the run goes on with the
+/// hashed tiers); one of another member's slice is skipped.
+template <bool Full, int NA, bool Team, class K>
+__device__ __forceinline__ void dense_tiles(K const* __restrict__ keys, size_type end,
+                                            size_type first, size_type second,
+                                            acc_batch const& batch,
+                                            dense_group_table<K, Team> const& t,
+                                            unsigned char* smem, insert_counters* counters) {
+  constexpr int ipt = policy::dense_items_per_thread;
+  K k[ipt];
+  bool valid[ipt];
+  unsigned long long raw[NA][ipt];
+  load_dense_tiles<Full, NA>(keys, end, first, second, batch, k, valid, raw);
+  int slot[ipt];
+  bool outside = false;
+#pragma unroll
+  for (int j = 0; j < ipt; ++j) {
+    slot[j] = valid[j] ? t.insert(k[j]) : dense_other_member;
+    outside = outside || slot[j] == -1;
+  }
+  if (outside) { atomicExch(&counters->overflow, 1ULL); }
+  bool uniform[ipt];
+#pragma unroll
+  for (int j = 0; j < ipt; ++j) {
+    int const leader = __shfl_sync(full_warp, slot[j], 0);  // every lane, before the test
+    uniform[j] = __all_sync(full_warp, slot[j] >= 0 && slot[j] == leader);
+  }
+  for_each_acc<NA>([&](auto a_constant) {
+    constexpr int a = decltype(a_constant)::value;
+    if (a >= batch.count) { return; }
+    void* const acc = smem + batch.smem_offset[a];
+    with_static_acc(batch.op[a], batch.in[a], [&](auto op, auto in) {
+#pragma unroll
+      for (int j = 0; j < ipt; ++j) {
+        acc_value const v = to_acc(op, in, raw[a][j]);
+        if (uniform[j]) {  // the same on every lane
+          acc_value const r = warp_reduce(op, in, v);
+          if ((threadIdx.x & 31) == 0) { shared_atomic_update(op, in, acc, slot[j], r); }
+        } else if (slot[j] >= 0) {
+          shared_atomic_update(op, in, acc, slot[j], v);
+        }
+      }
+    });
+  });
+}
+
+/// The dense tier's general blocks (those of hgb_shared_kernel's one-group variant return at
+/// once): hgb_shared_kernel<K, NA, false, Dense> with a lean tile loop. That kernel's per-row
+/// carry and 64-bit group ids cost it about 3 warp instructions a row and half the read-once
+/// roofline at g <= 2^14 (session 13's ncu); this loop costs a few per row. Team: the blocks
+/// form teams over the window (dense_window).
+template <class K, int NA, bool Team>
+__global__ void __launch_bounds__(policy::shared_threads, 1)
+    hgb_dense_kernel(K const* __restrict__ keys, size_type n, acc_batch batch, int slots,
+                     std::uint32_t seen_offset, group_table_ref<K> table,
+                     insert_counters* counters, int one_group, dense_window<K> window) {
+  constexpr int tile_rows = policy::shared_threads * policy::items_per_thread;
+  static_assert(policy::dense_items_per_thread == 2 * policy::items_per_thread);
+  int const team = Team ? window.team : 1;
+  // hgb_shared_kernel's test: the one-group blocks are that kernel's.
+  size_type const probe = std::min<size_type>(
+      static_cast<size_type>(blockIdx.x / team) * tile_rows + threadIdx.x, n - 1);
+  bool const one = __syncthreads_and(one_group >= 0 ? one_group != 0
+                                                    : key_bits(__ldg(keys + probe)) ==
+                                                        key_bits(__ldg(keys)));
+  if (one) { return; }  // the one-group variant's block
+  extern __shared__ __align__(16) unsigned char smem[];
+  __shared__ int has_marker;  // merge_shared_groups' argument; the dense table has no marker
+  using bits_type = typename dense_group_table<K, Team>::bits_type;
+  dense_group_table<K, Team> const t{
+      window.base, static_cast<bits_type>(static_cast<bits_type>(blockIdx.x % team) * slots),
+      static_cast<bits_type>(static_cast<bits_type>(team) * slots), slots, smem + seen_offset};
+  int groups = 0;
+  reset_shared_groups(t, batch, smem, groups, has_marker);
+  __syncthreads();
+  // The block's tiles of hgb_shared_kernel, two at a time.
+  size_type const tiles = ceil_div(n, static_cast<size_type>(tile_rows));
+  size_type const stride = gridDim.x / team;
+  for (size_type tile = blockIdx.x / team; tile < tiles; tile += 2 * stride) {
+    if (warp_sees_overflow(counters)) { break; }
+    size_type const first = tile * tile_rows;
+    size_type const second = (tile + stride) * tile_rows;
+    if (second + tile_rows <= n) {
+      dense_tiles<true, NA>(keys, n, first, second, batch, t, smem, counters);
+    } else {
+      dense_tiles<false, NA>(keys, n, first, second, batch, t, smem, counters);
+    }
+  }
+  if (__syncthreads_or(threadIdx.x == 0 && overflow_raised(counters))) { return; }
+  merge_shared_groups(t, batch, smem, 0, table, ~0ULL, counters);
+}
+
 /// Row ranges within one partition each, aggregated by one block at a time (PGB): item i is
 /// rows [begin[i], end[i]).
 struct pgb_items {
@@ -1182,17 +1324,18 @@ std::optional<group_parts> hgb_dense_tier(K const* keys, size_type n, table_view
   dense_window<K> const window{
       static_cast<bits_type>(sample.low - (window_slots - 1 - sample.span) / 2), layout->team};
   bool const in_teams = layout->team > 1;
-  auto const general = in_teams ? hgb_shared_kernel<K, policy::fused_accs, false, 2>
-                             : hgb_shared_kernel<K, policy::fused_accs, false, 1>;
+  auto const general = in_teams ? hgb_dense_kernel<K, policy::fused_accs, true>
+                             : hgb_dense_kernel<K, policy::fused_accs, false>;
   auto const one = in_teams ? hgb_shared_kernel<K, policy::fused_accs, true, 2>
                          : hgb_shared_kernel<K, policy::fused_accs, true, 1>;
-  int per_sm = 0;
-  for (auto kernel : {general, one}) {
+  int per_sm = std::numeric_limits<int>::max();
+  auto const prepare = [&](auto kernel) {
     JOINERY_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                           static_cast<int>(shape.bytes)));
-    int const resident = resident_blocks_per_sm(kernel, policy::shared_threads, shape.bytes);
-    per_sm = kernel == general ? resident : std::min(per_sm, resident);
-  }
+    per_sm = std::min(per_sm, resident_blocks_per_sm(kernel, policy::shared_threads, shape.bytes));
+  };
+  prepare(general);
+  prepare(one);
   JOINERY_EXPECTS(per_sm > 0, "hash group-by: the dense shared-memory kernel cannot be resident");
   // Whole teams, all resident at once (a member that waited for a free SM would read its
   // team's tiles long after the others, from DRAM again), unless the device holds fewer blocks
@@ -1209,12 +1352,12 @@ std::optional<group_parts> hgb_dense_tier(K const* keys, size_type n, table_view
       plan, [&](int a) { return column_source(input, plan, a); }, capacity, shape.slots + 1, sms,
       stream, mr,
       [&](acc_batch const& batch, group_table_ref<K> table, insert_counters* counters) {
-        for (auto kernel : {one, general}) {
-          kernel<<<blocks, policy::shared_threads, shape.bytes, to_cuda(stream)>>>(
-              keys, n, batch, shape.slots, 0, shape.keys_offset, table, counters, one_group,
-              window);
-          JOINERY_CHECK_LAUNCH();
-        }
+        one<<<blocks, policy::shared_threads, shape.bytes, to_cuda(stream)>>>(
+            keys, n, batch, shape.slots, 0, shape.keys_offset, table, counters, one_group,
+            window);
+        JOINERY_CHECK_LAUNCH();
+        general<<<blocks, policy::shared_threads, shape.bytes, to_cuda(stream)>>>(
+            keys, n, batch, shape.slots, shape.keys_offset, table, counters, one_group, window);
       },
       layout->batch_accs);
 }

@@ -46,6 +46,10 @@ struct hash_groupby_policy {
   /// 33 G rows/s for g = 2^16; teams loading 32 B a row 50 (MAX: 2 blocks, 2 passes), 48 B 32
   /// (SUM: 3 blocks, 2 passes), 60 B 28 (SUM: 5 blocks, 1 pass).
   static constexpr int max_dense_team = 8;
+  /// HGB's dense tier: rows a thread loads before its first update (hgb_dense_kernel: two of
+  /// tier 1's tiles). On the H200 (session 14, a stand-alone probe at 2^28 rows) 8 beat 4 by
+  /// 0-19% (teams gain most: each member's loads, mostly L2 hits, need more in flight).
+  static constexpr int dense_items_per_thread = 8;
   static constexpr std::size_t max_dense_row_bytes = 40;
   /// HGB tier 2: smallest first table (groups), when even that exceeds the L2 cache.
   static constexpr size_type min_l2_groups = size_type{1} << 16;
