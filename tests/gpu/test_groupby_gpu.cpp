@@ -609,8 +609,8 @@ TEST(GpuHashGroupby, DenseTierSplitsAWideWindowOverATeamOfBlocks) {
   for (auto& k : keys) { k -= 30000; }
   auto const input = make_input(keys, 23);
   auto const device = place(input.view(), memory_space::device);
-  // MAX: two passes of 2 members (32 bytes a row); SUM (8-byte sums): two passes of 3 (48 bytes,
-  // past the default bound of 40); five aggregates past the bound too.
+  // MAX: two passes of 2 members (32 bytes a row); SUM (8-byte sums): two passes of 3 (48
+  // bytes); five aggregates, the bound raised.
   struct team_case {
     std::vector<aggregation> aggs;
     int row_bytes;
@@ -618,7 +618,7 @@ TEST(GpuHashGroupby, DenseTierSplitsAWideWindowOverATeamOfBlocks) {
   };
   std::vector<team_case> const cases{
     {{{aggregation_kind::max, 1}, {aggregation_kind::max, 2}}, 0, 2},
-    {{{aggregation_kind::sum, 1}, {aggregation_kind::sum, 2}}, 1000, 3},
+    {{{aggregation_kind::sum, 1}, {aggregation_kind::sum, 2}}, 0, 3},
     {{{aggregation_kind::count, -1}, {aggregation_kind::avg, 1}, {aggregation_kind::max, 4},
       {aggregation_kind::sum, 6}, {aggregation_kind::min, 2}}, 1000, 0}};
   for (auto const& c : cases) {
@@ -675,11 +675,11 @@ TEST(GpuHashGroupby, DenseTierSplitsAWideWindowOverATeamOfBlocks) {
     EXPECT_EQ(diff_groups(oracle_groupby(input_out.view(), 0, sum), groupby_rows(host.view())), "");
   }
   // The hashed tiers: a team of at most 1 (one block a window), a window wider than 8 blocks,
-  // or more bytes a row than the default bound (SUM: 48).
+  // or more bytes a row than the bound (SUM: 48 against 40).
   struct refusal {
     int shared_bytes, team, row_bytes;
   };
-  for (auto const r : {refusal{-1, 1, 1000}, refusal{10000, 0, 1000}, refusal{-1, 0, 0}}) {
+  for (auto const r : {refusal{-1, 1, 1000}, refusal{10000, 0, 1000}, refusal{-1, 0, 40}}) {
     detail::gpu::groupby_tuning t;
     t.hgb_shared_bytes = r.shared_bytes;
     t.hgb_dense_team = r.team;

@@ -1249,10 +1249,10 @@ struct dense_layout {
 /// The dense layout for sampled keys `span` keys apart; nullopt when none fits. One block a
 /// window when it can, with batches of policy::fused_accs accumulators, else of one (SUM of two
 /// columns at g = 2^14: 8-byte accumulators, 256 KB for both). Else teams of at most `max_team`
-/// blocks: a member loads every row of its team's tiles, and the tier runs at about the rate
-/// the SMs load rows (1.6-2.0 TB/s on the H200 at 2^28 rows, session 13), so the layout with the
-/// fewest bytes loaded a row (team * (passes * key + values)) wins, if at most `max_row_bytes`:
-/// beyond that tier 2 is faster.
+/// blocks: a member loads and tests every row of its team's tiles, so a team of T costs about T
+/// passes (hgb_dense_kernel on the H200, session 14: teams of 2 and 3 ran 1.95x and 2.8x one
+/// block's time), and the layout with the fewest bytes loaded a row (team * (passes * key +
+/// values)) wins, if at most `max_row_bytes`: beyond that tier 2 is faster.
 std::optional<dense_layout> dense_layout_for(agg_plan const& plan, std::size_t limit,
                                              std::uint64_t span, std::size_t key_bytes,
                                              int max_team, std::size_t max_row_bytes) {

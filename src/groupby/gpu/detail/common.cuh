@@ -42,15 +42,16 @@ struct hash_groupby_policy {
   static constexpr int max_dense_slots = 1 << 18;
   /// HGB's dense tier: the most blocks of a team (a window wider than one block's shared
   /// memory), and the most bytes of input the team's loads may cost a row (see
-  /// dense_layout_for). On the H200 at 2^28 rows (session 13) tier 2 ran uniform keys at about
-  /// 33 G rows/s for g = 2^16; teams loading 32 B a row 50 (MAX: 2 blocks, 2 passes), 48 B 32
-  /// (SUM: 3 blocks, 2 passes), 60 B 28 (SUM: 5 blocks, 1 pass).
+  /// dense_layout_for). On the H200 at 2^28 rows (session 14, hgb_dense_kernel) the tier ran
+  /// about 276 (MAX) / 222 (SUM) G rows/s x 12 / the bytes a row costs: g = 2^16 MAX 91 (32 B:
+  /// 2 blocks, 2 passes), SUM 56 (48 B: 3 blocks, 2 passes), g = 2^18 MAX 34 (96 B: 6 blocks,
+  /// 2 passes); tier 2 ran 34 / 34 / 18 there.
   static constexpr int max_dense_team = 8;
   /// HGB's dense tier: rows a thread loads before its first update (hgb_dense_kernel: two of
   /// tier 1's tiles). On the H200 (session 14, a stand-alone probe at 2^28 rows) 8 beat 4 by
   /// 0-19% (teams gain most: each member's loads, mostly L2 hits, need more in flight).
   static constexpr int dense_items_per_thread = 8;
-  static constexpr std::size_t max_dense_row_bytes = 40;
+  static constexpr std::size_t max_dense_row_bytes = 96;
   /// HGB tier 2: smallest first table (groups), when even that exceeds the L2 cache.
   static constexpr size_type min_l2_groups = size_type{1} << 16;
   /// automatic, past tier 1: keys sampled (evenly spaced, one block, sorted in registers) for
