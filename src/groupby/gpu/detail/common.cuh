@@ -45,7 +45,7 @@ struct hash_groupby_policy {
   /// dense_layout_for). On the H200 at 2^28 rows (session 14, hgb_dense_kernel) the tier ran
   /// about 276 (MAX) / 222 (SUM) G rows/s x 12 / the bytes a row costs: g = 2^16 MAX 91 (32 B:
   /// 2 blocks, 2 passes), SUM 56 (48 B: 3 blocks, 2 passes), g = 2^18 MAX 34 (96 B: 6 blocks,
-  /// 2 passes); tier 2 ran 34 / 34 / 18 there.
+  /// 2 passes); tier 2 ran 34 / 33 / 31-33 there (session 13), so 96 B is about where they meet.
   static constexpr int max_dense_team = 8;
   /// HGB's dense tier: rows a thread loads before its first update (hgb_dense_kernel: two of
   /// tier 1's tiles). On the H200 (session 14, a stand-alone probe at 2^28 rows) 8 beat 4 by
