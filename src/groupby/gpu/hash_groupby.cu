@@ -10,12 +10,13 @@
 // aggregate in a second; reading the input twice is most of the run when the groups are few, so
 // the first tiers fuse the numbering into the aggregation and read every row once:
 //   0. dense: when an evenly spaced sample of the keys spans fewer keys than a block has slots
-//      for, tier 1 runs with a key's offset in that window as its slot (perfect hashing: no hash,
-//      no key table, no claiming; a byte per slot marks the groups met). A key outside the
-//      window stops the launch like an overflow, and the run goes on with tier 1. A window wider
-//      than a block's shared memory is split over a team of blocks that walk the same tiles,
-//      each aggregating its slice (the team's rows come from DRAM about once, then from L2),
-//      while the bytes every row costs the team's loads stay few enough to beat tier 2.
+//      for, a key's offset in that window is its slot (perfect hashing: no hash, no key table,
+//      no claiming; a byte per slot marks the groups met): tier 1's one-group loop for blocks
+//      whose first rows hold one key, a lean loop (hgb_dense_kernel) for the others. A key
+//      outside the window stops the launch like an overflow, and the run goes on with tier 1.
+//      A window wider than a block's shared memory is split over a team of blocks that walk the
+//      same tiles, each aggregating its slice (a member still loads and tests every row: a team
+//      of T costs about T passes), while the bytes every row costs stay few enough to beat tier 2.
 //   1. shared: each block (one per SM, as large as it can be) numbers the keys it meets in a
 //      shared-memory hash table and aggregates into shared accumulators indexed by the table
 //      slot; at the end it merges its groups into a global table and global accumulators with
@@ -671,9 +672,10 @@ __device__ __forceinline__ void hgb_shared_loop(K const* __restrict__ keys, size
 /// the others the general one: the host launches both variants, and each block of a variant
 /// that is not its own returns at once. One kernel with both loops spilled 10x more; a host-side
 /// sample and synchronisation to pick one cost 2-3% of a run at g = 2^2..2^8. one_group >= 0
-/// forces the choice (tests). Dense (the dense tier; 1: one block a window, 2: teams): the table
-/// is dense_group_table over the block's slice of `window` (`keys_offset` is then where the seen
-/// bytes start); the grid is a whole number of teams.
+/// forces the choice (tests). Dense (the dense tier's one-group blocks, whose others run
+/// hgb_dense_kernel; 1: one block a window, 2: teams): the table is dense_group_table over the
+/// block's slice of `window` (`keys_offset` is then where the seen bytes start); the grid is a
+/// whole number of teams.
 template <class K, int NA, bool OneGroup, int Dense = 0>
 __global__ void __launch_bounds__(policy::shared_threads, 1)
     hgb_shared_kernel(K const* __restrict__ keys, size_type n, acc_batch batch, int slots,
