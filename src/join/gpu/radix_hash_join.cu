@@ -4,6 +4,10 @@
 //    build partition averages half a shared-memory chunk. The partitioning is CUB's onesweep radix
 //    sort restricted to those bits (the fastest stable partitioning measured among our
 //    primitives, see docs/BENCHMARKS.md), carrying 32-bit row ids; two 8-bit passes at 2^27 rows.
+//    When no GFTR positions can be asked for (so the order within a partition is free), the low
+//    byte goes first through swwc, which generates the row ids while it reads the keys, and CUB
+//    sorts the rest: no row-id array is written and read back (JOINERY_RADIX_PARTITION=cub keeps
+//    CUB alone).
 // 2. Work items: each co-partition is cut into items of at most one build chunk's worth of work.
 //    A build partition that fits one chunk (C tuples) gets items of up to P_MAX probe tuples,
 //    the table built once per item; a larger one (skew) is split into chunks, and its probe side
@@ -15,14 +19,19 @@
 // Output: each tile counts its matches in shared memory (cheap), scans them, then writes. First
 // directly: the output is sized for one row per probe row and each tile claims its rows with one
 // atomic; only when more rows turn up (many-to-many) is it three-phase (count per item, scan,
-// write at the item's offset). One kernel serves the three modes.
+// write at the item's offset). One kernel serves the three modes; inner joins writing row ids
+// without payload sums take a lean kernel for their direct pass instead (two barriers a tile).
 #include "join/gpu/bundle.cuh"
 #include "join/gpu/join_common.cuh"
 #include "join/gpu/join_sort.hpp"
 #include "primitives/detail/block_chain_table.cuh"
 #include "primitives/detail/hash.cuh"
+#include "primitives/partition_dispatch.hpp"
 
 #include <algorithm>
+#include <array>
+#include <cstdlib>
+#include <string_view>
 
 namespace joinery::detail::gpu {
 
@@ -33,6 +42,8 @@ struct radix_join_policy {
   static constexpr int items_per_thread = 4;
   /// Resident blocks per SM the kernels are compiled for (registers capped to allow them).
   static constexpr int min_blocks = 4;
+  /// The lean kernel's (48 registers with 4-byte keys, the 40 KiB table: five fit an SM).
+  static constexpr int lean_min_blocks(std::size_t key_bytes) { return key_bytes == 4 ? 5 : 4; }
   static constexpr int tile = threads * items_per_thread;
   /// Build tuples per shared-memory chunk, and buckets (a power of two).
   static constexpr int chunk = 4096;
@@ -57,8 +68,9 @@ struct radix_join_args {
   U const* probe_keys;
   std::uint32_t const* probe_rows;
   size_type const* probe_offsets;
-  size_type const* item_start;  // fanout + 1: first work item of each partition
   std::int32_t const* item_partition;  // num_items: the partition of each work item
+  size_type const* item_probe;  // 2 x num_items: each item's probe range [begin, end)
+  bool multi_chunk_only;        // the lean kernel took the one-chunk items
   size_type fanout;
   size_type num_items;
   join_kind kind;
@@ -181,13 +193,12 @@ __global__ void __launch_bounds__(radix_join_policy::threads, radix_join_policy:
 
   for (size_type w = blockIdx.x; w < a.num_items; w += gridDim.x) {
     size_type const p = a.item_partition[w];
-    size_type const q = w - a.item_start[p];
     size_type const b0 = a.build_offsets[p];
     size_type const nb = a.build_offsets[p + 1] - b0;
     size_type const chunks = chunks_of(nb);
-    size_type const span = probe_span_of(nb, a.probe_offsets[p + 1] - a.probe_offsets[p]);
-    size_type const p0 = a.probe_offsets[p] + q * span;
-    size_type const p1 = a.probe_offsets[p + 1] < p0 + span ? a.probe_offsets[p + 1] : p0 + span;
+    if (a.multi_chunk_only && chunks == 1) { continue; }  // block-uniform
+    size_type const p0 = a.item_probe[2 * w];
+    size_type const p1 = a.item_probe[2 * w + 1];
     auto chunk_rows = [&](size_type c) {
       size_type const left = nb - c * P::chunk;
       return static_cast<int>(left < P::chunk ? left : P::chunk);
@@ -399,7 +410,165 @@ __global__ void __launch_bounds__(radix_join_policy::threads, radix_join_policy:
   }
 }
 
+/// The lean direct pass: inner joins writing row ids, without payload sums, over the items whose
+/// build partition fits one chunk (the general kernel then takes the others). Per tile it needs
+/// two barriers, where the general kernel's block scan and claim take about seven: each warp
+/// ranks its rows with ballots (shuffle scans when a probe row has several matches), the warps'
+/// totals meet in shared memory (two copies, by tile parity, so no third barrier guards them),
+/// and thread 0 claims the tile's rows with one atomic. The checksum is reduced once per block.
+template <class U, class Id>
+__global__ void __launch_bounds__(radix_join_policy::threads, radix_join_policy::lean_min_blocks(sizeof(U)))
+    radix_join_lean_kernel(__grid_constant__ radix_join_args<U> const a) {
+  using P = radix_join_policy;
+  constexpr int ipt = P::items_per_thread;
+  constexpr int warps = P::threads / 32;
+  constexpr int per_thread = P::chunk / P::threads;  // build keys a thread inserts, at most
+  constexpr unsigned full = 0xffffffffu;
+  extern __shared__ __align__(16) unsigned char smem[];
+  using reduce = cub::BlockReduce<unsigned long long, P::threads>;
+  __shared__ typename reduce::TempStorage reduce_storage;
+  __shared__ std::uint32_t warp_rows[2][warps];
+  __shared__ size_type tile_at[2];
+  chunk_table<U> table(smem);
+  int const lane = static_cast<int>(threadIdx.x) & 31;
+  int const warp = static_cast<int>(threadIdx.x) >> 5;
+  unsigned const lower = (1u << lane) - 1u;
+  auto* const out_build = static_cast<Id*>(a.out_build);
+  auto* const out_probe = static_cast<Id*>(a.out_probe);
+  unsigned long long sum = 0;
+  int parity = 0;
+
+  for (size_type w = blockIdx.x; w < a.num_items; w += gridDim.x) {
+    size_type const p = a.item_partition[w];
+    size_type const b0 = a.build_offsets[p];
+    int const nb = static_cast<int>(a.build_offsets[p + 1] - b0);
+    if (a.build_offsets[p + 1] - b0 > P::chunk) { continue; }  // block-uniform
+    size_type const p0 = a.item_probe[2 * w];
+    int const n = static_cast<int>(a.item_probe[2 * w + 1] - p0);  // <= max_probe_span
+    // The build: every key loaded before the first insert, the heads reset while they arrive.
+    {
+      U kb[per_thread];
+#pragma unroll
+      for (int r = 0; r < per_thread; ++r) {
+        int const t = static_cast<int>(threadIdx.x) + r * P::threads;
+        kb[r] = t < nb ? a.build_keys[b0 + t] : U{0};
+      }
+      __syncthreads();  // the previous item's probes are done with the table
+      for (int b = static_cast<int>(threadIdx.x); b < P::buckets; b += P::threads) {
+        table.heads[b] = chunk_table<U>::end;
+      }
+      __syncthreads();
+#pragma unroll
+      for (int r = 0; r < per_thread; ++r) {
+        int const t = static_cast<int>(threadIdx.x) + r * P::threads;
+        if (t < nb) {
+          table.keys[t] = kb[r];
+          table.next[t] = static_cast<std::uint16_t>(atomicExch(
+            &table.heads[chunk_table<U>::bucket_of(kb[r])], static_cast<std::uint32_t>(t)));
+        }
+      }
+      __syncthreads();
+    }
+    U const* const keys = a.probe_keys + p0;
+    std::uint32_t const* const prows = a.probe_rows + p0;
+    std::uint32_t const* const brows = a.build_rows + b0;
+    for (int tile = 0; tile < n; tile += P::tile) {
+      int const base = tile + static_cast<int>(threadIdx.x);
+      U k[ipt];
+      std::uint32_t prow[ipt];
+      std::uint32_t c[ipt];
+      std::uint32_t first[ipt];  // the first match's chunk index, then its build row id
+#pragma unroll
+      for (int j = 0; j < ipt; ++j) {
+        int const i = base + j * P::threads;
+        k[j] = i < n ? keys[i] : U{0};
+        prow[j] = i < n ? prows[i] : 0u;  // issued now: in flight during the walks
+        c[j] = 0;
+        first[j] = 0;
+      }
+#pragma unroll
+      for (int j = 0; j < ipt; ++j) {
+        if (base + j * P::threads < n) {
+          table.for_each_match(k[j], [&](int t) {
+            if (c[j] == 0) { first[j] = static_cast<std::uint32_t>(t); }
+            ++c[j];
+          });
+        }
+      }
+      bool several = false;
+#pragma unroll
+      for (int j = 0; j < ipt; ++j) {
+        sum += static_cast<unsigned long long>(c[j]) * checksum_of(k[j], a.codec);
+        several = several || c[j] > 1;
+        if (c[j] == 1) { first[j] = brows[first[j]]; }
+      }
+      // The warp's rows, slot-major: slot j of lane l goes after slots < j of every lane and
+      // slot j of lanes < l.
+      std::uint32_t off[ipt];
+      std::uint32_t warp_total = 0;
+      if (!__any_sync(full, several)) {
+#pragma unroll
+        for (int j = 0; j < ipt; ++j) {
+          unsigned const vote = __ballot_sync(full, c[j] != 0);
+          off[j] = warp_total + static_cast<std::uint32_t>(__popc(vote & lower));
+          warp_total += static_cast<std::uint32_t>(__popc(vote));
+        }
+      } else {
+#pragma unroll
+        for (int j = 0; j < ipt; ++j) {
+          std::uint32_t x = c[j];
+#pragma unroll
+          for (int d = 1; d < 32; d <<= 1) {
+            std::uint32_t const y = __shfl_up_sync(full, x, d);
+            if (lane >= d) { x += y; }
+          }
+          off[j] = warp_total + x - c[j];
+          warp_total += __shfl_sync(full, x, 31);
+        }
+      }
+      if (lane == 0) { warp_rows[parity][warp] = warp_total; }
+      __syncthreads();
+      if (threadIdx.x == 0) {
+        size_type rows = 0;
+#pragma unroll
+        for (int v = 0; v < warps; ++v) { rows += warp_rows[parity][v]; }
+        tile_at[parity] =
+          rows == 0 ? 0 : static_cast<size_type>(atomicAdd(a.claimed, static_cast<unsigned long long>(rows)));
+      }
+      __syncthreads();
+      size_type rows = 0;
+      size_type before = 0;
+#pragma unroll
+      for (int v = 0; v < warps; ++v) {
+        size_type const r = warp_rows[parity][v];
+        before += v < warp ? r : 0;
+        rows += r;
+      }
+      size_type const at = tile_at[parity] + before;
+      if (tile_at[parity] + rows > a.capacity) { return; }  // block-uniform; the caller counts
+      parity ^= 1;
+#pragma unroll
+      for (int j = 0; j < ipt; ++j) {
+        if (c[j] == 1) {
+          out_build[at + off[j]] = static_cast<Id>(first[j]);
+          out_probe[at + off[j]] = static_cast<Id>(prow[j]);
+        } else if (c[j] > 1) {
+          size_type pos = at + off[j];
+          table.for_each_match(k[j], [&](int t) {
+            out_build[pos] = static_cast<Id>(brows[t]);
+            out_probe[pos] = static_cast<Id>(prow[j]);
+            ++pos;
+          });
+        }
+      }
+    }
+  }
+  auto const block_sum = reduce(reduce_storage).Sum(sum);
+  if (threadIdx.x == 0 && block_sum != 0) { atomicAdd(a.checksum, block_sum); }
+}
+
 /// Work items of each partition (entry fanout is 0, for the scan).
+/// items[fanout + 1] (zero on entry) counts the items of partitions that take several chunks.
 __global__ void radix_items_kernel(size_type const* __restrict__ build_offsets,
                                    size_type const* __restrict__ probe_offsets, size_type fanout,
                                    bool skip_empty_build, size_type* __restrict__ items) {
@@ -418,17 +587,32 @@ __global__ void radix_items_kernel(size_type const* __restrict__ build_offsets,
       continue;
     }
     items[p] = ceil_div(np, probe_span_of(nb, np));
+    if (chunks_of(nb) > 1) {
+      atomicAdd(reinterpret_cast<unsigned long long*>(items + fanout + 1),
+                static_cast<unsigned long long>(items[p]));
+    }
   }
 }
 
-/// item_partition[w] = the partition of work item w, by one binary search per item in parallel
-/// (the join kernel then reads it once instead of searching with dependent loads per item).
-__global__ void item_partitions_kernel(size_type const* __restrict__ item_start, size_type fanout,
-                                       size_type items, std::int32_t* __restrict__ item_partition) {
+/// item_partition[w] = the partition of work item w, by one binary search per item in parallel,
+/// and item_probe[2w, 2w + 1] its probe range: the join kernels read them once instead of
+/// searching with dependent loads and dividing in 64 bits per item.
+__global__ void item_partitions_kernel(size_type const* __restrict__ item_start,
+                                       size_type const* __restrict__ build_offsets,
+                                       size_type const* __restrict__ probe_offsets,
+                                       size_type fanout, size_type items,
+                                       std::int32_t* __restrict__ item_partition,
+                                       size_type* __restrict__ item_probe) {
   size_type const stride = static_cast<size_type>(gridDim.x) * blockDim.x;
   for (size_type w = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x; w < items;
        w += stride) {
-    item_partition[w] = static_cast<std::int32_t>(partition_of(item_start, fanout, w));
+    size_type const p = partition_of(item_start, fanout, w);
+    item_partition[w] = static_cast<std::int32_t>(p);
+    size_type const span = probe_span_of(build_offsets[p + 1] - build_offsets[p],
+                                         probe_offsets[p + 1] - probe_offsets[p]);
+    size_type const p0 = probe_offsets[p] + (w - item_start[p]) * span;
+    item_probe[2 * w] = p0;
+    item_probe[2 * w + 1] = probe_offsets[p + 1] < p0 + span ? probe_offsets[p + 1] : p0 + span;
   }
 }
 
@@ -456,6 +640,11 @@ device_matches run(join_request const& rq, stream_ref stream, memory_resource* m
                   "the radix join's carried values need a table-form request (no row sums)");
   // Each side sorts its keys with 32-bit row ids, or with its carried values (GFTR decided
   // before the join), which the join then never reads: it writes positions.
+  // Whether the sides' order within a partition is free: no GFTR positions, now or later.
+  char const* const partition_env = std::getenv("JOINERY_RADIX_PARTITION");
+  bool const unordered = !rq.positions_forced && !rq.positions_for &&
+                         !(partition_env != nullptr && std::string_view(partition_env) == "cub");
+  constexpr int swwc_bits = 8;
   auto partition = [&](void const* keys, size_type n, void const* carry, int carry_bytes,
                        buffer& k, buffer& r, buffer& offsets) {
     JOINERY_EXPECTS(carry_bytes == 0 || carry_bytes == 4 || carry_bytes == 8,
@@ -474,6 +663,17 @@ device_matches run(join_request const& rq, stream_ref stream, memory_resource* m
     } else if (carry_bytes == 8) {
       sort_pairs_by_bits(in, as<U>(k), static_cast<std::uint64_t const*>(carry),
                          as<std::uint64_t>(r), n, 0, bits, stream, mr);
+    } else if (unordered && bits > swwc_bits) {
+      // The low byte by swwc, which generates the row ids as it reads the keys, then the rest
+      // by CUB's stable pass: no row-id array written and read again. Not the stable order
+      // GFTR's positions need, hence only for requests that cannot ask for them.
+      buffer k1(sizeof(U) * rows, mr, stream);
+      buffer r1(sizeof(std::uint32_t) * rows, mr, stream);
+      buffer o1(sizeof(std::int64_t) * ((std::size_t{1} << swwc_bits) + 1), mr, stream);
+      swwc_partition<U, std::uint32_t>(in, nullptr, n, 0, swwc_bits, as<U>(k1),
+                                       as<std::uint32_t>(r1), as<std::int64_t>(o1), stream, mr);
+      sort_pairs_by_bits(as<U>(k1), as<U>(k), as<std::uint32_t>(r1), as<std::uint32_t>(r), n,
+                         swwc_bits, bits, stream, mr);
     } else {
       sort_with_row_ids(in, as<U>(k), as<std::uint32_t>(r), n, 0, bits, stream, mr);
     }
@@ -560,13 +760,19 @@ device_matches run(join_request const& rq, stream_ref stream, memory_resource* m
   };
 
   clock.mark("plan");
-  buffer item_start(sizeof(size_type) * static_cast<std::size_t>(fanout + 1), mr, stream);
+  // Entry fanout + 1: the items of partitions of several chunks.
+  buffer item_start(sizeof(size_type) * static_cast<std::size_t>(fanout + 2), mr, stream);
+  JOINERY_CUDA_TRY(cudaMemsetAsync(item_start.data(), 0, item_start.size(), s));
   bool const skip_empty_build = rq.kind == join_kind::inner || rq.kind == join_kind::left_semi;
   radix_items_kernel<<<grid_stride_blocks(fanout + 1, 256, current_sm_count(), 8), 256, 0, s>>>(
       as<size_type>(boffs), as<size_type>(poffs), fanout, skip_empty_build, as<size_type>(item_start));
   JOINERY_CHECK_LAUNCH();
   exclusive_scan_with_total(as<size_type>(item_start), fanout, stream, mr);
-  size_type const items = read_scalar(as<size_type>(item_start) + fanout, stream);
+  auto const item_counts =
+    read_scalar(reinterpret_cast<std::array<size_type, 2> const*>(as<size_type>(item_start) + fanout),
+                stream);
+  size_type const items = item_counts[0];
+  size_type const multi_chunk_items = item_counts[1];
 
   device_matches out;
   if (items == 0) {
@@ -577,8 +783,10 @@ device_matches run(join_request const& rq, stream_ref stream, memory_resource* m
   }
   static_assert(radix_join_policy::max_radix_bits < 31, "partitions are numbered in int32");
   buffer item_partition(sizeof(std::int32_t) * static_cast<std::size_t>(items), mr, stream);
+  buffer item_probe(2 * sizeof(size_type) * static_cast<std::size_t>(items), mr, stream);
   item_partitions_kernel<<<grid_stride_blocks(items, 256, current_sm_count(), 8), 256, 0, s>>>(
-      as<size_type>(item_start), fanout, items, as<std::int32_t>(item_partition));
+      as<size_type>(item_start), as<size_type>(boffs), as<size_type>(poffs), fanout, items,
+      as<std::int32_t>(item_partition), as<size_type>(item_probe));
   JOINERY_CHECK_LAUNCH();
   buffer item_rows(sizeof(size_type) * static_cast<std::size_t>(items + 1), mr, stream);
   buffer checksum(sizeof(unsigned long long), mr, stream);
@@ -592,8 +800,8 @@ device_matches run(join_request const& rq, stream_ref stream, memory_resource* m
   a.probe_keys = as<U>(pk);
   a.probe_rows = probe_carry != 0 ? nullptr : as<std::uint32_t>(pr);
   a.probe_offsets = as<size_type>(poffs);
-  a.item_start = as<size_type>(item_start);
   a.item_partition = as<std::int32_t>(item_partition);
+  a.item_probe = as<size_type>(item_probe);
   a.fanout = fanout;
   a.num_items = items;
   a.kind = rq.kind;
@@ -649,7 +857,12 @@ device_matches run(join_request const& rq, stream_ref stream, memory_resource* m
                              : rq.positions_forced ? radix_join_kernel<U, radix_mode::direct, true>
                              : ids32 ? radix_join_kernel<U, radix_mode::direct, false, false, std::int32_t>
                                      : radix_join_kernel<U, radix_mode::direct>;
-  for (auto k : {count_kernel, write_ids_kernel, write_positions_kernel, direct_kernel}) {
+  // The lean direct pass serves inner joins writing row ids without payload sums.
+  bool const lean = rq.kind == join_kind::inner && !fused && !rq.positions_forced &&
+                    rq.build_sums == nullptr && rq.probe_sums == nullptr;
+  auto const lean_kernel =
+    ids32 ? radix_join_lean_kernel<U, std::int32_t> : radix_join_lean_kernel<U, size_type>;
+  for (auto k : {count_kernel, write_ids_kernel, write_positions_kernel, direct_kernel, lean_kernel}) {
     JOINERY_CUDA_TRY(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                           static_cast<int>(smem)));
   }
@@ -692,8 +905,19 @@ device_matches run(join_request const& rq, stream_ref stream, memory_resource* m
       a.capacity = np;
       bind_output(out);
       clock.mark("join direct");
-      direct_kernel<<<grid, P::threads, smem, s>>>(a);
-      JOINERY_CHECK_LAUNCH();
+      if (lean) {
+        lean_kernel<<<grid, P::threads, smem, s>>>(a);
+        JOINERY_CHECK_LAUNCH();
+        if (multi_chunk_items > 0) {
+          auto multi = a;
+          multi.multi_chunk_only = true;
+          direct_kernel<<<grid, P::threads, smem, s>>>(multi);
+          JOINERY_CHECK_LAUNCH();
+        }
+      } else {
+        direct_kernel<<<grid, P::threads, smem, s>>>(a);
+        JOINERY_CHECK_LAUNCH();
+      }
       auto const rows = static_cast<size_type>(read_scalar(as<unsigned long long>(claimed), stream));
       if (rows <= np) {
         if (rows < np) {
