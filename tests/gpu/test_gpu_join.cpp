@@ -220,6 +220,19 @@ TEST_F(GpuJoin, KeysOnlyIndexFormOnEveryShape) {
   }
 }
 
+// Small enough for racecheck: one-byte radix digits, probe rows of 0..several matches, both key
+// widths.
+TEST_F(GpuJoin, KeysOnlyIndexFormWithSeveralMatchesPerProbeRow) {
+  for (auto key : {type_id::int32, type_id::uint64}) {
+    SCOPED_TRACE(std::string(to_string(key)));
+    auto bs = spec(3 << 12, gen::key_kind::foreign, key, 1 << 12, 18);
+    auto ps = spec(1 << 15, gen::key_kind::foreign, key, 1 << 14, 19);
+    bs.payload_types = {};
+    ps.payload_types = {};
+    expect_keys_only_index_matches_cpu(gen::generate(bs), gen::generate(ps));
+  }
+}
+
 TEST_F(GpuJoin, HostResidentInputsOnTheGpuBackend) {
   auto const build = gen::generate(spec(5000, gen::key_kind::primary, type_id::uint64, 0, 6));
   auto const probe = gen::generate(spec(9000, gen::key_kind::foreign, type_id::uint64, 5000, 7));

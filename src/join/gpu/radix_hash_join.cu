@@ -54,8 +54,8 @@ struct radix_join_policy {
   /// that builds the same table again.
   static constexpr int max_probe_span = 5 * tile;
   static constexpr int max_radix_bits = 22;
-  /// Direct output is skipped when a count of the first 1/sample_every of the work items
-  /// extrapolates to more than direct_margin x |S| output rows.
+  /// Direct output is skipped when a count of the first 1/sample_every of the work items,
+  /// scaled by |S| over the probe rows they span, comes to more than direct_margin x |S| rows.
   static constexpr size_type sample_every = 64;
   static constexpr double direct_margin = 1.1;
 };
@@ -879,9 +879,21 @@ device_matches run(join_request const& rq, stream_ref stream, memory_resource* m
     count_kernel<<<static_cast<unsigned>(sample.num_items), P::threads, smem, s>>>(sample);
     JOINERY_CHECK_LAUNCH();
     exclusive_scan_with_total(as<size_type>(item_rows), sample.num_items, stream, mr);
+    // Extrapolated by the probe rows the sampled items span, not by their number: under probe
+    // skew the first items are the hot partitions' full ones, and counting by items took
+    // Zipf 1 PK-FK joins (one row per probe row) for many-to-many ones.
+    size_type spanned[2] = {0, 0};
+    JOINERY_CUDA_TRY(cudaMemcpyAsync(&spanned[0], as<size_type>(item_probe), sizeof(size_type),
+                                     cudaMemcpyDeviceToHost, s));
+    JOINERY_CUDA_TRY(cudaMemcpyAsync(&spanned[1], as<size_type>(item_probe) + 2 * sample.num_items - 1,
+                                     sizeof(size_type), cudaMemcpyDeviceToHost, s));
     auto const sampled = read_scalar(as<size_type>(item_rows) + sample.num_items, stream);
-    double const estimate = static_cast<double>(sampled) * static_cast<double>(items) /
-                            static_cast<double>(sample.num_items);
+    double const estimate =
+      spanned[1] > spanned[0]
+        ? static_cast<double>(sampled) * static_cast<double>(np) /
+            static_cast<double>(spanned[1] - spanned[0])
+        : static_cast<double>(sampled) * static_cast<double>(items) /
+            static_cast<double>(sample.num_items);
     direct = estimate <= P::direct_margin * static_cast<double>(np);
     JOINERY_CUDA_TRY(cudaMemsetAsync(item_rows.data(), 0, item_rows.size(), s));
   }
