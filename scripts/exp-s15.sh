@@ -4,7 +4,7 @@
 # with CUB's partitioning (the lean direct pass alone) and with the swwc + CUB partitioning; then the GPU join tests and the radix join's conformance
 # cases. PART=2: the sanitizers over the lean direct pass and the
 # partitioning. PART=3: bench gpu-joins. PART=4: the
-# conformance cases, the GPU join tests (but the one PART 1 ran alone) and bench gpu-joins.
+# partitioning's tests (and memcheck), the conformance cases, the GPU join tests (but the one PART 1 ran alone) and bench gpu-joins.
 set -u
 source "$(dirname "$0")/exp-lib.sh" "${BINS:-build/bins15.tar.xz}"
 J=/tmp/b/joinery
@@ -38,6 +38,8 @@ if [ "${PART:-1}" = 3 ]; then
   step gpu-joins bench 480 $J bench gpu-joins --runs 3 --warmup 1 --out "$OUT/gpu-joins.jsonl"
 fi
 if [ "${PART:-1}" = 4 ]; then  # after the sample's change: the tests, then the sweep
+  step swwc-join tests 120 $T --gtest_filter='SwwcRowIds.*'
+  step memcheck-swwc-join sanitizer 200 compute-sanitizer --tool memcheck --report-api-errors no $T --gtest_filter='SwwcRowIds.JoinPartitioning*'
   step conf-radix tests 240 /tmp/b/joinery_conformance_tests --gtest_filter='*JoinConformance*gpu_radix_hash*'
   step gpujoin tests 400 $T --gtest_filter='GpuJoin.*:-GpuJoin.BuildPartitionLargerThanASharedMemoryChunk'
   step gpu-joins bench 120 $J bench gpu-joins --runs 3 --warmup 1 --out "$OUT/gpu-joins.jsonl"

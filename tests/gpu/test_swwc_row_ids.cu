@@ -3,8 +3,10 @@
 // low half within each of its partitions). Checked in full on the CPU: the offsets bound each
 // partition's digit, every row id appears once, and each output key is its row's input key.
 // Sizes around tiles and segments, one and two passes, skew (every key in one partition, one hot
-// key), empty partitions, 4- and 8-byte keys.
+// key), empty partitions, 4- and 8-byte keys. Also the radix join's partitioning that starts with
+// swwc and ends with CUB's stable pass.
 #include "core/cuda_try.hpp"
+#include "join/gpu/join_sort.hpp"
 #include "primitives/partition_dispatch.hpp"
 
 #include <joinery/memory.hpp>
@@ -61,17 +63,28 @@ std::vector<K> make_keys(std::size_t n, int bits, shape sh, std::uint64_t seed) 
   return keys;
 }
 
+enum class partitioner { swwc_two_level, join_swwc_then_cub };
+
 /// "" when the partitioning of `keys` over [0, bits) is right, else the first problem.
 template <class K>
-std::string run_and_check(std::size_t n, int bits, shape sh, std::uint64_t seed) {
+std::string run_and_check(std::size_t n, int bits, shape sh, std::uint64_t seed,
+                          partitioner how = partitioner::swwc_two_level) {
   auto const keys = make_keys<K>(n, bits, sh, seed);
   std::size_t const fanout = std::size_t{1} << bits;
   device_array<K> in(n), out(n);
   device_array<std::uint32_t> rows(n);
   device_array<std::int64_t> offsets(fanout + 1);
   in.from_host(keys);
-  detail::gpu::swwc_partition_with_row_ids<K>(in.p, static_cast<size_type>(n), bits, out.p, rows.p,
-                                              offsets.p, default_stream(), device_resource());
+  if (how == partitioner::swwc_two_level) {
+    detail::gpu::swwc_partition_with_row_ids<K>(in.p, static_cast<size_type>(n), bits, out.p,
+                                                rows.p, offsets.p, default_stream(),
+                                                device_resource());
+  } else {
+    detail::gpu::partition_with_row_ids<K>(in.p, out.p, rows.p, static_cast<size_type>(n), bits,
+                                           default_stream(), device_resource());
+    detail::gpu::radix_partition_offsets<K>(out.p, static_cast<size_type>(n), bits, offsets.p,
+                                            default_stream());
+  }
   JOINERY_CUDA_TRY(cudaDeviceSynchronize());
   auto const k_out = out.to_host(n);
   auto const r_out = rows.to_host(n);
@@ -137,6 +150,26 @@ TEST_F(SwwcRowIds, SkewedAndSparsePartitions) {
       EXPECT_EQ(run_and_check<std::uint64_t>(70'001, bits, sh, 13 + bits), "");
     }
   }
+}
+
+// The radix join's partitioning when the order within a partition is free
+// (join/gpu/join_sort.hpp): swwc alone up to 8 bits, swwc over 8 (9, 10 at 17, 18 bits) and
+// CUB's stable pass over the rest beyond.
+TEST_F(SwwcRowIds, JoinPartitioningSwwcThenCub) {
+  auto const how = partitioner::join_swwc_then_cub;
+  for (int bits : {0, 5, 8, 9, 16, 17, 18, 20}) {
+    for (std::size_t n : {std::size_t{1}, std::size_t{4097}, std::size_t{100'003}}) {
+      EXPECT_EQ(run_and_check<std::uint32_t>(n, bits, shape::uniform, 3 * n + bits, how), "");
+      EXPECT_EQ(run_and_check<std::uint64_t>(n, bits, shape::uniform, 5 * n + bits, how), "");
+    }
+  }
+  for (int bits : {8, 17}) {
+    for (auto sh : {shape::one_partition, shape::hot_key, shape::sparse}) {
+      EXPECT_EQ(run_and_check<std::uint32_t>(std::size_t{1} << 17, bits, sh, 17 + bits, how), "");
+      EXPECT_EQ(run_and_check<std::uint64_t>(70'001, bits, sh, 19 + bits, how), "");
+    }
+  }
+  EXPECT_EQ(run_and_check<std::uint32_t>(0, 16, shape::uniform, 1, how), "");
 }
 
 TEST_F(SwwcRowIds, NoRows) {

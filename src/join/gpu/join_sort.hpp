@@ -17,6 +17,14 @@ template <class U>
 void sort_with_row_ids(U const* keys_in, U* keys_out, std::uint32_t* rows_out, size_type n,
                        int begin_bit, int end_bit, stream_ref stream, memory_resource* mr);
 
+/// keys_out / rows_out: the keys grouped by their bits [0, bits) in ascending digit order, with
+/// the row id each key had; the order within a digit is unspecified (not stable). No row-id array
+/// is written: swwc generates the ids while it partitions the low digit, and CUB's stable pass
+/// sorts the rest (LSD).
+template <class U>
+void partition_with_row_ids(U const* keys_in, U* keys_out, std::uint32_t* rows_out, size_type n,
+                            int bits, stream_ref stream, memory_resource* mr);
+
 /// keys_out / values_out: (key, value) pairs sorted by the keys' bits [begin_bit, end_bit)
 /// (stable, LSD). GFTR with carried payloads: the values are a side's packed payloads (uint32 or
 /// uint64), moved with the keys in place of row ids.

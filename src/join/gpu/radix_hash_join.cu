@@ -5,9 +5,9 @@
 //    sort restricted to those bits (the fastest stable partitioning measured among our
 //    primitives, see docs/BENCHMARKS.md), carrying 32-bit row ids; two 8-bit passes at 2^27 rows.
 //    When no GFTR positions can be asked for (so the order within a partition is free), the low
-//    byte goes first through swwc, which generates the row ids while it reads the keys, and CUB
-//    sorts the rest: no row-id array is written and read back (JOINERY_RADIX_PARTITION=cub keeps
-//    CUB alone).
+//    8 bits (9 or 10 at 17 or 18) go first through swwc, which generates the row ids while it
+//    reads the keys, and CUB sorts the rest: no row-id array is written and read back
+//    (JOINERY_RADIX_PARTITION=cub keeps CUB alone).
 // 2. Work items: each co-partition is cut into items of at most one build chunk's worth of work.
 //    A build partition that fits one chunk (C tuples) gets items of up to P_MAX probe tuples,
 //    the table built once per item; a larger one (skew) is split into chunks, and its probe side
@@ -26,7 +26,6 @@
 #include "join/gpu/join_sort.hpp"
 #include "primitives/detail/block_chain_table.cuh"
 #include "primitives/detail/hash.cuh"
-#include "primitives/partition_dispatch.hpp"
 
 #include <algorithm>
 #include <array>
@@ -644,7 +643,6 @@ device_matches run(join_request const& rq, stream_ref stream, memory_resource* m
   char const* const partition_env = std::getenv("JOINERY_RADIX_PARTITION");
   bool const unordered = !rq.positions_forced && !rq.positions_for &&
                          !(partition_env != nullptr && std::string_view(partition_env) == "cub");
-  constexpr int swwc_bits = 8;
   auto partition = [&](void const* keys, size_type n, void const* carry, int carry_bytes,
                        buffer& k, buffer& r, buffer& offsets) {
     JOINERY_EXPECTS(carry_bytes == 0 || carry_bytes == 4 || carry_bytes == 8,
@@ -663,17 +661,10 @@ device_matches run(join_request const& rq, stream_ref stream, memory_resource* m
     } else if (carry_bytes == 8) {
       sort_pairs_by_bits(in, as<U>(k), static_cast<std::uint64_t const*>(carry),
                          as<std::uint64_t>(r), n, 0, bits, stream, mr);
-    } else if (unordered && bits > swwc_bits) {
-      // The low byte by swwc, which generates the row ids as it reads the keys, then the rest
-      // by CUB's stable pass: no row-id array written and read again. Not the stable order
-      // GFTR's positions need, hence only for requests that cannot ask for them.
-      buffer k1(sizeof(U) * rows, mr, stream);
-      buffer r1(sizeof(std::uint32_t) * rows, mr, stream);
-      buffer o1(sizeof(std::int64_t) * ((std::size_t{1} << swwc_bits) + 1), mr, stream);
-      swwc_partition<U, std::uint32_t>(in, nullptr, n, 0, swwc_bits, as<U>(k1),
-                                       as<std::uint32_t>(r1), as<std::int64_t>(o1), stream, mr);
-      sort_pairs_by_bits(as<U>(k1), as<U>(k), as<std::uint32_t>(r1), as<std::uint32_t>(r), n,
-                         swwc_bits, bits, stream, mr);
+    } else if (unordered) {
+      // Not the stable order GFTR's positions need, hence only for requests that cannot ask
+      // for them; no row-id array written and read back (join_sort.hpp).
+      partition_with_row_ids(in, as<U>(k), as<std::uint32_t>(r), n, bits, stream, mr);
     } else {
       sort_with_row_ids(in, as<U>(k), as<std::uint32_t>(r), n, 0, bits, stream, mr);
     }
