@@ -38,6 +38,13 @@ enum class output_form : std::uint8_t {
 /// cheaper by a cost model fed with the device's measured bandwidths (DESIGN.md, "Wide joins").
 enum class materialization : std::uint8_t { automatic, gfur, gftr };
 
+/// How the GPU joins write an index or table result (DESIGN.md 6b). direct (the default): Rui &
+/// Tu's direct output buffer: one row per probe row is allocated and each tile claims its rows
+/// with one atomic, falling back to the three phases when more rows turn up (many-to-many).
+/// three_phase: He et al.'s lock-free count, scan, write from the start. The nested-loop join
+/// always counts first; the CPU backend ignores it.
+enum class output_writer : std::uint8_t { direct, three_phase };
+
 /// Join predicate: equality, or the band build.key <= probe.key <= build.key + width.
 struct predicate {
   enum class kind_type : std::uint8_t { equal, band };
@@ -67,6 +74,7 @@ struct join_options {
   /// size_type; half the bytes written, for sides of at most 2^31 - 1 rows, refused beyond).
   /// The other forms ignore it.
   type_id index_type = type_id::int64;
+  output_writer writer = output_writer::direct;
 };
 
 struct phase_time {
@@ -129,10 +137,12 @@ std::string_view to_string(backend b) noexcept;
 std::string_view to_string(join_kind k) noexcept;
 std::string_view to_string(output_form f) noexcept;
 std::string_view to_string(materialization m) noexcept;
+std::string_view to_string(output_writer w) noexcept;
 join_algorithm join_algorithm_from_string(std::string_view name);
 backend backend_from_string(std::string_view name);
 join_kind join_kind_from_string(std::string_view name);
 materialization materialization_from_string(std::string_view name);
+output_writer output_writer_from_string(std::string_view name);
 std::vector<join_algorithm> all_join_algorithms();
 
 /// Throws logic_error unless `index_type` is int64, or int32 with both sides within 2^31 - 1

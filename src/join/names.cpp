@@ -16,6 +16,7 @@ constexpr std::array<std::string_view, 4> join_kind_names = {"inner", "left_semi
                                                              "left_outer"};
 constexpr std::array<std::string_view, 3> output_form_names = {"index", "table", "aggregate"};
 constexpr std::array<std::string_view, 3> materialization_names = {"automatic", "gfur", "gftr"};
+constexpr std::array<std::string_view, 2> output_writer_names = {"direct", "three_phase"};
 constexpr std::array<std::string_view, 8> groupby_algorithm_names = {
   "automatic", "global_hash", "hash", "sort", "sort_transformed", "sort_dictionary", "partition",
   "partition_transformed"};
@@ -46,6 +47,7 @@ std::string_view to_string(output_form f) noexcept { return name_of(output_form_
 std::string_view to_string(materialization m) noexcept {
   return name_of(materialization_names, m);
 }
+std::string_view to_string(output_writer w) noexcept { return name_of(output_writer_names, w); }
 std::string_view to_string(groupby_algorithm a) noexcept {
   return name_of(groupby_algorithm_names, a);
 }
@@ -63,6 +65,9 @@ join_kind join_kind_from_string(std::string_view s) {
 }
 materialization materialization_from_string(std::string_view s) {
   return parse<materialization>(materialization_names, s, "materialization strategy");
+}
+output_writer output_writer_from_string(std::string_view s) {
+  return parse<output_writer>(output_writer_names, s, "output writer");
 }
 groupby_algorithm groupby_algorithm_from_string(std::string_view s) {
   return parse<groupby_algorithm>(groupby_algorithm_names, s, "group-by algorithm");

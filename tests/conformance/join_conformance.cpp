@@ -99,6 +99,11 @@ TEST_P(JoinConformance, AllKindsAndFormsMatchOracle) {
     o.index_type = type_id::int64;
     EXPECT_EQ(ri32.probe_rows.type(), type_id::int32);
     EXPECT_EQ(diff_rows(expected_index, index_rows(ri32, kind)), "");
+    // He et al.'s three phases from the start instead of the direct output buffer.
+    o.writer = output_writer::three_phase;
+    auto const ri3 = join(build.view(), 0, probe.view(), 0, o);
+    o.writer = output_writer::direct;
+    EXPECT_EQ(diff_rows(expected_index, index_rows(ri3, kind)), "");
 
     o.output = output_form::table;
     auto const rt = join(build.view(), 0, probe.view(), 0, o);

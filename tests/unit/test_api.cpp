@@ -36,6 +36,19 @@ struct small_tables {
   table_view probe{{column_view::of(pk), column_view::of(pk64), column_view::of(pf)}};
 };
 
+/// f(backend, algorithm) for every join algorithm of the CPU backend and, with a GPU, the GPU's.
+template <class F>
+void for_each_join_algorithm(F&& f) {
+  std::vector<backend> backends{backend::cpu};
+  if (device_count() > 0) { backends.push_back(backend::gpu); }
+  for (auto be : backends) {
+    for (auto algo : join_algorithms_on(be)) {
+      SCOPED_TRACE(std::string(to_string(be)) + " " + std::string(to_string(algo)));
+      f(be, algo);
+    }
+  }
+}
+
 TEST(Api, NamesRoundTrip) {
   for (auto a : all_join_algorithms()) {
     EXPECT_EQ(join_algorithm_from_string(to_string(a)), a);
@@ -48,6 +61,11 @@ TEST(Api, NamesRoundTrip) {
                               "known: automatic, nested_loop");
   expect_refusal<logic_error>([] { (void)aggregation_kind_from_string("median"); },
                               "unknown aggregation 'median'");
+  for (auto w : {output_writer::direct, output_writer::three_phase}) {
+    EXPECT_EQ(output_writer_from_string(to_string(w)), w);
+  }
+  expect_refusal<logic_error>([] { (void)output_writer_from_string("paged"); },
+                              "unknown output writer 'paged'; known: direct, three_phase");
 }
 
 TEST(Api, SmallInnerJoinIndex) {
@@ -72,29 +90,47 @@ TEST(Api, Int32IndexOnEveryBackend) {
   rows const outer{{0ULL, 1ULL},          {2ULL, 0ULL}, {2ULL, 3ULL},
                    {3ULL, 0ULL},          {3ULL, 3ULL},
                    {static_cast<unsigned long long>(-1), 2ULL}};
-  std::vector<backend> backends{backend::cpu};
-  if (device_count() > 0) { backends.push_back(backend::gpu); }
-  for (auto be : backends) {
-    for (auto algo : join_algorithms_on(be)) {
-      SCOPED_TRACE(std::string(to_string(be)) + " " + std::string(to_string(algo)));
-      join_options o;
-      o.backend = be;
-      o.algorithm = algo;
-      o.index_type = type_id::int32;
-      auto const r = join(t.build, 0, t.probe, 0, o);
-      EXPECT_EQ(r.build_rows.type(), type_id::int32);
-      EXPECT_EQ(r.probe_rows.type(), type_id::int32);
-      EXPECT_EQ(diff_rows(inner, index_rows(r, join_kind::inner)), "");
-      o.kind = join_kind::left_outer;
-      auto const lo = join(t.build, 0, t.probe, 0, o);
-      EXPECT_EQ(lo.build_rows.type(), type_id::int32);
-      EXPECT_EQ(lo.build_rows.to_vector<std::int32_t>().size(), 6u);
-      EXPECT_EQ(diff_rows(outer, index_rows(lo, join_kind::left_outer)), "");
-      o.kind = join_kind::left_anti;
-      auto const anti = join(t.build, 0, t.probe, 0, o);
-      EXPECT_EQ(anti.probe_rows.to_vector<std::int32_t>(), std::vector<std::int32_t>{2});
-    }
-  }
+  for_each_join_algorithm([&](backend be, join_algorithm algo) {
+    join_options o;
+    o.backend = be;
+    o.algorithm = algo;
+    o.index_type = type_id::int32;
+    auto const r = join(t.build, 0, t.probe, 0, o);
+    EXPECT_EQ(r.build_rows.type(), type_id::int32);
+    EXPECT_EQ(r.probe_rows.type(), type_id::int32);
+    EXPECT_EQ(diff_rows(inner, index_rows(r, join_kind::inner)), "");
+    o.kind = join_kind::left_outer;
+    auto const lo = join(t.build, 0, t.probe, 0, o);
+    EXPECT_EQ(lo.build_rows.type(), type_id::int32);
+    EXPECT_EQ(lo.build_rows.to_vector<std::int32_t>().size(), 6u);
+    EXPECT_EQ(diff_rows(outer, index_rows(lo, join_kind::left_outer)), "");
+    o.kind = join_kind::left_anti;
+    auto const anti = join(t.build, 0, t.probe, 0, o);
+    EXPECT_EQ(anti.probe_rows.to_vector<std::int32_t>(), std::vector<std::int32_t>{2});
+  });
+}
+
+// The three phases from the start (join_options::writer): the same rows as the direct output on
+// every algorithm and backend, in the index and table forms.
+TEST(Api, ThreePhaseWriterOnEveryBackend) {
+  small_tables t;
+  rows const inner{{0ULL, 1ULL}, {2ULL, 0ULL}, {2ULL, 3ULL}, {3ULL, 0ULL}, {3ULL, 3ULL}};
+  for_each_join_algorithm([&](backend be, join_algorithm algo) {
+    join_options o;
+    o.backend = be;
+    o.algorithm = algo;
+    o.writer = output_writer::three_phase;
+    auto const r = join(t.build, 0, t.probe, 0, o);
+    EXPECT_EQ(diff_rows(inner, index_rows(r, join_kind::inner)), "");
+    EXPECT_EQ(r.aggregate.checksum, 3u + 1 + 3 + 3 + 3);
+    o.output = output_form::table;
+    o.build_payloads = {1};
+    auto const tab = join(t.build, 0, t.probe, 0, o);
+    o.writer = output_writer::direct;
+    auto const tab_direct = join(t.build, 0, t.probe, 0, o);
+    EXPECT_EQ(diff_rows(table_rows(tab_direct.columns.view()), table_rows(tab.columns.view())), "");
+    EXPECT_EQ(tab.aggregate.checksum, tab_direct.aggregate.checksum);
+  });
 }
 
 TEST(Api, RefusesIndexTypesOtherThanInt32AndInt64) {

@@ -53,6 +53,7 @@ struct bench_args {
   std::string output_form = "aggregate";
   std::string strategy = "automatic";
   std::string index_type = "int64";
+  std::string writer = "direct";
   std::string rows = "2^24";
   std::string groups = "2^10";
   std::string max_rows = "2^24";
@@ -233,6 +234,8 @@ struct join_point {
   materialization strategy = materialization::automatic;
   /// Index form: the row ids' type (int64, or int32 as libcudf's and the papers' joins write).
   type_id index_type = type_id::int64;
+  /// GPU: the direct output buffer first (default) or the three phases from the start.
+  output_writer writer = output_writer::direct;
 };
 
 struct join_data {
@@ -270,6 +273,7 @@ nlohmann::json measure_join(recorder& rec, join_point const& p, join_data const&
   o.output = p.form;
   o.strategy = p.strategy;
   o.index_type = p.index_type;
+  o.writer = p.writer;
   for (int i = 1; i <= p.payloads; ++i) {
     o.build_payloads.push_back(i);
     o.probe_payloads.push_back(i);
@@ -282,6 +286,7 @@ nlohmann::json measure_join(recorder& rec, join_point const& p, join_data const&
   if (p.mn_keys > 0) { params["mn_keys"] = p.mn_keys; }
   if (p.form == output_form::table) { params["strategy"] = std::string(to_string(p.strategy)); }
   if (p.form == output_form::index) { params["index_type"] = std::string(to_string(p.index_type)); }
+  if (p.writer != output_writer::direct) { params["writer"] = std::string(to_string(p.writer)); }
   return rec.measure(params, be, p.build_rows + p.probe_rows, [&] {
     auto const res = join(build.view(), 0, probe.view(), 0, o);
     nlohmann::json j{{"phases", phases_json(res.stats.phases)},
@@ -305,7 +310,8 @@ nlohmann::json run_join_point(recorder& rec, join_point const& p, backend be,
 
 /// The GPU joins of issue 5 (DESIGN.md section 6 workloads): the default |R| = M/2 primary keys
 /// joined with |S| = M uniform foreign keys (M = --max-rows, default 2^28), join index output,
-/// then the sweeps: 8-byte keys, many-to-many, |R| = |S|, Zipf, match ratio, |R|:|S|.
+/// (with an int32 index, and written in three phases), then the sweeps: 8-byte keys,
+/// many-to-many, |R| = |S|, Zipf, match ratio, |R|:|S| from 1:1 to 1:32.
 void run_gpu_joins_bench(recorder& rec, bench_args const& a) {
   JOINERY_EXPECTS(device_count() > 0, "bench gpu-joins needs a GPU");
   auto const m = a.max_rows == bench_args{}.max_rows ? std::int64_t{1} << 28
@@ -326,6 +332,10 @@ void run_gpu_joins_bench(recorder& rec, bench_args const& a) {
     auto def32 = def;
     def32.index_type = type_id::int32;
     sweep(def32);
+    // Each algorithm's two writers: He et al.'s three phases against the direct output buffer.
+    auto def3 = def;
+    def3.writer = output_writer::three_phase;
+    sweep(def3);
   }
   {
     // The CPU backend on this machine's host, same workload.
@@ -339,7 +349,7 @@ void run_gpu_joins_bench(recorder& rec, bench_args const& a) {
   }
   for (double z : {0.5, 1.0, 1.5, 2.0}) { sweep({m / 2, m, i32, z, 1.0, 0, output_form::index}); }
   for (double mr : {0.0, 0.5}) { sweep({m / 2, m, i32, 0.0, mr, 0, output_form::index}); }
-  for (std::int64_t ratio : {1, 4, 16}) { sweep({m / ratio, m, i32, 0.0, 1.0, 0, output_form::index}); }
+  for (std::int64_t ratio : {1, 4, 16, 32}) { sweep({m / ratio, m, i32, 0.0, 1.0, 0, output_form::index}); }
 }
 
 /// Wu et al.'s wide-join experiments (issue 6), table output: the wide default |R| = M/2,
@@ -427,6 +437,7 @@ void run_bench(bench_args const& a) {
                  parse_form(a.output_form)};
     p.strategy = materialization_from_string(a.strategy);
     p.index_type = type_from_string(a.index_type);
+    p.writer = output_writer_from_string(a.writer);
     run_join_point(rec, p, be, join_algorithm_from_string(a.algorithm), a.seed);
   } else if (a.experiment == "groupby") {
     auto const be = resolve_backend(a.backend, !groupby_algorithms_on(backend::gpu).empty());
@@ -585,6 +596,9 @@ void add_bench(CLI::App& app) {
                 "join, index form: row ids as int64 (default) or int32");
   c->add_option("--strategy", args->strategy,
                 "join, table output on the GPU: automatic, gfur or gftr materialization");
+  c->add_option("--writer", args->writer,
+                "join on the GPU: direct (output buffer first, the default) or three_phase "
+                "(count, scan, write)");
   c->add_option("--rows", args->rows, "groupby: input rows");
   c->add_option("--groups", args->groups,
                 "groupby: number of groups; gpu-groupby: the largest g (2^26)");

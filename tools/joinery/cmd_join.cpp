@@ -18,6 +18,7 @@ struct join_args {
   std::string backend = "auto";
   std::string kind = "inner";
   std::string strategy = "automatic";
+  std::string writer = "direct";
   std::string build_columns = "*", probe_columns = "*";
   std::int64_t band = -1;
   std::string output;
@@ -52,6 +53,7 @@ void run_join(join_args const& a) {
   o.backend = backend_from_string(a.backend);
   o.kind = join_kind_from_string(a.kind);
   o.strategy = materialization_from_string(a.strategy);
+  o.writer = output_writer_from_string(a.writer);
   if (a.band >= 0) { o.pred = predicate::band(static_cast<std::uint64_t>(a.band)); }
   o.build_payloads = pick_columns(build, bk, a.build_columns);
   o.probe_payloads = pick_columns(probe, pk, a.probe_columns);
@@ -105,6 +107,9 @@ void add_join(CLI::App& app) {
   c->add_option("--strategy", args->strategy,
                 "GPU table output: automatic, gfur or gftr (how sort_merge and radix_hash "
                 "materialize payloads)");
+  c->add_option("--writer", args->writer,
+                "GPU output: direct (output buffer first, the default) or three_phase (count, "
+                "scan, write)");
   c->add_option("--band", args->band,
                 "band predicate: build.key <= probe.key <= build.key + D (nested loops)");
   c->add_option("--build-columns", args->build_columns,

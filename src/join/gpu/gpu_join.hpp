@@ -35,6 +35,8 @@ struct join_request {
   /// Index form with int32 row ids (join_options::index_type): an algorithm may write them
   /// directly (radix_hash does, halving its output bytes); int64 ones are narrowed afterwards.
   bool row_ids32 = false;
+  /// join_options::writer == three_phase: no direct output pass, count first.
+  bool three_phase = false;
   /// Per-row sums of the payloads that enter the checksum (device, uint64), or nullptr when the
   /// side contributes nothing beyond the probe key.
   std::uint64_t const* build_sums = nullptr;

@@ -508,7 +508,8 @@ device_matches run_three_phase(M const& m, size_type n, join_request const& rq, 
   // Not when GFTR may be asked for: that choice needs the output size first.
   auto const guess_bytes = static_cast<std::size_t>(n) *
                            (size_of(ids) * (with_build ? 2 : 1) + rq.extra_bytes_per_row);
-  if (!rq.aggregate_only && !rq.positions_for && (rq.budget == 0 || guess_bytes <= rq.budget)) {
+  if (!rq.aggregate_only && !rq.three_phase && !rq.positions_for &&
+      (rq.budget == 0 || guess_bytes <= rq.budget)) {
     bool allocated = true;
     try {
       allocate_matches(out, n, with_build, rq, algorithm, stream, mr, ids);

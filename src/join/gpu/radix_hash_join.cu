@@ -712,7 +712,7 @@ device_matches run(join_request const& rq, stream_ref stream, memory_resource* m
      rq.extra_bytes_per_row);
   // Direct output writes positions only when GFTR was decided before the join (a later choice
   // needs the exact row count first).
-  bool direct = !rq.aggregate_only && (!rq.positions_for || rq.positions_forced) &&
+  bool direct = !rq.aggregate_only && !rq.three_phase && (!rq.positions_for || rq.positions_forced) &&
                 (rq.budget == 0 || guess_bytes <= rq.budget);
   // The direct output is allocated before the partitioning's temporaries: allocated after them
   // it found no free block of its size in the stream-ordered pool and mapped new memory on
