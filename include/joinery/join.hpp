@@ -75,6 +75,10 @@ struct join_options {
   /// The other forms ignore it.
   type_id index_type = type_id::int64;
   output_writer writer = output_writer::direct;
+  /// no_partition_hash: the most its open-addressing table is filled, in (0, 1). The GPU's table
+  /// has ceil(build rows / factor) slots, the CPU's the next power of two. Ignored when the GPU
+  /// takes the perfect-hash array (unique keys of a dense range).
+  double hash_load_factor = 0.5;
 };
 
 struct phase_time {

@@ -48,6 +48,7 @@ struct join_input {
   size_type probe_rows = 0;
   join_kind kind = join_kind::inner;
   predicate pred{};
+  double load_factor = 0.5;  ///< no_partition_hash: the table's most filled fraction
   std::vector<phase_time>* phases = nullptr;  ///< algorithms append their phase times
 };
 

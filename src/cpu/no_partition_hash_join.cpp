@@ -1,11 +1,13 @@
-// No-partitioning hash join: one shared open-addressing table (linear probing, load <= 50%) of the
-// distinct build keys, each owning a contiguous run of build rows, built in parallel with atomics.
+// No-partitioning hash join: one shared open-addressing table (linear probing, load at most
+// join_options::hash_load_factor, 50% by default) of the distinct build keys, each owning a
+// contiguous run of build rows, built in parallel with atomics.
 // Heavy hitters and many-to-many keys cost one probe per probe row, however many rows share a key.
 #include "core/hash.hpp"
 #include "cpu/cpu_join.hpp"
 
 #include <atomic>
 #include <bit>
+#include <cmath>
 #include <memory>
 
 namespace joinery::detail::cpu {
@@ -29,8 +31,9 @@ struct slot {
 template <class Key>
 class key_table {
  public:
-  explicit key_table(size_type n)
-      : capacity_(std::bit_ceil(static_cast<std::uint64_t>(std::max<size_type>(2 * n, 16)))),
+  key_table(size_type n, double load_factor)
+      : capacity_(std::bit_ceil(static_cast<std::uint64_t>(std::max<size_type>(
+          static_cast<size_type>(std::ceil(static_cast<double>(n) / load_factor)), 16)))),
         mask_(capacity_ - 1),
         slots_(new slot<Key>[capacity_]) {
     auto const cap = static_cast<std::int64_t>(capacity_);
@@ -115,7 +118,7 @@ class key_table {
 
 template <class Key, class Sink>
 void no_partition_hash_join(join_input<Key> const& in, std::vector<Sink>& sinks) {
-  key_table<Key> t(in.build_rows);
+  key_table<Key> t(in.build_rows, in.load_factor);
   {
     phase_timer timer(in.phases, "build");
     t.build(in.build, in.build_rows);

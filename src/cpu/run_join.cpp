@@ -77,6 +77,7 @@ join_result run_join(join_algorithm algo, table_view const& build, size_type bui
     in.probe_rows = probe.num_rows();
     in.kind = options.kind;
     in.pred = options.pred;
+    in.load_factor = options.hash_load_factor;
     in.phases = &phases;
     if (options.output == output_form::aggregate) {
       // Nothing is materialized: each match adds its rows' precomputed value sums.

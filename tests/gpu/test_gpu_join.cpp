@@ -237,6 +237,34 @@ TEST_F(GpuJoin, KeysOnlyIndexFormWithSeveralMatchesPerProbeRow) {
   }
 }
 
+// The no-partitioning join's table at other load factors (keys with duplicates: the table, not
+// the perfect-hash array), every kind, against the CPU backend at the same factor.
+TEST_F(GpuJoin, NoPartitionHashAtOtherLoadFactors) {
+  auto bs = spec(3 << 14, gen::key_kind::foreign, type_id::int64, 1 << 14, 20);
+  auto ps = spec(1 << 17, gen::key_kind::foreign, type_id::int64, 1 << 16, 21);
+  auto const build = gen::generate(bs);
+  auto const probe = gen::generate(ps);
+  auto const db = place(build.view(), memory_space::device);
+  auto const dp = place(probe.view(), memory_space::device);
+  for (double lf : {0.1, 0.9}) {
+    for (auto kind : {join_kind::inner, join_kind::left_semi, join_kind::left_anti,
+                      join_kind::left_outer}) {
+      SCOPED_TRACE(std::to_string(lf) + " " + std::string(to_string(kind)));
+      join_options o;
+      o.kind = kind;
+      o.algorithm = join_algorithm::no_partition_hash;
+      o.hash_load_factor = lf;
+      o.backend = backend::cpu;
+      auto const expected = join(build.view(), 0, probe.view(), 0, o);
+      o.backend = backend::gpu;
+      auto const r = join(db.view(), 0, dp.view(), 0, o);
+      EXPECT_EQ(r.aggregate.count, expected.aggregate.count);
+      EXPECT_EQ(r.aggregate.checksum, expected.aggregate.checksum);
+      EXPECT_EQ(diff_rows(index_rows(expected, kind), index_rows(r, kind)), "");
+    }
+  }
+}
+
 TEST_F(GpuJoin, HostResidentInputsOnTheGpuBackend) {
   auto const build = gen::generate(spec(5000, gen::key_kind::primary, type_id::uint64, 0, 6));
   auto const probe = gen::generate(spec(9000, gen::key_kind::foreign, type_id::uint64, 5000, 7));

@@ -133,6 +133,30 @@ TEST(Api, ThreePhaseWriterOnEveryBackend) {
   });
 }
 
+// no_partition_hash at other load factors: the same rows; outside (0, 1) refused.
+TEST(Api, HashLoadFactor) {
+  small_tables t;
+  rows const inner{{0ULL, 1ULL}, {2ULL, 0ULL}, {2ULL, 3ULL}, {3ULL, 0ULL}, {3ULL, 3ULL}};
+  for_each_join_algorithm([&](backend be, join_algorithm algo) {
+    if (algo != join_algorithm::no_partition_hash) { return; }
+    for (double lf : {0.05, 0.5, 0.99}) {
+      join_options o;
+      o.backend = be;
+      o.algorithm = algo;
+      o.hash_load_factor = lf;
+      EXPECT_EQ(diff_rows(inner, index_rows(join(t.build, 0, t.probe, 0, o), join_kind::inner)), "");
+    }
+    for (double lf : {0.0, 1.0, -0.5, 2.0}) {
+      join_options o;
+      o.backend = be;
+      o.algorithm = algo;
+      o.hash_load_factor = lf;
+      expect_refusal<logic_error>([&] { (void)join(t.build, 0, t.probe, 0, o); },
+                                  "join hash_load_factor must be in (0, 1), got");
+    }
+  });
+}
+
 TEST(Api, RefusesIndexTypesOtherThanInt32AndInt64) {
   small_tables t;
   join_options o;

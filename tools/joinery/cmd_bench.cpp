@@ -54,6 +54,7 @@ struct bench_args {
   std::string strategy = "automatic";
   std::string index_type = "int64";
   std::string writer = "direct";
+  double load_factor = 0.5;
   std::string rows = "2^24";
   std::string groups = "2^10";
   std::string max_rows = "2^24";
@@ -236,6 +237,7 @@ struct join_point {
   type_id index_type = type_id::int64;
   /// GPU: the direct output buffer first (default) or the three phases from the start.
   output_writer writer = output_writer::direct;
+  double load_factor = 0.5;  ///< no_partition_hash's table
 };
 
 struct join_data {
@@ -274,6 +276,7 @@ nlohmann::json measure_join(recorder& rec, join_point const& p, join_data const&
   o.strategy = p.strategy;
   o.index_type = p.index_type;
   o.writer = p.writer;
+  o.hash_load_factor = p.load_factor;
   for (int i = 1; i <= p.payloads; ++i) {
     o.build_payloads.push_back(i);
     o.probe_payloads.push_back(i);
@@ -287,6 +290,7 @@ nlohmann::json measure_join(recorder& rec, join_point const& p, join_data const&
   if (p.form == output_form::table) { params["strategy"] = std::string(to_string(p.strategy)); }
   if (p.form == output_form::index) { params["index_type"] = std::string(to_string(p.index_type)); }
   if (p.writer != output_writer::direct) { params["writer"] = std::string(to_string(p.writer)); }
+  if (algo == join_algorithm::no_partition_hash) { params["load_factor"] = p.load_factor; }
   return rec.measure(params, be, p.build_rows + p.probe_rows, [&] {
     auto const res = join(build.view(), 0, probe.view(), 0, o);
     nlohmann::json j{{"phases", phases_json(res.stats.phases)},
@@ -438,6 +442,7 @@ void run_bench(bench_args const& a) {
     p.strategy = materialization_from_string(a.strategy);
     p.index_type = type_from_string(a.index_type);
     p.writer = output_writer_from_string(a.writer);
+    p.load_factor = a.load_factor;
     run_join_point(rec, p, be, join_algorithm_from_string(a.algorithm), a.seed);
   } else if (a.experiment == "groupby") {
     auto const be = resolve_backend(a.backend, !groupby_algorithms_on(backend::gpu).empty());
@@ -596,6 +601,8 @@ void add_bench(CLI::App& app) {
                 "join, index form: row ids as int64 (default) or int32");
   c->add_option("--strategy", args->strategy,
                 "join, table output on the GPU: automatic, gfur or gftr materialization");
+  c->add_option("--load-factor", args->load_factor,
+                "join, no_partition_hash: the most its hash table is filled, in (0, 1) (0.5)");
   c->add_option("--writer", args->writer,
                 "join on the GPU: direct (output buffer first, the default) or three_phase "
                 "(count, scan, write)");

@@ -19,6 +19,7 @@ struct join_args {
   std::string kind = "inner";
   std::string strategy = "automatic";
   std::string writer = "direct";
+  double load_factor = 0.5;
   std::string build_columns = "*", probe_columns = "*";
   std::int64_t band = -1;
   std::string output;
@@ -54,6 +55,7 @@ void run_join(join_args const& a) {
   o.kind = join_kind_from_string(a.kind);
   o.strategy = materialization_from_string(a.strategy);
   o.writer = output_writer_from_string(a.writer);
+  o.hash_load_factor = a.load_factor;
   if (a.band >= 0) { o.pred = predicate::band(static_cast<std::uint64_t>(a.band)); }
   o.build_payloads = pick_columns(build, bk, a.build_columns);
   o.probe_payloads = pick_columns(probe, pk, a.probe_columns);
@@ -107,6 +109,8 @@ void add_join(CLI::App& app) {
   c->add_option("--strategy", args->strategy,
                 "GPU table output: automatic, gfur or gftr (how sort_merge and radix_hash "
                 "materialize payloads)");
+  c->add_option("--load-factor", args->load_factor,
+                "no_partition_hash: the most its hash table is filled, in (0, 1) (0.5)");
   c->add_option("--writer", args->writer,
                 "GPU output: direct (output buffer first, the default) or three_phase (count, "
                 "scan, write)");

@@ -318,6 +318,7 @@ join_result run_join(join_algorithm algo, table_view const& build, size_type bui
   rq.aggregate_only = options.output == output_form::aggregate;
   rq.row_ids32 = options.output == output_form::index && options.index_type == type_id::int32;
   rq.three_phase = options.writer == output_writer::three_phase;
+  rq.load_factor = options.hash_load_factor;
   rq.budget = options.device_memory_budget;
   // The table form sums its payloads from the output columns (sequential reads) instead of
   // having the join read per-row sums at random: the join's checksum covers the key only.
