@@ -9,6 +9,9 @@
 #include <bit>
 #include <cmath>
 #include <memory>
+#include <new>
+#include <sstream>
+#include <string>
 
 namespace joinery::detail::cpu {
 
@@ -28,14 +31,37 @@ struct slot {
   std::int64_t begin;  // offset into the row array, or the row itself when count == 1
 };
 
+/// Slots for n keys at most `load_factor` full: a power of two, at least 16. A tiny factor is
+/// refused before the count overflows (the probes would never end in a table it wrapped to).
+inline std::uint64_t key_table_slots(size_type n, double load_factor) {
+  long double const want = std::ceil(static_cast<long double>(n) / load_factor);
+  std::ostringstream factor;
+  factor << load_factor;
+  JOINERY_EXPECTS(want <= static_cast<long double>(std::uint64_t{1} << 40),
+                  "the no_partition_hash table for " + std::to_string(n) +
+                    " build rows at load factor " + factor.str() +
+                    " needs more than 2^40 slots: too large; use a larger join_options::hash_load_factor");
+  return std::bit_ceil(std::max<std::uint64_t>(static_cast<std::uint64_t>(want), 16));
+}
+
+template <class Key>
+slot<Key>* allocate_slots(std::uint64_t n) {
+  try {
+    return new slot<Key>[n];
+  } catch (std::bad_alloc const&) {
+    throw out_of_memory("the no_partition_hash table of " + std::to_string(n) + " slots (" +
+                        std::to_string(n * sizeof(slot<Key>)) +
+                        " bytes) could not be allocated in host memory");
+  }
+}
+
 template <class Key>
 class key_table {
  public:
   key_table(size_type n, double load_factor)
-      : capacity_(std::bit_ceil(static_cast<std::uint64_t>(std::max<size_type>(
-          static_cast<size_type>(std::ceil(static_cast<double>(n) / load_factor)), 16)))),
+      : capacity_(key_table_slots(n, load_factor)),
         mask_(capacity_ - 1),
-        slots_(new slot<Key>[capacity_]) {
+        slots_(allocate_slots<Key>(capacity_)) {
     auto const cap = static_cast<std::int64_t>(capacity_);
 #pragma omp parallel for schedule(static)
     for (std::int64_t s = 0; s < cap; ++s) {

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdint>
 #include <limits>
+#include <sstream>
 #include <utility>
 #include <string>
 
@@ -157,9 +158,11 @@ join_result join(table_view const& build, size_type build_key, table_view const&
   if (options.output == output_form::index) {
     check_index_type(options.index_type, build.num_rows(), probe.num_rows());
   }
-  JOINERY_EXPECTS(options.hash_load_factor > 0.0 && options.hash_load_factor < 1.0,
-                  "join hash_load_factor must be in (0, 1), got " +
-                    std::to_string(options.hash_load_factor));
+  if (!(options.hash_load_factor > 0.0 && options.hash_load_factor < 1.0)) {
+    std::ostringstream got;
+    got << options.hash_load_factor;
+    JOINERY_FAIL("join hash_load_factor must be in (0, 1), got " + got.str());
+  }
   auto const id_bytes = options.output == output_form::aggregate ? std::size_t{0}
                         : options.output == output_form::index   ? size_of(options.index_type)
                                                                  : sizeof(std::int64_t);

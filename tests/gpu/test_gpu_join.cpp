@@ -179,6 +179,11 @@ void expect_keys_only_index_matches_cpu(table const& build, table const& probe,
         o.index_type = ids;
         auto const r = join(db.view(), 0, dp.view(), 0, o);
         EXPECT_EQ(r.probe_rows.type(), ids);
+        if (writer == output_writer::three_phase) {  // no direct pass ran
+          for (auto const& ph : r.stats.phases) {
+            EXPECT_EQ(ph.name.find("direct"), std::string::npos) << ph.name;
+          }
+        }
         EXPECT_EQ(r.aggregate.count, expected.aggregate.count);
         EXPECT_EQ(r.aggregate.checksum, expected.aggregate.checksum);
         EXPECT_EQ(diff_rows(index_rows(expected, kind), index_rows(r, kind)), "");
@@ -222,8 +227,36 @@ TEST_F(GpuJoin, KeysOnlyIndexFormOnEveryShape) {
   }
 }
 
-// Small enough for racecheck: one-byte radix digits, probe rows of 0..several matches, both key
-// widths.
+// 2^20 build rows: 9 radix bits, so the radix join partitions with swwc (8 bits) and then CUB
+// (the ninth); the index form without payloads, both id widths, against the CPU backend.
+TEST_F(GpuJoin, RadixJoinPartitionedBySwwcThenCub) {
+  for (auto key : {type_id::int32, type_id::uint64}) {
+    SCOPED_TRACE(std::string(to_string(key)));
+    auto bs = spec(1 << 20, gen::key_kind::primary, key, 0, 22);
+    auto ps = spec(1 << 21, gen::key_kind::foreign, key, 1 << 20, 23);
+    bs.payload_types = {};
+    ps.payload_types = {};
+    auto const build = gen::generate(bs);
+    auto const probe = gen::generate(ps);
+    auto const db = place(build.view(), memory_space::device);
+    auto const dp = place(probe.view(), memory_space::device);
+    join_options o;
+    o.algorithm = join_algorithm::radix_hash;
+    o.backend = backend::cpu;
+    auto const expected = join(build.view(), 0, probe.view(), 0, o);
+    o.backend = backend::gpu;
+    for (auto ids : {type_id::int64, type_id::int32}) {
+      o.index_type = ids;
+      auto const r = join(db.view(), 0, dp.view(), 0, o);
+      EXPECT_EQ(r.aggregate.count, expected.aggregate.count);
+      EXPECT_EQ(r.aggregate.checksum, expected.aggregate.checksum);
+      EXPECT_EQ(diff_rows(index_rows(expected, join_kind::inner), index_rows(r, join_kind::inner)), "");
+    }
+  }
+}
+
+// Small enough for racecheck (3 radix bits, too few work items for the direct pass's sample):
+// probe rows of 0..several matches, both key widths.
 TEST_F(GpuJoin, KeysOnlyIndexFormWithSeveralMatchesPerProbeRow) {
   for (auto key : {type_id::int32, type_id::uint64}) {
     SCOPED_TRACE(std::string(to_string(key)));

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -146,7 +147,7 @@ TEST(Api, HashLoadFactor) {
       o.hash_load_factor = lf;
       EXPECT_EQ(diff_rows(inner, index_rows(join(t.build, 0, t.probe, 0, o), join_kind::inner)), "");
     }
-    for (double lf : {0.0, 1.0, -0.5, 2.0}) {
+    for (double lf : {0.0, 1.0, -0.5, 2.0, std::nan("")}) {
       join_options o;
       o.backend = be;
       o.algorithm = algo;
@@ -154,6 +155,12 @@ TEST(Api, HashLoadFactor) {
       expect_refusal<logic_error>([&] { (void)join(t.build, 0, t.probe, 0, o); },
                                   "join hash_load_factor must be in (0, 1), got");
     }
+    // So small that the table's size would overflow: refused, not wrapped to a tiny table.
+    join_options o;
+    o.backend = be;
+    o.algorithm = algo;
+    o.hash_load_factor = 1e-18;
+    expect_refusal<logic_error>([&] { (void)join(t.build, 0, t.probe, 0, o); }, "too large");
   });
 }
 
