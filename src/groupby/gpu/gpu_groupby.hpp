@@ -29,6 +29,10 @@ struct groupby_tuning {
   /// key bytes + value bytes)); more and the hashed tiers run. 0:
   /// hash_groupby_policy::max_dense_row_bytes.
   int hgb_dense_row_bytes = 0;
+  /// HGB's dense tier: accumulators a pass takes (1, or hash_groupby_policy::fused_accs), instead
+  /// of the layout model's choice; 0: the model's. The environment variable JOINERY_DENSE_BATCH
+  /// sets it where this is 0 (A/B runs of the CLI's benchmarks).
+  int hgb_dense_batch = 0;
   /// HGB tier 2: groups its first global table holds before the run restarts with a table for
   /// every row. 0: derived from the L2 cache size.
   std::int64_t hgb_initial_groups = 0;

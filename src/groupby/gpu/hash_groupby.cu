@@ -51,6 +51,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -767,9 +768,14 @@ __device__ __forceinline__ void load_dense_tiles(
 
 /// The dense tier's update of two tiles (load_dense_tiles): each row's slot is its key's offset
 /// in the block's slice, and each accumulator is updated with one shared atomic per row, its
-/// operation resolved once per call; a warp whose rows all hold one key reduces them with
-/// shuffles first. A key outside the window raises the overflow flag (the run goes on with the
-/// hashed tiers); one of another member's slice is skipped.
+/// operation resolved once per call. A key outside the window raises the overflow flag (the run
+/// goes on with the hashed tiers); one of another member's slice is skipped.
+///
+/// Only when the warp's first rows all hold one key (a window dominated by one key) are the rows
+/// tested one by one for a warp-uniform slot, reduced with shuffles before one atomic. Otherwise
+/// a row costs its slot test and a predicated atomic: the per-row test and its branches cost
+/// more than the update itself and made a team member pay for the rows it skips nearly what
+/// it pays for its own (session 14: teams of 2 and 3 at 1.95x and 2.8x one block's time).
 template <bool Full, int NA, bool Team, class K>
 __device__ __forceinline__ void dense_tiles(K const* __restrict__ keys, size_type end,
                                             size_type first, size_type second,
@@ -789,29 +795,41 @@ __device__ __forceinline__ void dense_tiles(K const* __restrict__ keys, size_typ
     outside = outside || slot[j] == -1;
   }
   if (outside) { atomicExch(&counters->overflow, 1ULL); }
-  bool uniform[ipt];
-#pragma unroll
-  for (int j = 0; j < ipt; ++j) {
-    int const leader = __shfl_sync(full_warp, slot[j], 0);  // every lane, before the test
-    uniform[j] = __all_sync(full_warp, slot[j] >= 0 && slot[j] == leader);
-  }
-  for_each_acc<NA>([&](auto a_constant) {
-    constexpr int a = decltype(a_constant)::value;
-    if (a >= batch.count) { return; }
-    void* const acc = smem + batch.smem_offset[a];
-    with_static_acc(batch.op[a], batch.in[a], [&](auto op, auto in) {
+  int const leader = __shfl_sync(full_warp, slot[0], 0);
+  bool const hot = __all_sync(full_warp, slot[0] >= 0 && slot[0] == leader);
+  auto const update = [&](auto hot_constant) {
+    constexpr bool Hot = decltype(hot_constant)::value;
+    bool uniform[ipt] = {};
+    if constexpr (Hot) {
 #pragma unroll
       for (int j = 0; j < ipt; ++j) {
-        acc_value const v = to_acc(op, in, raw[a][j]);
-        if (uniform[j]) {  // the same on every lane
-          acc_value const r = warp_reduce(op, in, v);
-          if ((threadIdx.x & 31) == 0) { shared_atomic_update(op, in, acc, slot[j], r); }
-        } else if (slot[j] >= 0) {
-          shared_atomic_update(op, in, acc, slot[j], v);
-        }
+        int const l = __shfl_sync(full_warp, slot[j], 0);  // every lane, before the test
+        uniform[j] = __all_sync(full_warp, slot[j] >= 0 && slot[j] == l);
       }
+    }
+    for_each_acc<NA>([&](auto a_constant) {
+      constexpr int a = decltype(a_constant)::value;
+      if (a >= batch.count) { return; }
+      void* const acc = smem + batch.smem_offset[a];
+      with_static_acc(batch.op[a], batch.in[a], [&](auto op, auto in) {
+#pragma unroll
+        for (int j = 0; j < ipt; ++j) {
+          acc_value const v = to_acc(op, in, raw[a][j]);
+          if (Hot && uniform[j]) {  // the same on every lane
+            acc_value const r = warp_reduce(op, in, v);
+            if ((threadIdx.x & 31) == 0) { shared_atomic_update(op, in, acc, slot[j], r); }
+          } else if (slot[j] >= 0) {
+            shared_atomic_update(op, in, acc, slot[j], v);
+          }
+        }
+      });
     });
-  });
+  };
+  if (hot) {
+    update(cuda::std::true_type{});
+  } else {
+    update(cuda::std::false_type{});
+  }
 }
 
 /// The dense tier's general blocks (those of hgb_shared_kernel's one-group variant return at
@@ -1257,7 +1275,8 @@ struct dense_layout {
 /// values)) wins, if at most `max_row_bytes`: beyond that tier 2 is faster.
 std::optional<dense_layout> dense_layout_for(agg_plan const& plan, std::size_t limit,
                                              std::uint64_t span, std::size_t key_bytes,
-                                             int max_team, std::size_t max_row_bytes) {
+                                             int max_team, std::size_t max_row_bytes,
+                                             int forced_batch) {
   auto const accs = static_cast<int>(plan.accs.size());
   std::size_t values = 0;
   for (auto const& a : plan.accs) {
@@ -1267,6 +1286,7 @@ std::optional<dense_layout> dense_layout_for(agg_plan const& plan, std::size_t l
   std::size_t best_bytes = 0;
   for (int const batch_accs : {policy::fused_accs, 1}) {
     if (batch_accs == 1 && accs < 2) { continue; }
+    if (forced_batch > 0 && batch_accs != forced_batch) { continue; }
     auto const shape = dense_shape_for(plan, limit, batch_accs);
     if (shape.slots == 0) { continue; }
     auto const slots = static_cast<std::uint64_t>(shape.slots);
@@ -1294,7 +1314,8 @@ template <class K>
 std::optional<group_parts> hgb_dense_tier(K const* keys, size_type n, table_view const& input,
                                           agg_plan const& plan, std::size_t limit,
                                           int one_group, int max_team, int max_row_bytes,
-                                          int sms, int& team, stream_ref stream,
+                                          int forced_batch, int sms, int& team,
+                                          stream_ref stream,
                                           memory_resource* mr) {
   using bits_type = typename dense_window<K>::bits_type;
   // One accumulator a pass leaves a block the most slots: none, and no layout fits.
@@ -1315,7 +1336,8 @@ std::optional<group_parts> hgb_dense_tier(K const* keys, size_type n, table_view
   auto const layout = dense_layout_for(
       plan, limit, static_cast<std::uint64_t>(sample.span), sizeof(K),
       max_team > 0 ? std::min(max_team, policy::max_dense_team) : policy::max_dense_team,
-      max_row_bytes > 0 ? static_cast<std::size_t>(max_row_bytes) : policy::max_dense_row_bytes);
+      max_row_bytes > 0 ? static_cast<std::size_t>(max_row_bytes) : policy::max_dense_row_bytes,
+      forced_batch);
   if (!layout) { return std::nullopt; }
   auto const& shape = layout->shape;
   team = layout->team;
@@ -1453,9 +1475,14 @@ group_parts run_hgb(K const* keys, size_type n, table_view const& input, agg_pla
         : device_limit;
   if (tuning.hgb_dense_keys) {
     int team = 0;
+    // JOINERY_DENSE_BATCH=1|2 forces the accumulators a pass takes, for A/B runs of the layouts.
+    int batch = tuning.hgb_dense_batch;
+    if (char const* env = std::getenv("JOINERY_DENSE_BATCH"); batch == 0 && env != nullptr) {
+      batch = std::atoi(env);
+    }
     if (auto parts = hgb_dense_tier<K>(keys, n, input, plan, shared_limit, tuning.hgb_one_group,
-                                       tuning.hgb_dense_team, tuning.hgb_dense_row_bytes, sms,
-                                       team, stream, mr)) {
+                                       tuning.hgb_dense_team, tuning.hgb_dense_row_bytes, batch,
+                                       sms, team, stream, mr)) {
       std::string const name = team > 1 ? "aggregate in shared memory, dense keys, teams of " +
                                               std::to_string(team)
                                         : std::string("aggregate in shared memory, dense keys");
