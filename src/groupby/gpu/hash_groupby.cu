@@ -516,6 +516,20 @@ struct dense_group_table {
       return static_cast<int>(d);
     }
   }
+  /// insert() without marking the slot (mark() it when the row is aggregated): the dense
+  /// tier's lean loop folds the mark into its update branch.
+  __device__ __forceinline__ int slot_of(K key) const {
+    auto const kb = static_cast<bits_type>(key_bits(key));
+    if constexpr (Team) {
+      auto const local = static_cast<bits_type>(kb - static_cast<bits_type>(base + first));
+      if (local < static_cast<bits_type>(slots)) { return static_cast<int>(local); }
+      return static_cast<bits_type>(kb - base) < window_slots ? dense_other_member : -1;
+    } else {
+      auto const d = static_cast<bits_type>(kb - base);
+      return d < static_cast<bits_type>(slots) ? static_cast<int>(d) : -1;
+    }
+  }
+  __device__ __forceinline__ void mark(int i) const { seen[i] = 1; }
   __device__ void clear(int i) const { seen[i] = 0; }
   __device__ bool occupied(int i, int) const { return i < slots && seen[i] != 0; }
   __device__ K key_at(int i) const {
@@ -767,15 +781,19 @@ __device__ __forceinline__ void load_dense_tiles(
 }
 
 /// The dense tier's update of two tiles (load_dense_tiles): each row's slot is its key's offset
-/// in the block's slice, and each accumulator is updated with one shared atomic per row, its
-/// operation resolved once per call. A key outside the window raises the overflow flag (the run
-/// goes on with the hashed tiers); one of another member's slice is skipped.
+/// in the block's slice, and each accumulator is updated with one shared atomic per row. A key
+/// outside the window raises the overflow flag (the run goes on with the hashed tiers); one of
+/// another member's slice is skipped.
 ///
-/// Only when the warp's first rows all hold one key (a window dominated by one key) are the rows
-/// tested one by one for a warp-uniform slot, reduced with shuffles before one atomic. Otherwise
-/// a row costs its slot test and a predicated atomic: the per-row test and its branches cost
-/// more than the update itself and made a team member pay for the rows it skips nearly what
-/// it pays for its own (session 14: teams of 2 and 3 at 1.95x and 2.8x one block's time).
+/// The loop is written for the instructions a row costs, because the tier is bound by issue,
+/// not by DRAM: a team member pays for the rows it skips, and a row of one block cost about
+/// 300 instructions a thread's 8 rows in the first version against 180 for a stand-alone probe
+/// of one shape (bench/experiments/dense_probe.cu). So:
+/// - a warp tests its rows one by one for a warp-uniform slot (then reduced with shuffles before
+///   one atomic) only when its first rows all hold one key (a window dominated by one key);
+/// - when every accumulator of the batch has the same operation and input (MAX of two columns,
+///   SUM of two), one branch per row marks the slot and updates them all, as the probe does;
+///   otherwise each accumulator's operation is resolved once per call and its rows follow.
 template <bool Full, int NA, bool Team, class K>
 __device__ __forceinline__ void dense_tiles(K const* __restrict__ keys, size_type end,
                                             size_type first, size_type second,
@@ -791,12 +809,37 @@ __device__ __forceinline__ void dense_tiles(K const* __restrict__ keys, size_typ
   bool outside = false;
 #pragma unroll
   for (int j = 0; j < ipt; ++j) {
-    slot[j] = valid[j] ? t.insert(k[j]) : dense_other_member;
+    slot[j] = Full || valid[j] ? t.slot_of(k[j]) : dense_other_member;
     outside = outside || slot[j] == -1;
   }
   if (outside) { atomicExch(&counters->overflow, 1ULL); }
   int const leader = __shfl_sync(full_warp, slot[0], 0);
   bool const hot = __all_sync(full_warp, slot[0] >= 0 && slot[0] == leader);
+  bool same = batch.count == NA;
+#pragma unroll
+  for (int a = 1; a < NA; ++a) {
+    same = same && batch.op[a] == batch.op[0] && batch.in[a] == batch.in[0];
+  }
+  if (!hot && same) {
+    with_static_acc(batch.op[0], batch.in[0], [&](auto op, auto in) {
+#pragma unroll
+      for (int j = 0; j < ipt; ++j) {
+        if (slot[j] >= 0) {
+          t.mark(slot[j]);
+          for_each_acc<NA>([&](auto a_constant) {
+            constexpr int a = decltype(a_constant)::value;
+            shared_atomic_update(op, in, smem + batch.smem_offset[a], slot[j],
+                                 to_acc(op, in, raw[a][j]));
+          });
+        }
+      }
+    });
+    return;
+  }
+#pragma unroll
+  for (int j = 0; j < ipt; ++j) {
+    if (slot[j] >= 0) { t.mark(slot[j]); }
+  }
   auto const update = [&](auto hot_constant) {
     constexpr bool Hot = decltype(hot_constant)::value;
     bool uniform[ipt] = {};
