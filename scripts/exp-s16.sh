@@ -10,7 +10,7 @@ B=/tmp/b/joinery_base
 T=/tmp/b/joinery_gpu_tests
 gb() {  # gb BINARY TAG [ENV=VALUE] [extra bench args...]
   local bin=$1 tag=$2 env=${3:-JOINERY_NOTHING=1}; shift 3
-  step "gb-$tag" bench 150 env $env $bin bench gpu-groupby --algorithm hash --groups 2^16 --runs 3 --warmup 1 --out "$OUT/gb-$tag.jsonl" "$@"
+  step "gb-$tag" bench 150 env $env $bin bench gpu-groupby --algorithm hash --groups ${GROUPS_MAX:-2^16} --runs 3 --warmup 1 --out "$OUT/gb-$tag.jsonl" "$@"
 }
 if [ "${PART:-1}" = 1 ]; then
   gb $B base JOINERY_NOTHING=1

@@ -609,16 +609,17 @@ TEST(GpuHashGroupby, DenseTierSplitsAWideWindowOverATeamOfBlocks) {
   for (auto& k : keys) { k -= 30000; }
   auto const input = make_input(keys, 23);
   auto const device = place(input.view(), memory_space::device);
-  // MAX: two passes of 2 members (32 bytes a row); SUM (8-byte sums): two passes of 3 (48
-  // bytes); five aggregates, the bound raised.
+  // MAX: one pass of 3 members (cost 3 x (16 + 8) = 72 against 80 for two passes of 2); SUM
+  // (8-byte sums): one pass of 5 (120, as much as two passes of 3: the first layout stays);
+  // five aggregates, the bound raised.
   struct team_case {
     std::vector<aggregation> aggs;
-    int row_bytes;
+    int row_cost;
     int team;  ///< expected; 0: not checked
   };
   std::vector<team_case> const cases{
-    {{{aggregation_kind::max, 1}, {aggregation_kind::max, 2}}, 0, 2},
-    {{{aggregation_kind::sum, 1}, {aggregation_kind::sum, 2}}, 0, 3},
+    {{{aggregation_kind::max, 1}, {aggregation_kind::max, 2}}, 0, 3},
+    {{{aggregation_kind::sum, 1}, {aggregation_kind::sum, 2}}, 0, 5},
     {{{aggregation_kind::count, -1}, {aggregation_kind::avg, 1}, {aggregation_kind::max, 4},
       {aggregation_kind::sum, 6}, {aggregation_kind::min, 2}}, 1000, 0}};
   for (auto const& c : cases) {
@@ -626,7 +627,7 @@ TEST(GpuHashGroupby, DenseTierSplitsAWideWindowOverATeamOfBlocks) {
     for (int one : {-1, 0, 1}) {
       detail::gpu::groupby_tuning t;
       t.hgb_one_group = one;
-      t.hgb_dense_row_bytes = c.row_bytes;
+      t.hgb_dense_row_cost = c.row_cost;
       table host;
       int team = 0;
       EXPECT_TRUE(dense_tier_ran(device, c.aggs, t, host, &team)) << c.aggs.size() << " aggregates";
@@ -650,7 +651,7 @@ TEST(GpuHashGroupby, DenseTierSplitsAWideWindowOverATeamOfBlocks) {
       for (int one : {-1, 1}) {
         detail::gpu::groupby_tuning t;
         t.hgb_shared_bytes = bytes;
-        t.hgb_dense_row_bytes = 1000;
+        t.hgb_dense_row_cost = 1000;
         t.hgb_one_group = one;
         std::string const what = std::to_string(bytes) + " bytes, " +
                                  (narrow == &narrow32 ? "int32" : "int64") + " keys";
@@ -669,23 +670,23 @@ TEST(GpuHashGroupby, DenseTierSplitsAWideWindowOverATeamOfBlocks) {
         make_input(with_unsampled_outliers(uniform_keys<std::int32_t>(300000, 1 << 14, 26)), 26);
     detail::gpu::groupby_tuning t;
     t.hgb_shared_bytes = 33000;
-    t.hgb_dense_row_bytes = 1000;
+    t.hgb_dense_row_cost = 1000;
     table host;
     EXPECT_FALSE(dense_tier_ran(place(input_out.view(), memory_space::device), sum, t, host));
     EXPECT_EQ(diff_groups(oracle_groupby(input_out.view(), 0, sum), groupby_rows(host.view())), "");
   }
   // The hashed tiers: a team of at most 1 (one block a window), a window wider than 8 blocks,
-  // or more bytes a row than the bound (SUM: 48 against 40).
+  // or a row cost above the bound (SUM: 120 against 40).
   struct refusal {
-    int shared_bytes, team, row_bytes;
+    int shared_bytes, team, row_cost;
   };
   for (auto const r : {refusal{-1, 1, 1000}, refusal{10000, 0, 1000}, refusal{-1, 0, 40}}) {
     detail::gpu::groupby_tuning t;
     t.hgb_shared_bytes = r.shared_bytes;
     t.hgb_dense_team = r.team;
-    t.hgb_dense_row_bytes = r.row_bytes;
+    t.hgb_dense_row_cost = r.row_cost;
     std::string const what = std::to_string(r.shared_bytes) + " bytes, team " +
-                             std::to_string(r.team) + ", row bytes " + std::to_string(r.row_bytes);
+                             std::to_string(r.team) + ", row cost " + std::to_string(r.row_cost);
     table host;
     EXPECT_FALSE(dense_tier_ran(device, cases[1].aggs, t, host)) << what;
     EXPECT_EQ(diff_groups(oracle_groupby(input.view(), 0, cases[1].aggs), groupby_rows(host.view())),

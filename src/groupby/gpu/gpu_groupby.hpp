@@ -25,10 +25,10 @@ struct groupby_tuning {
   /// slice of it in shared memory), at most hash_groupby_policy::max_dense_team. 0: that
   /// maximum; 1: one block's window.
   int hgb_dense_team = 0;
-  /// HGB's dense tier: the most bytes of input a team's loads may cost a row (team * (passes *
-  /// key bytes + value bytes)); more and the hashed tiers run. 0:
-  /// hash_groupby_policy::max_dense_row_bytes.
-  int hgb_dense_row_bytes = 0;
+  /// HGB's dense tier: the most a team's layout may cost a row (team * (passes *
+  /// hash_groupby_policy::dense_pass_cost + value bytes)); more and the hashed tiers run. 0:
+  /// hash_groupby_policy::max_dense_row_cost.
+  int hgb_dense_row_cost = 0;
   /// HGB's dense tier: accumulators a pass takes (1, or hash_groupby_policy::fused_accs), instead
   /// of the layout model's choice; 0: the model's. The environment variable JOINERY_DENSE_BATCH
   /// sets it where this is 0 (A/B runs of the CLI's benchmarks).

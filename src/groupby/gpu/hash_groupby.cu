@@ -907,8 +907,12 @@ __global__ void __launch_bounds__(policy::shared_threads, 1)
   // The block's tiles of hgb_shared_kernel, two at a time.
   size_type const tiles = ceil_div(n, static_cast<size_type>(tile_rows));
   size_type const stride = gridDim.x / team;
-  for (size_type tile = blockIdx.x / team; tile < tiles; tile += 2 * stride) {
-    if (warp_sees_overflow(counters)) { break; }
+  // The overflow flag is read as a tile starts and tested after it: tested at once, its L2
+  // round trip stood before every tile's loads. A warp stops a tile later, which only costs time
+  // (the run starts over with the hashed tiers).
+  bool stop = false;
+  for (size_type tile = blockIdx.x / team; tile < tiles && !stop; tile += 2 * stride) {
+    bool const flag = (threadIdx.x & 31) == 0 && overflow_raised(counters);
     size_type const first = tile * tile_rows;
     size_type const second = (tile + stride) * tile_rows;
     if (second + tile_rows <= n) {
@@ -916,6 +920,7 @@ __global__ void __launch_bounds__(policy::shared_threads, 1)
     } else {
       dense_tiles<false, NA>(keys, n, first, second, batch, t, smem, counters);
     }
+    stop = __shfl_sync(full_warp, flag ? 1 : 0, 0) != 0;
   }
   if (__syncthreads_or(threadIdx.x == 0 && overflow_raised(counters))) { return; }
   merge_shared_groups(t, batch, smem, 0, table, ~0ULL, counters);
@@ -1312,21 +1317,20 @@ struct dense_layout {
 /// The dense layout for sampled keys `span` keys apart; nullopt when none fits. One block a
 /// window when it can, with batches of policy::fused_accs accumulators, else of one (SUM of two
 /// columns at g = 2^14: 8-byte accumulators, 256 KB for both). Else teams of at most `max_team`
-/// blocks: a member loads and tests every row of its team's tiles, so a team of T costs about T
-/// passes (hgb_dense_kernel on the H200, session 14: teams of 2 and 3 ran 1.95x and 2.8x one
-/// block's time), and the layout with the fewest bytes loaded a row (team * (passes * key +
-/// values)) wins, if at most `max_row_bytes`: beyond that tier 2 is faster.
+/// blocks. The tier is bound by issue: every member loads and tests every row of its team's
+/// tiles in every pass, so a layout costs a row team * (passes * policy::dense_pass_cost +
+/// value bytes), in value bytes' worth of instructions; the cheapest wins, if at most
+/// `max_row_cost`: beyond that tier 2 is faster.
 std::optional<dense_layout> dense_layout_for(agg_plan const& plan, std::size_t limit,
-                                             std::uint64_t span, std::size_t key_bytes,
-                                             int max_team, std::size_t max_row_bytes,
-                                             int forced_batch) {
+                                             std::uint64_t span, int max_team,
+                                             std::size_t max_row_cost, int forced_batch) {
   auto const accs = static_cast<int>(plan.accs.size());
   std::size_t values = 0;
   for (auto const& a : plan.accs) {
     values += a.op == acc_op::count ? 0 : static_cast<std::size_t>(value_bytes(a.in));
   }
   std::optional<dense_layout> best;
-  std::size_t best_bytes = 0;
+  std::size_t best_cost = 0;
   for (int const batch_accs : {policy::fused_accs, 1}) {
     if (batch_accs == 1 && accs < 2) { continue; }
     if (forced_batch > 0 && batch_accs != forced_batch) { continue; }
@@ -1337,10 +1341,11 @@ std::optional<dense_layout> dense_layout_for(agg_plan const& plan, std::size_t l
     int const team = static_cast<int>(span / slots) + 1;  // team * slots > span
     if (team == 1) { return dense_layout{batch_accs, shape, 1}; }
     auto const passes = static_cast<std::size_t>(std::max(1, (accs + batch_accs - 1) / batch_accs));
-    std::size_t const bytes = static_cast<std::size_t>(team) * (passes * key_bytes + values);
-    if (bytes <= max_row_bytes && (!best || bytes < best_bytes)) {
+    std::size_t const cost =
+      static_cast<std::size_t>(team) * (passes * policy::dense_pass_cost + values);
+    if (cost <= max_row_cost && (!best || cost < best_cost)) {
       best = dense_layout{batch_accs, shape, team};
-      best_bytes = bytes;
+      best_cost = cost;
     }
   }
   return best;
@@ -1352,11 +1357,12 @@ std::optional<dense_layout> dense_layout_for(agg_plan const& plan, std::size_t l
 /// hashing, no key comparisons, no claiming. nullopt when the sample spans too many keys or a
 /// key falls outside the window (the run goes on with the hashed tiers); the sample spans too
 /// many keys when even `max_team` blocks (at most policy::max_dense_team) hold too few slots or
-/// a team's loads would cost a row more than `max_row_bytes`. `team` gets the blocks of a team.
+/// a team would cost a row more than `max_row_cost` (dense_layout_for). `team` gets the blocks
+/// of a team.
 template <class K>
 std::optional<group_parts> hgb_dense_tier(K const* keys, size_type n, table_view const& input,
                                           agg_plan const& plan, std::size_t limit,
-                                          int one_group, int max_team, int max_row_bytes,
+                                          int one_group, int max_team, int max_row_cost,
                                           int forced_batch, int sms, int& team,
                                           stream_ref stream,
                                           memory_resource* mr) {
@@ -1377,9 +1383,9 @@ std::optional<group_parts> hgb_dense_tier(K const* keys, size_type n, table_view
     JOINERY_CUDA_TRY(cudaStreamSynchronize(to_cuda(stream)));
   }
   auto const layout = dense_layout_for(
-      plan, limit, static_cast<std::uint64_t>(sample.span), sizeof(K),
+      plan, limit, static_cast<std::uint64_t>(sample.span),
       max_team > 0 ? std::min(max_team, policy::max_dense_team) : policy::max_dense_team,
-      max_row_bytes > 0 ? static_cast<std::size_t>(max_row_bytes) : policy::max_dense_row_bytes,
+      max_row_cost > 0 ? static_cast<std::size_t>(max_row_cost) : policy::max_dense_row_cost,
       forced_batch);
   if (!layout) { return std::nullopt; }
   auto const& shape = layout->shape;
@@ -1524,7 +1530,7 @@ group_parts run_hgb(K const* keys, size_type n, table_view const& input, agg_pla
       batch = std::atoi(env);
     }
     if (auto parts = hgb_dense_tier<K>(keys, n, input, plan, shared_limit, tuning.hgb_one_group,
-                                       tuning.hgb_dense_team, tuning.hgb_dense_row_bytes, batch,
+                                       tuning.hgb_dense_team, tuning.hgb_dense_row_cost, batch,
                                        sms, team, stream, mr)) {
       std::string const name = team > 1 ? "aggregate in shared memory, dense keys, teams of " +
                                               std::to_string(team)

@@ -41,17 +41,21 @@ struct hash_groupby_policy {
   static constexpr int window_threads = 1024;
   static constexpr int max_dense_slots = 1 << 18;
   /// HGB's dense tier: the most blocks of a team (a window wider than one block's shared
-  /// memory), and the most bytes of input the team's loads may cost a row (see
-  /// dense_layout_for). On the H200 at 2^28 rows (session 14, hgb_dense_kernel) the tier ran
-  /// about 276 (MAX) / 222 (SUM) G rows/s x 12 / the bytes a row costs: g = 2^16 MAX 91 (32 B:
-  /// 2 blocks, 2 passes), SUM 56 (48 B: 3 blocks, 2 passes), g = 2^18 MAX 34 (96 B: 6 blocks,
-  /// 2 passes); tier 2 ran 34 / 33 / 31-33 there (session 13), so 96 B is about where they meet.
+  /// memory), what a member's pass over a row costs and the most a layout may cost a row, in
+  /// value bytes' worth of issue (see dense_layout_for). On the H200 at 2^28 rows, g = 2^16
+  /// (session 16, int32 keys, two int32 values): MAX in one pass of 3 blocks (cost 72) 137 G
+  /// rows/s against two passes of 2 (80) 106; SUM in one pass of 5 (120) 63.5 against two of 3
+  /// (120) 64.0; g = 2^14 SUM in one pass of 2 (48) 147 against two of one block (40) 166. The
+  /// bound is session 14's, where a layout of 6 blocks and 2 passes (g = 2^18 MAX, 240 now)
+  /// ran with tier 2 (34 against 31-33 G rows/s); the per-row cost of every layout has fallen
+  /// since.
   static constexpr int max_dense_team = 8;
+  static constexpr std::size_t dense_pass_cost = 16;
+  static constexpr std::size_t max_dense_row_cost = 240;
   /// HGB's dense tier: rows a thread loads before its first update (hgb_dense_kernel: two of
   /// tier 1's tiles). On the H200 (session 14, a stand-alone probe at 2^28 rows) 8 beat 4 by
   /// 0-19% (teams gain most: each member's loads, mostly L2 hits, need more in flight).
   static constexpr int dense_items_per_thread = 8;
-  static constexpr std::size_t max_dense_row_bytes = 96;
   /// HGB tier 2: smallest first table (groups), when even that exceeds the L2 cache.
   static constexpr size_type min_l2_groups = size_type{1} << 16;
   /// automatic, past tier 1: keys sampled (evenly spaced, one block, sorted in registers) for
