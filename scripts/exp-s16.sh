@@ -28,11 +28,13 @@ if [ "${PART:-1}" = 2 ]; then
   step memcheck-dense sanitizer 300 compute-sanitizer --tool memcheck --report-api-errors no $T --gtest_filter='GpuHashGroupby.DenseTier*:GpuHashGroupby.Automatic*:GpuHashGroupby.OneGroup*'
   step racecheck-dense sanitizer 300 compute-sanitizer --tool racecheck $T --gtest_filter='GpuHashGroupby.DenseTier*'
 fi
-if [ "${PART:-1}" = 3 ]; then  # the final code: sweeps with every algorithm, tests, sanitizers
+if [ "${PART:-1}" = 3 ]; then  # the final code: sweeps with every algorithm; PART=4: tests, sanitizers
   for z in 0 1 1.5; do
     step "gb-all-z$z" bench 200 $J bench gpu-groupby --algorithm hash,partition_transformed,sort_transformed,automatic --groups 2^18 --zipf $z --runs 3 --warmup 1 --out "$OUT/gb-all.jsonl"
   done
   step gb-all-64 bench 200 $J bench gpu-groupby --algorithm hash,partition_transformed,sort_dictionary,automatic --groups 2^18 --key-type int64 --runs 3 --warmup 1 --out "$OUT/gb-all.jsonl"
+fi
+if [ "${PART:-1}" = 4 ]; then
   step gb-tests tests 300 $T --gtest_filter='GpuHashGroupby.*:Algorithms/GpuGroupby.*:GpuPartitionGroupby.*:GpuGroupbyRegistry.*:GpuDictionaryGroupby.*'
   step conf-gb tests 240 /tmp/b/joinery_conformance_tests --gtest_filter='*GroupbyConformance*gpu*'
   step memcheck-dense sanitizer 200 compute-sanitizer --tool memcheck --report-api-errors no $T --gtest_filter='GpuHashGroupby.DenseTier*:GpuHashGroupby.Automatic*'
