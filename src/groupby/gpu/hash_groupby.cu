@@ -789,9 +789,8 @@ __device__ __forceinline__ void load_dense_tiles(
 /// not by DRAM: a team member pays for the rows it skips, and a row of one block cost about
 /// 300 instructions a thread's 8 rows in the first version against 180 for a stand-alone probe
 /// of one shape (bench/experiments/dense_probe.cu). So:
-/// - a warp matches its rows' slots (then reduces the lanes of one slot with shuffles before
-///   one atomic: under skew a hot slot's atomics would serialise) only when some of its first
-///   rows share a slot (at g = 2^16 uniform keys, 0.8% of the warps' calls);
+/// - a warp tests its rows one by one for a warp-uniform slot (then reduced with shuffles before
+///   one atomic) only when its first rows all hold one key (a window dominated by one key);
 /// - when every accumulator of the batch has the same operation and input (MAX of two columns,
 ///   SUM of two), one branch per row marks the slot and updates them all, as the probe does;
 ///   otherwise each accumulator's operation is resolved once per call and its rows follow.
@@ -814,17 +813,14 @@ __device__ __forceinline__ void dense_tiles(K const* __restrict__ keys, size_typ
     outside = outside || slot[j] == -1;
   }
   if (outside) { atomicExch(&counters->overflow, 1ULL); }
-  // A row of no slot of this block's gets a key of its own lane, so that it has no peers.
-  int const lane = static_cast<int>(threadIdx.x & 31);
-  auto const peer_key = [&](int j) { return slot[j] >= 0 ? slot[j] : ~lane; };
-  bool const skewed =
-    __any_sync(full_warp, __popc(__match_any_sync(full_warp, peer_key(0))) > 1);
+  int const leader = __shfl_sync(full_warp, slot[0], 0);
+  bool const hot = __all_sync(full_warp, slot[0] >= 0 && slot[0] == leader);
   bool same = batch.count == NA;
 #pragma unroll
   for (int a = 1; a < NA; ++a) {
     same = same && batch.op[a] == batch.op[0] && batch.in[a] == batch.in[0];
   }
-  if (!skewed && same) {
+  if (!hot && same) {
     with_static_acc(batch.op[0], batch.in[0], [&](auto op, auto in) {
 #pragma unroll
       for (int j = 0; j < ipt; ++j) {
@@ -844,15 +840,14 @@ __device__ __forceinline__ void dense_tiles(K const* __restrict__ keys, size_typ
   for (int j = 0; j < ipt; ++j) {
     if (slot[j] >= 0) { t.mark(slot[j]); }
   }
-  auto const update = [&](auto skewed_constant) {
-    constexpr bool Skewed = decltype(skewed_constant)::value;
-    unsigned peers[ipt] = {};
-    bool dup[ipt] = {};
-    if constexpr (Skewed) {
+  auto const update = [&](auto hot_constant) {
+    constexpr bool Hot = decltype(hot_constant)::value;
+    bool uniform[ipt] = {};
+    if constexpr (Hot) {
 #pragma unroll
       for (int j = 0; j < ipt; ++j) {
-        peers[j] = __match_any_sync(full_warp, peer_key(j));
-        dup[j] = __any_sync(full_warp, __popc(peers[j]) > 1);
+        int const l = __shfl_sync(full_warp, slot[j], 0);  // every lane, before the test
+        uniform[j] = __all_sync(full_warp, slot[j] >= 0 && slot[j] == l);
       }
     }
     for_each_acc<NA>([&](auto a_constant) {
@@ -863,11 +858,9 @@ __device__ __forceinline__ void dense_tiles(K const* __restrict__ keys, size_typ
 #pragma unroll
         for (int j = 0; j < ipt; ++j) {
           acc_value const v = to_acc(op, in, raw[a][j]);
-          if (Skewed && dup[j]) {  // the same on every lane
-            acc_value const r = peer_reduce(op, v, peers[j]);
-            if (slot[j] >= 0 && (peers[j] & ((1U << lane) - 1U)) == 0) {
-              shared_atomic_update(op, in, acc, slot[j], r);
-            }
+          if (Hot && uniform[j]) {  // the same on every lane
+            acc_value const r = warp_reduce(op, in, v);
+            if ((threadIdx.x & 31) == 0) { shared_atomic_update(op, in, acc, slot[j], r); }
           } else if (slot[j] >= 0) {
             shared_atomic_update(op, in, acc, slot[j], v);
           }
@@ -875,7 +868,7 @@ __device__ __forceinline__ void dense_tiles(K const* __restrict__ keys, size_typ
       });
     });
   };
-  if (skewed) {
+  if (hot) {
     update(cuda::std::true_type{});
   } else {
     update(cuda::std::false_type{});
