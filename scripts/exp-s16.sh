@@ -41,3 +41,10 @@ if [ "${PART:-1}" = 4 ]; then
   step racecheck-dense sanitizer 200 compute-sanitizer --tool racecheck $T --gtest_filter='GpuHashGroupby.DenseTier*'
   step memcheck-conf sanitizer 200 compute-sanitizer --tool memcheck --report-api-errors no /tmp/b/joinery_conformance_tests --gtest_filter='*GroupbyConformance*gpu_hash*'
 fi
+if [ "${PART:-1}" = 5 ]; then  # after the tie-break toward smaller teams: hash at Zipf 0 / 1.5, the tests
+  gb $J final JOINERY_NOTHING=1
+  gb $J finalz JOINERY_NOTHING=1 --zipf 1.5
+  step gb-tests tests 300 $T --gtest_filter='GpuHashGroupby.*:Algorithms/GpuGroupby.*:GpuPartitionGroupby.*:GpuGroupbyRegistry.*:GpuDictionaryGroupby.*'
+  step memcheck-dense sanitizer 200 compute-sanitizer --tool memcheck --report-api-errors no $T --gtest_filter='GpuHashGroupby.DenseTier*:GpuHashGroupby.Automatic*'
+  step racecheck-dense sanitizer 200 compute-sanitizer --tool racecheck $T --gtest_filter='GpuHashGroupby.DenseTier*'
+fi
