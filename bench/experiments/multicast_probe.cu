@@ -1,0 +1,467 @@
+// Probe for issue 7 (session 17), g = 2^14..2^16 with teams of blocks (uniform int32 keys over g
+// groups, two int32 value columns):
+//   team  T blocks, no cluster, each loading every row with 16-byte __ldg and aggregating the keys
+//         of its slice of the window in shared memory (the dense tier's teams, written for one
+//         shape). MAX (4-byte accumulators), SUM2x32 (a 64-bit sum as two 32-bit shared atomics,
+//         8 bytes a group), SUMLO (a 32-bit partial sum in shared memory, 4 bytes a group; an add
+//         that overflows it moves +-2^32 into the group's sum in device memory).
+//   mc    (with the argument "multicast") a thread-block cluster of T blocks: member 0 multicasts
+//         each tile (cp.async.bulk ... .multicast::cluster) into a ring of S shared-memory stages
+//         of every member (mbarrier full/empty pipeline), so that a row crosses from L2 once and
+//         not T times; each member aggregates its slice from its own shared memory. Its first run
+//         (H200) was 2-6x slower than the plain teams: bench/results/nvidia-h200/
+//         multicast-probe-s17.txt.
+// Each variant is checked against a CPU reference at 2^22 rows, then timed at 2^28.
+//
+//   joinery_exp_multicast [multicast]   one line per variant: median ms, G rows/s, OK / WRONG
+#include "exp_timing.cuh"
+
+#include <cooperative_groups.h>
+#include <cuda/ptx>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace cg = cooperative_groups;
+namespace ptx = cuda::ptx;
+
+namespace {
+
+constexpr int max_stages = 4;
+constexpr std::size_t smem_limit = 232448 - 1024;  // the opt-in limit less the static share
+
+__device__ __forceinline__ std::uint32_t mix(std::uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ULL;
+  x ^= x >> 33;
+  return static_cast<std::uint32_t>(x);
+}
+
+__global__ void fill(int* k, int* v0, int* v1, long long n, int groups, int seed) {
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<long long>(gridDim.x) * blockDim.x) {
+    k[i] = static_cast<int>(mix(i * 3 + seed) % groups);
+    v0[i] = static_cast<int>(mix(i * 3 + 1 + seed * 7));
+    v1[i] = static_cast<int>(mix(i * 3 + 2 + seed * 13));
+  }
+}
+
+enum { MAX32 = 0, SUM2x32 = 1, SUMLO = 2 };
+
+template <int OP>
+constexpr int acc_bytes = OP == SUM2x32 ? 8 : 4;
+
+template <int OP>
+__device__ __forceinline__ void upd(unsigned char* acc, unsigned slot, int v) {
+  if constexpr (OP == MAX32) {
+    atomicMax(reinterpret_cast<int*>(acc) + slot, v);
+  } else {
+    unsigned* w = reinterpret_cast<unsigned*>(acc) + 2 * slot;
+    unsigned const lo = static_cast<unsigned>(v);
+    unsigned const old = atomicAdd(w, lo);
+    unsigned const high = (v < 0 ? 0xffffffffu : 0u) + (old + lo < old ? 1u : 0u);
+    if (high != 0) { atomicAdd(w + 1, high); }
+  }
+}
+
+template <int OP>
+__device__ void reset(unsigned char* a0, unsigned char* a1, unsigned char* seen, int slots,
+                      int threads) {
+  for (int i = threadIdx.x; i < slots; i += threads) {
+    if constexpr (OP == MAX32) {
+      reinterpret_cast<int*>(a0)[i] = INT_MIN;
+      reinterpret_cast<int*>(a1)[i] = INT_MIN;
+    } else if constexpr (OP == SUMLO) {
+      reinterpret_cast<int*>(a0)[i] = 0;
+      reinterpret_cast<int*>(a1)[i] = 0;
+    } else {
+      reinterpret_cast<long long*>(a0)[i] = 0;
+      reinterpret_cast<long long*>(a1)[i] = 0;
+    }
+    seen[i] = 0;
+  }
+}
+
+template <int OP>
+__device__ void merge(unsigned char const* a0, unsigned char const* a1, unsigned char const* seen,
+                      int slots, long long first_key, int groups, int threads, long long* out0,
+                      long long* out1, unsigned* seen_out) {
+  for (int i = threadIdx.x; i < slots; i += threads) {
+    long long const g = first_key + i;
+    if (!seen[i] || g >= groups) { continue; }
+    atomicOr(seen_out + g, 1u);
+    if constexpr (OP == MAX32) {
+      atomicMax(out0 + g, static_cast<long long>(reinterpret_cast<int const*>(a0)[i]));
+      atomicMax(out1 + g, static_cast<long long>(reinterpret_cast<int const*>(a1)[i]));
+    } else if constexpr (OP == SUMLO) {
+      atomicAdd(reinterpret_cast<unsigned long long*>(out0) + g,
+                static_cast<unsigned long long>(
+                    static_cast<long long>(reinterpret_cast<int const*>(a0)[i])));
+      atomicAdd(reinterpret_cast<unsigned long long*>(out1) + g,
+                static_cast<unsigned long long>(
+                    static_cast<long long>(reinterpret_cast<int const*>(a1)[i])));
+    } else {
+      atomicAdd(reinterpret_cast<unsigned long long*>(out0) + g,
+                reinterpret_cast<unsigned long long const*>(a0)[i]);
+      atomicAdd(reinterpret_cast<unsigned long long*>(out1) + g,
+                reinterpret_cast<unsigned long long const*>(a1)[i]);
+    }
+  }
+}
+
+/// Rows of one thread: IPT consecutive rows, as one vector load a column.
+template <int IPT>
+__device__ __forceinline__ void load_rows(int const* p, int (&x)[IPT]) {
+  if constexpr (IPT == 4) {
+    int4 const a = *reinterpret_cast<int4 const*>(p);
+    x[0] = a.x; x[1] = a.y; x[2] = a.z; x[3] = a.w;
+  } else if constexpr (IPT == 2) {
+    int2 const a = *reinterpret_cast<int2 const*>(p);
+    x[0] = a.x; x[1] = a.y;
+  } else {
+    x[0] = *p;
+  }
+}
+
+/// SUMLO: a 32-bit partial sum in shared memory; an add that overflows it (signed) moves
+/// +-2^32 into the group's 64-bit sum in device memory.
+__device__ __forceinline__ void add_lo(unsigned char* acc, unsigned slot, int v, long long* out,
+                                       unsigned key) {
+  int const old = atomicAdd(reinterpret_cast<int*>(acc) + slot, v);
+  int const now = static_cast<int>(static_cast<unsigned>(old) + static_cast<unsigned>(v));
+  if (((old ^ now) & (v ^ now)) < 0) {
+    atomicAdd(reinterpret_cast<unsigned long long*>(out) + key,
+              v < 0 ? static_cast<unsigned long long>(-(1LL << 32)) : (1ULL << 32));
+  }
+}
+
+template <int OP, int IPT>
+__device__ __forceinline__ void aggregate(int const (&kk)[IPT], int const (&x0)[IPT],
+                                          int const (&x1)[IPT], unsigned first_key, int slots,
+                                          unsigned char* a0, unsigned char* a1,
+                                          unsigned char* seen, long long* out0 = nullptr,
+                                          long long* out1 = nullptr) {
+#pragma unroll
+  for (int j = 0; j < IPT; ++j) {
+    unsigned const local = static_cast<unsigned>(kk[j]) - first_key;
+    if (local < static_cast<unsigned>(slots)) {
+      seen[local] = 1;
+      if constexpr (OP == SUMLO) {
+        add_lo(a0, local, x0[j], out0, static_cast<unsigned>(kk[j]));
+        add_lo(a1, local, x1[j], out1, static_cast<unsigned>(kk[j]));
+      } else {
+        upd<OP>(a0, local, x0[j]);
+        upd<OP>(a1, local, x1[j]);
+      }
+    }
+  }
+}
+
+/// The tier as built: T consecutive blocks walk the same tiles, each loading every row.
+template <int OP>
+__global__ void __launch_bounds__(1024, 1)
+    team_kernel(int const* __restrict__ k, int const* __restrict__ v0, int const* __restrict__ v1,
+                long long n, int slots, int team, int groups, long long* out0, long long* out1,
+                unsigned* seen_out) {
+  constexpr int threads = 1024;
+  constexpr int ipt = 8;
+  extern __shared__ __align__(128) unsigned char smem[];
+  unsigned char* a0 = smem;
+  unsigned char* a1 = smem + static_cast<std::size_t>(slots) * acc_bytes<OP>;
+  unsigned char* seen = a1 + static_cast<std::size_t>(slots) * acc_bytes<OP>;
+  reset<OP>(a0, a1, seen, slots, threads);
+  __syncthreads();
+  unsigned const first_key = (blockIdx.x % team) * static_cast<unsigned>(slots);
+  constexpr long long tile = static_cast<long long>(threads) * ipt;
+  long long const tiles = n / tile;
+  for (long long t = blockIdx.x / team; t < tiles; t += gridDim.x / team) {
+    int kk[ipt], x0[ipt], x1[ipt];
+#pragma unroll
+    for (int h = 0; h < ipt / 4; ++h) {
+      long long const off = t * tile + (static_cast<long long>(h) * threads + threadIdx.x) * 4;
+      int4 const a = __ldg(reinterpret_cast<int4 const*>(k + off));
+      int4 const b = __ldg(reinterpret_cast<int4 const*>(v0 + off));
+      int4 const c = __ldg(reinterpret_cast<int4 const*>(v1 + off));
+      kk[h * 4] = a.x; kk[h * 4 + 1] = a.y; kk[h * 4 + 2] = a.z; kk[h * 4 + 3] = a.w;
+      x0[h * 4] = b.x; x0[h * 4 + 1] = b.y; x0[h * 4 + 2] = b.z; x0[h * 4 + 3] = b.w;
+      x1[h * 4] = c.x; x1[h * 4 + 1] = c.y; x1[h * 4 + 2] = c.z; x1[h * 4 + 3] = c.w;
+    }
+    aggregate<OP, ipt>(kk, x0, x1, first_key, slots, a0, a1, seen, out0, out1);
+  }
+  __syncthreads();
+  merge<OP>(a0, a1, seen, slots, first_key, groups, threads, out0, out1, seen_out);
+}
+
+/// Waits for the phase of `parity` of a barrier of this block.
+__device__ __forceinline__ void wait_parity(std::uint64_t* bar, unsigned parity) {
+  while (!ptx::mbarrier_try_wait_parity(bar, parity)) {}
+}
+
+/// The cluster variant: member 0's thread 0 multicasts tile after tile into a ring of `stages`
+/// stages of every member; a stage is refilled once every warp of every member arrived on member
+/// 0's empty barrier of that stage. Each member's full barrier of a stage takes one arrival (its
+/// thread 0, with the tile's bytes expected) and the copies' bytes.
+template <int OP, int THREADS, int IPT>
+__global__ void __launch_bounds__(THREADS, 1)
+    mc_kernel(int const* __restrict__ k, int const* __restrict__ v0, int const* __restrict__ v1,
+              long long n, int slots, int stages, int groups, long long* out0, long long* out1,
+              unsigned* seen_out) {
+  constexpr int rows = THREADS * IPT;
+  constexpr unsigned col_bytes = rows * 4u;
+  constexpr unsigned stage_bytes = 3 * col_bytes;
+  constexpr int warps = THREADS / 32;
+  extern __shared__ __align__(128) unsigned char smem[];
+  auto* full = reinterpret_cast<std::uint64_t*>(smem + stages * stage_bytes);
+  auto* empty = full + max_stages;
+  unsigned char* a0 = reinterpret_cast<unsigned char*>(empty + max_stages);
+  unsigned char* a1 = a0 + static_cast<std::size_t>(slots) * acc_bytes<OP>;
+  unsigned char* seen = a1 + static_cast<std::size_t>(slots) * acc_bytes<OP>;
+
+  cg::cluster_group cluster = cg::this_cluster();
+  unsigned const team = cluster.num_blocks();
+  unsigned const member = cluster.block_rank();
+  long long const cid = blockIdx.x / team;
+  long long const clusters = gridDim.x / team;
+  long long const tiles = n / rows;
+  long long const uses = tiles > cid ? (tiles - cid + clusters - 1) / clusters : 0;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < stages; ++s) {
+      ptx::mbarrier_init(full + s, 1);
+      ptx::mbarrier_init(empty + s, team * warps);
+    }
+    ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);
+  }
+  reset<OP>(a0, a1, seen, slots, THREADS);
+  cluster.sync();  // every member's barriers exist before a copy or a remote arrival
+  std::uint64_t* const empty0 = cluster.map_shared_rank(empty, 0);
+  std::uint16_t const mask = static_cast<std::uint16_t>((1u << team) - 1u);
+  auto const issue = [&](long long use) {
+    int const s = static_cast<int>(use % stages);
+    long long const row = (cid + use * clusters) * rows;
+    unsigned char* dst = smem + s * stage_bytes;
+    ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global, dst, k + row, col_bytes, full + s, mask);
+    ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global, dst + col_bytes, v0 + row, col_bytes,
+                       full + s, mask);
+    ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global, dst + 2 * col_bytes, v1 + row,
+                       col_bytes, full + s, mask);
+  };
+  if (threadIdx.x == 0) {
+    for (long long u = 0; u < stages && u < uses; ++u) {
+      ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cluster, ptx::space_shared,
+                                     full + u, stage_bytes);
+      if (member == 0) { issue(u); }
+    }
+  }
+  unsigned const first_key = member * static_cast<unsigned>(slots);
+  for (long long use = 0; use < uses; ++use) {
+    int const s = static_cast<int>(use % stages);
+    if (member == 0 && threadIdx.x == 0 && use >= 1 && use - 1 + stages < uses) {
+      long long const prev = use - 1;
+      int const ps = static_cast<int>(prev % stages);
+      unsigned const pp = static_cast<unsigned>((prev / stages) & 1);
+      while (!ptx::mbarrier_try_wait_parity(ptx::sem_acquire, ptx::scope_cluster, empty + ps, pp)) {}
+      issue(prev + stages);
+    }
+    wait_parity(full + s, static_cast<unsigned>((use / stages) & 1));
+    auto const* base = reinterpret_cast<int const*>(smem + s * stage_bytes);
+    int kk[IPT], x0[IPT], x1[IPT];
+    load_rows<IPT>(base + threadIdx.x * IPT, kk);
+    load_rows<IPT>(base + rows + threadIdx.x * IPT, x0);
+    load_rows<IPT>(base + 2 * rows + threadIdx.x * IPT, x1);
+    __syncwarp();
+    if ((threadIdx.x & 31) == 0) {
+      ptx::mbarrier_arrive(ptx::sem_release, ptx::scope_cluster, ptx::space_cluster, empty0 + s);
+    }
+    if (threadIdx.x == 0 && use + stages < uses) {
+      ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cluster, ptx::space_shared,
+                                     full + s, stage_bytes);
+    }
+    aggregate<OP, IPT>(kk, x0, x1, first_key, slots, a0, a1, seen, out0, out1);
+  }
+  cluster.sync();  // no member leaves while copies or arrivals may still reach it
+  merge<OP>(a0, a1, seen, slots, first_key, groups, THREADS, out0, out1, seen_out);
+}
+
+struct data {
+  int *k, *v0, *v1;
+  long long n;
+  int groups;
+  std::vector<int> hk, hv0, hv1;
+};
+
+struct outputs {
+  long long *o0, *o1;
+  unsigned* so;
+};
+
+template <int OP>
+bool check(data const& d, outputs const& o) {
+  int const g = d.groups;
+  std::vector<long long> r0(g), r1(g);
+  std::vector<unsigned> rs(g);
+  EXP_CHECK(cudaMemcpy(r0.data(), o.o0, g * 8, cudaMemcpyDeviceToHost));
+  EXP_CHECK(cudaMemcpy(r1.data(), o.o1, g * 8, cudaMemcpyDeviceToHost));
+  EXP_CHECK(cudaMemcpy(rs.data(), o.so, g * 4, cudaMemcpyDeviceToHost));
+  std::vector<long long> e0(g, OP == MAX32 ? INT64_MIN : 0), e1(g, OP == MAX32 ? INT64_MIN : 0);
+  std::vector<unsigned> es(g, 0);
+  for (std::size_t i = 0; i < d.hk.size(); ++i) {
+    int const x = d.hk[i];
+    es[x] = 1;
+    if (OP == MAX32) {
+      e0[x] = std::max<long long>(e0[x], d.hv0[i]);
+      e1[x] = std::max<long long>(e1[x], d.hv1[i]);
+    } else {
+      e0[x] += d.hv0[i];
+      e1[x] += d.hv1[i];
+    }
+  }
+  for (int x = 0; x < g; ++x) {
+    if (es[x] != rs[x] || (es[x] && (e0[x] != r0[x] || e1[x] != r1[x]))) { return false; }
+  }
+  return true;
+}
+
+template <int OP>
+void clear(data const& d, outputs const& o) {
+  EXP_CHECK(cudaMemset(o.o0, OP == MAX32 ? 0x80 : 0, d.groups * 8));
+  EXP_CHECK(cudaMemset(o.o1, OP == MAX32 ? 0x80 : 0, d.groups * 8));
+  EXP_CHECK(cudaMemset(o.so, 0, d.groups * 4));
+}
+
+template <int OP>
+void report(char const* what, data const& d, int team, char const* shape, std::size_t smem,
+            int grid, float ms, bool checked, bool ok) {
+  std::printf("%-7s g=%-6d %-4s T=%d %-16s smem=%-6zu grid=%-4d %.3f ms %6.1f G rows/s %s\n",
+              OP == MAX32 ? "MAX" : OP == SUM2x32 ? "SUM2x32" : "SUMLO", d.groups, what, team, shape, smem, grid, ms,
+              static_cast<double>(d.n) / ms / 1e6, checked ? (ok ? "OK" : "WRONG") : "");
+}
+
+template <int OP>
+void run_team(data const& d, outputs const& o, int team, int sms, bool checked) {
+  int const slots = (d.groups + team - 1) / team;
+  std::size_t const smem = static_cast<std::size_t>(slots) * (2 * acc_bytes<OP> + 1);
+  if (smem > smem_limit) { return; }
+  auto kern = team_kernel<OP>;
+  EXP_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 static_cast<int>(smem)));
+  int const grid = sms / team * team;
+  auto const launch = [&] {
+    clear<OP>(d, o);
+    kern<<<grid, 1024, smem>>>(d.k, d.v0, d.v1, d.n, slots, team, d.groups, o.o0, o.o1, o.so);
+  };
+  float const ms = median_ms(launch);
+  report<OP>("team", d, team, "ldg ipt=8", smem, grid, ms, checked, checked && check<OP>(d, o));
+}
+
+template <int OP, int THREADS, int IPT>
+void run_mc(data const& d, outputs const& o, int team, bool checked) {
+  int const slots = (d.groups + team - 1) / team;
+  constexpr std::size_t stage_bytes = 3 * THREADS * IPT * 4;
+  std::size_t const table = static_cast<std::size_t>(slots) * (2 * acc_bytes<OP> + 1) +
+                            2 * max_stages * 8;
+  int stages = max_stages;
+  while (stages >= 2 && stages * stage_bytes + table > smem_limit) { --stages; }
+  if (stages < 2) { return; }
+  std::size_t const smem = stages * stage_bytes + table;
+  auto kern = mc_kernel<OP, THREADS, IPT>;
+  EXP_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 static_cast<int>(smem)));
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = static_cast<unsigned>(team);
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  cudaLaunchConfig_t cfg{};
+  cfg.blockDim = dim3(THREADS);
+  cfg.dynamicSmemBytes = smem;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  cfg.gridDim = dim3(static_cast<unsigned>(team));
+  int clusters = 0;
+  EXP_CHECK(cudaOccupancyMaxActiveClusters(&clusters, kern, &cfg));
+  if (clusters == 0) { return; }
+  cfg.gridDim = dim3(static_cast<unsigned>(clusters * team));
+  auto const launch = [&] {
+    clear<OP>(d, o);
+    EXP_CHECK(cudaLaunchKernelEx(&cfg, kern, static_cast<int const*>(d.k),
+                                 static_cast<int const*>(d.v0), static_cast<int const*>(d.v1), d.n,
+                                 slots, stages, d.groups, o.o0, o.o1, o.so));
+  };
+  float const ms = median_ms(launch);
+  char shape[32];
+  std::snprintf(shape, sizeof shape, "thr=%d ipt=%d S=%d", THREADS, IPT, stages);
+  report<OP>("mc", d, team, shape, smem, clusters * team, ms, checked,
+             checked && check<OP>(d, o));
+}
+
+template <int OP>
+void variants(data const& d, outputs const& o, int sms, bool checked,
+              std::initializer_list<int> teams, bool multicast) {
+  for (int team : teams) {
+    run_team<OP>(d, o, team, sms, checked);
+    if (!multicast) { continue; }
+    run_mc<OP, 1024, 4>(d, o, team, checked);
+    run_mc<OP, 1024, 2>(d, o, team, checked);
+    run_mc<OP, 512, 4>(d, o, team, checked);
+    run_mc<OP, 256, 4>(d, o, team, checked);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  cudaDeviceProp p{};
+  EXP_CHECK(cudaGetDeviceProperties(&p, 0));
+  int const sms = p.multiProcessorCount;
+  long long const big = 1LL << 28;
+  long long const small = 1LL << 22;
+  data d{};
+  outputs o{};
+  EXP_CHECK(cudaMalloc(&d.k, big * 4));
+  EXP_CHECK(cudaMalloc(&d.v0, big * 4));
+  EXP_CHECK(cudaMalloc(&d.v1, big * 4));
+  EXP_CHECK(cudaMalloc(&o.o0, (1 << 17) * 8));
+  EXP_CHECK(cudaMalloc(&o.o1, (1 << 17) * 8));
+  EXP_CHECK(cudaMalloc(&o.so, (1 << 17) * 4));
+  // "multicast" as the first argument adds the cluster variants (session 17: far slower).
+  bool const multicast = argc > 1 && std::string(argv[1]) == "multicast";
+  std::printf("%s, %d SMs\n", p.name, sms);
+  for (int pass = 0; pass < 2; ++pass) {
+    bool const checked = pass == 0;
+    d.n = checked ? small : big;
+    for (int lg : {14, 15, 16}) {
+      d.groups = 1 << lg;
+      fill<<<1024, 256>>>(d.k, d.v0, d.v1, d.n, d.groups, lg);
+      EXP_CHECK(cudaDeviceSynchronize());
+      if (checked) {
+        d.hk.resize(d.n);
+        d.hv0.resize(d.n);
+        d.hv1.resize(d.n);
+        EXP_CHECK(cudaMemcpy(d.hk.data(), d.k, d.n * 4, cudaMemcpyDeviceToHost));
+        EXP_CHECK(cudaMemcpy(d.hv0.data(), d.v0, d.n * 4, cudaMemcpyDeviceToHost));
+        EXP_CHECK(cudaMemcpy(d.hv1.data(), d.v1, d.n * 4, cudaMemcpyDeviceToHost));
+      }
+      if (lg == 14) {
+        variants<MAX32>(d, o, sms, checked, {1, 2}, multicast);
+        variants<SUM2x32>(d, o, sms, checked, {2, 3}, multicast);
+        variants<SUMLO>(d, o, sms, checked, {1, 2}, false);
+      } else if (lg == 15) {
+        variants<MAX32>(d, o, sms, checked, {2, 3}, multicast);
+        variants<SUM2x32>(d, o, sms, checked, {3, 4}, multicast);
+        variants<SUMLO>(d, o, sms, checked, {2, 3}, false);
+      } else {
+        variants<MAX32>(d, o, sms, checked, {3, 4, 6}, multicast);
+        variants<SUM2x32>(d, o, sms, checked, {5, 6, 8}, multicast);
+        variants<SUMLO>(d, o, sms, checked, {3, 4}, false);
+      }
+    }
+  }
+  return 0;
+}
