@@ -13,6 +13,7 @@
 #include <cub/block/block_scan.cuh>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstdint>
 #include <string>
 
@@ -204,8 +205,16 @@ void swwc_partition(K const* keys, P const* payload, size_type n, int bit_offset
   JOINERY_CUDA_TRY(cudaMemcpyAsync(cursors.data(), offsets, sizeof(std::int64_t) * fanout,
                                    cudaMemcpyDeviceToDevice, s));
 
-  int const log2_b =
-    swwc_buffer_log2<policy>(fanout, sizeof(K), agent_t::has_payload ? sizeof(P) : 0);
+  int log2_b = swwc_buffer_log2<policy>(fanout, sizeof(K), agent_t::has_payload ? sizeof(P) : 0);
+  // JOINERY_SWWC_LOG2B forces the buffer size (A/B runs of the benchmark), within the policy's
+  // cap and the device's shared memory.
+  if (char const* env = std::getenv("JOINERY_SWWC_LOG2B"); env != nullptr) {
+    int const forced = std::atoi(env);
+    if (forced >= 0 && (1 << forced) <= policy::max_buffer_tuples &&
+        agent_t::smem_bytes(fanout, 1 << forced) <= policy::large_smem_bytes) {
+      log2_b = forced;
+    }
+  }
   auto const kernel = swwc_partition_kernel<policy, K, P>;
   std::size_t const smem = agent_t::smem_bytes(fanout, 1 << log2_b);
   JOINERY_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,

@@ -455,27 +455,38 @@ TEST(GpuHashGroupby, OneGroupVariantMatchesTheOracleOnEveryShape) {
 }
 
 /// HGB with its phases: whether the dense tier produced the result.
-bool dense_tier_ran(table const& device_input, std::vector<aggregation> const& aggs,
+bool dense_tier_ran(table_view const& device_input, std::vector<aggregation> const& aggs,
                     detail::gpu::groupby_tuning const& tuning, table& host_result,
-                    int* team = nullptr) {
+                    int* team = nullptr, bool* narrow = nullptr) {
   std::vector<phase_time> phases;
-  auto t = detail::gpu::run_groupby(groupby_algorithm::hash, device_input.view(), 0, aggs, false,
+  auto t = detail::gpu::run_groupby(groupby_algorithm::hash, device_input, 0, aggs, false,
                                     tuning, &phases, nullptr, default_stream(), device_resource());
   default_stream().synchronize();
   host_result = place(t.view(), memory_space::host);
-  // "aggregate in shared memory, dense keys", with ", teams of N" when a team holds the window.
+  // "aggregate in shared memory, dense keys", with ", teams of N" when a team holds the window
+  // and ", 16-byte loads" when every pass ran the narrow kernel.
   std::string const name = "aggregate in shared memory, dense keys";
   std::string const teams = ", teams of ";
+  std::string const wide = ", 16-byte loads";
   for (auto const& p : phases) {
     if (p.name.rfind(name, 0) != 0) { continue; }
     if (team != nullptr) {
-      *team = p.name.size() > name.size() + teams.size()
+      *team = p.name.compare(name.size(), teams.size(), teams) == 0
                 ? std::stoi(p.name.substr(name.size() + teams.size()))
                 : 1;
+    }
+    if (narrow != nullptr) {
+      *narrow = p.name.size() >= wide.size() &&
+                p.name.compare(p.name.size() - wide.size(), wide.size(), wide) == 0;
     }
     return true;
   }
   return false;
+}
+bool dense_tier_ran(table const& device_input, std::vector<aggregation> const& aggs,
+                    detail::gpu::groupby_tuning const& tuning, table& host_result,
+                    int* team = nullptr, bool* narrow = nullptr) {
+  return dense_tier_ran(device_input.view(), aggs, tuning, host_result, team, narrow);
 }
 
 /// `keys` with two outliers (10^9 and -10^9) on rows the dense tier's evenly spaced sample skips,
@@ -692,6 +703,76 @@ TEST(GpuHashGroupby, DenseTierSplitsAWideWindowOverATeamOfBlocks) {
     EXPECT_EQ(diff_groups(oracle_groupby(input.view(), 0, cases[1].aggs), groupby_rows(host.view())),
               "")
         << what;
+  }
+}
+
+TEST(GpuHashGroupby, DenseTierLoadsAlignedFourByteColumnsSixteenBytesAtATime) {
+  JOINERY_SKIP_WITHOUT_GPU();
+  // Rows not a multiple of a tile (the last tiles load row by row); one block a window (1000
+  // keys) and teams (2^16 keys); 4- and 8-byte keys (runs of 2 rows a thread for 8-byte keys
+  // without a team, else of 4).
+  size_type const n = 700001;
+  auto const small32 = make_input(uniform_keys<std::int32_t>(n, 1000, 41), 41);
+  auto const wide32 = make_input(uniform_keys<std::int32_t>(n, 1 << 16, 42), 42);
+  auto const wide64 = make_input(uniform_keys<std::int64_t>(n, 1 << 16, 43), 43);
+  auto const small64 = make_input(uniform_keys<std::int64_t>(n, 1000, 44), 44);
+  // Columns 1 and 2 are int32 and uint32; column 3 is int64.
+  std::vector<aggregation> const max12{{aggregation_kind::max, 1}, {aggregation_kind::max, 2}};
+  std::vector<aggregation> const sum12{{aggregation_kind::sum, 1}, {aggregation_kind::sum, 2}};
+  std::vector<aggregation> const with8{{aggregation_kind::min, 1}, {aggregation_kind::sum, 3}};
+  struct load_case {
+    table const* input;
+    std::vector<aggregation> const* aggs;
+    bool narrow;  ///< expected with the narrow form allowed
+    char const* what;
+  };
+  for (auto const& c : {load_case{&small32, &max12, true, "1000 keys, MAX"},
+                        load_case{&small32, &sum12, true, "1000 keys, SUM"},
+                        load_case{&wide32, &max12, true, "2^16 int32 keys, MAX"},
+                        load_case{&wide32, &sum12, true, "2^16 int32 keys, SUM"},
+                        load_case{&wide64, &max12, true, "2^16 int64 keys, MAX"},
+                        load_case{&small64, &sum12, true, "1000 int64 keys, SUM"},
+                        load_case{&small32, &with8, false, "an 8-byte column"}}) {
+    auto const device = place(c.input->view(), memory_space::device);
+    auto const expected = oracle_groupby(c.input->view(), 0, *c.aggs);
+    for (bool const allow : {true, false}) {
+      detail::gpu::groupby_tuning t;
+      t.hgb_dense_narrow = allow;
+      t.hgb_dense_row_cost = 1000;
+      table host;
+      bool narrow = !(allow && c.narrow);
+      EXPECT_TRUE(dense_tier_ran(device, *c.aggs, t, host, nullptr, &narrow)) << c.what;
+      EXPECT_EQ(narrow, allow && c.narrow) << c.what << ", narrow allowed: " << allow;
+      EXPECT_EQ(diff_groups(expected, groupby_rows(host.view())), "") << c.what;
+    }
+  }
+  // Columns that start 4 bytes past a 16-byte boundary (views one row into the device
+  // columns): the general form, with the same result.
+  auto const device = place(wide32.view(), memory_space::device);
+  auto const device_view = device.view();
+  auto const host_view = wide32.view();
+  std::vector<column_view> shifted_device;
+  std::vector<column_view> shifted_host;
+  for (size_type i = 0; i < 3; ++i) {
+    auto const& d = device_view.column(i);
+    auto const& h = host_view.column(i);
+    auto const bytes = static_cast<std::size_t>(size_of(d.type()));
+    shifted_device.emplace_back(d.type(), static_cast<char const*>(d.data()) + bytes, n - 1,
+                                memory_space::device);
+    shifted_host.emplace_back(h.type(), static_cast<char const*>(h.data()) + bytes, n - 1,
+                              memory_space::host);
+  }
+  table_view const shifted(shifted_device);
+  for (auto const* aggs : {&max12, &sum12}) {
+    detail::gpu::groupby_tuning t;
+    t.hgb_dense_row_cost = 1000;
+    table host;
+    bool narrow = true;
+    EXPECT_TRUE(dense_tier_ran(shifted, *aggs, t, host, nullptr, &narrow));
+    EXPECT_FALSE(narrow);
+    EXPECT_EQ(diff_groups(oracle_groupby(table_view(shifted_host), 0, *aggs),
+                          groupby_rows(host.view())),
+              "");
   }
 }
 

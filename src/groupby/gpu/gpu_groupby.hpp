@@ -33,6 +33,10 @@ struct groupby_tuning {
   /// of the layout model's choice; 0: the model's. The environment variable JOINERY_DENSE_BATCH
   /// sets it where this is 0 (A/B runs of the CLI's benchmarks).
   int hgb_dense_batch = 0;
+  /// HGB's dense tier: load 16-byte aligned keys and 4-byte values with 16-byte loads, 4 rows a
+  /// thread (the narrow form); false: always the general row-by-row loads. The environment
+  /// variable JOINERY_DENSE_NARROW=0 clears it (A/B runs of the CLI's benchmarks).
+  bool hgb_dense_narrow = true;
   /// HGB tier 2: groups its first global table holds before the run restarts with a table for
   /// every row. 0: derived from the L2 cache size.
   std::int64_t hgb_initial_groups = 0;

@@ -736,7 +736,13 @@ __global__ void __launch_bounds__(policy::shared_threads, 1)
 /// The dense tier's rows of two of hgb_shared_kernel's tiles, at `first` and `second` (a block
 /// owns the tiles of that kernel, whose one-group variant takes the one-group blocks), loaded
 /// together: 2 x items_per_thread rows a thread in flight. Full: every row of both exists.
-template <bool Full, int NA, class K>
+/// Narrow (dense_narrow_batch): the keys and every loaded value column are 16-byte aligned and
+/// the values 4 bytes wide; a thread takes runs of `Run` consecutive rows, whose keys are
+/// Run * sizeof(K) / 16 loads of 16 bytes and whose values one load of 4 * Run bytes a column,
+/// into 32-bit registers (dense_run). The general form loads row by row, a tile's rows threads
+/// apart, into 64-bit registers for any value width: at g = 2^16 (teams of 3, int32 keys, MAX)
+/// the tier took 1.92 ms with it and 1.58 with the narrow form (H200, 2^28 rows).
+template <bool Full, bool Narrow, int Run, int NA, class K>
 __device__ __forceinline__ void load_dense_tiles(
     K const* __restrict__ keys, size_type end, size_type first, size_type second,
     acc_batch const& batch, K (&k)[policy::dense_items_per_thread],
@@ -744,20 +750,76 @@ __device__ __forceinline__ void load_dense_tiles(
     unsigned long long (&raw)[NA][policy::dense_items_per_thread]) {
   constexpr int half = policy::items_per_thread;
   constexpr int threads = policy::shared_threads;
-  size_type const base[2] = {first + threadIdx.x, second + threadIdx.x};
+  constexpr int run = Narrow ? Run : 1;
+  static_assert(half % run == 0 && (!Narrow || run * sizeof(K) >= 16),
+                "a tile's rows of a thread are whole runs of whole 16-byte key loads");
+  // Row i of a thread's half of a tile: run i / run of the tile's runs, threads * run rows
+  // apart, at run * thread (the general form: runs of one row).
+  auto const row_of = [&](int j) {
+    int const i = j % half;
+    return (j < half ? first : second) +
+           static_cast<size_type>(i / run) * (threads * run) +
+           static_cast<size_type>(threadIdx.x) * run + i % run;
+  };
 #pragma unroll
-  for (int j = 0; j < 2 * half; ++j) {
-    size_type const row = base[j / half] + static_cast<size_type>(j % half) * threads;
-    valid[j] = Full || row < end;
-    if (valid[j]) { k[j] = __ldg(keys + row); }
+  for (int j = 0; j < 2 * half; ++j) { valid[j] = Full || row_of(j) < end; }
+  if constexpr (Narrow && Full) {
+#pragma unroll
+    for (int j = 0; j < 2 * half; j += run) {
+      if constexpr (sizeof(K) == 4) {
+        uint4 const v = __ldg(reinterpret_cast<uint4 const*>(keys + row_of(j)));
+        k[j] = static_cast<K>(v.x);
+        k[j + 1] = static_cast<K>(v.y);
+        k[j + 2] = static_cast<K>(v.z);
+        k[j + 3] = static_cast<K>(v.w);
+      } else {
+#pragma unroll
+        for (int q = 0; q < run; q += 2) {
+          ulonglong2 const v = __ldg(reinterpret_cast<ulonglong2 const*>(keys + row_of(j) + q));
+          k[j + q] = static_cast<K>(v.x);
+          k[j + q + 1] = static_cast<K>(v.y);
+        }
+      }
+    }
+  } else {
+#pragma unroll
+    for (int j = 0; j < 2 * half; ++j) {
+      if (valid[j]) { k[j] = __ldg(keys + row_of(j)); }
+    }
   }
   for_each_acc<NA>([&](auto a_constant) {
     constexpr int a = decltype(a_constant)::value;
     bool const load = a < batch.count && batch.op[a] != acc_op::count;
     auto const stride = static_cast<std::uint64_t>(batch.src[a].stride);
     auto const* col = static_cast<unsigned char const*>(batch.src[a].base) + batch.src[a].offset;
-    unsigned char const* p[2] = {col + static_cast<std::uint64_t>(base[0]) * stride,
-                                 col + static_cast<std::uint64_t>(base[1]) * stride};
+    if constexpr (Narrow) {
+      auto const* p = reinterpret_cast<unsigned const*>(col);
+      if (!load) {
+#pragma unroll
+        for (int j = 0; j < 2 * half; ++j) { raw[a][j] = 0; }
+      } else if constexpr (Full) {
+#pragma unroll
+        for (int j = 0; j < 2 * half; j += run) {
+          if constexpr (run == 4) {
+            uint4 const v = __ldg(reinterpret_cast<uint4 const*>(p + row_of(j)));
+            raw[a][j] = v.x;
+            raw[a][j + 1] = v.y;
+            raw[a][j + 2] = v.z;
+            raw[a][j + 3] = v.w;
+          } else {
+            uint2 const v = __ldg(reinterpret_cast<uint2 const*>(p + row_of(j)));
+            raw[a][j] = v.x;
+            raw[a][j + 1] = v.y;
+          }
+        }
+      } else {
+#pragma unroll
+        for (int j = 0; j < 2 * half; ++j) { raw[a][j] = valid[j] ? __ldg(p + row_of(j)) : 0U; }
+      }
+      return;
+    }
+    unsigned char const* p[2] = {col + static_cast<std::uint64_t>(row_of(0)) * stride,
+                                 col + static_cast<std::uint64_t>(row_of(half)) * stride};
     auto const step = stride * threads;
     if (load && value_bytes(batch.in[a]) == 4) {
 #pragma unroll
@@ -780,6 +842,13 @@ __device__ __forceinline__ void load_dense_tiles(
   });
 }
 
+/// The narrow form's rows a run: 4 (16-byte key and value loads) but for 8-byte keys without a
+/// team, 2 (one 16-byte key load, 8-byte value loads). With 8-byte keys on the H200, runs of 4
+/// cost one block a window 5% at g <= 2^12, and runs of 2 cost teams of 3 7% at g = 2^16 (MAX,
+/// against the general form; runs of 4 gained it 3%).
+template <class K, bool Team>
+inline constexpr int dense_run = sizeof(K) == 8 && !Team ? 2 : 4;
+
 /// The dense tier's update of two tiles (load_dense_tiles): each row's slot is its key's offset
 /// in the block's slice, and each accumulator is updated with one shared atomic per row. A key
 /// outside the window raises the overflow flag (the run goes on with the hashed tiers); one of
@@ -794,7 +863,7 @@ __device__ __forceinline__ void load_dense_tiles(
 /// - when every accumulator of the batch has the same operation and input (MAX of two columns,
 ///   SUM of two), one branch per row marks the slot and updates them all, as the probe does;
 ///   otherwise each accumulator's operation is resolved once per call and its rows follow.
-template <bool Full, int NA, bool Team, class K>
+template <bool Full, bool Narrow, int NA, bool Team, class K>
 __device__ __forceinline__ void dense_tiles(K const* __restrict__ keys, size_type end,
                                             size_type first, size_type second,
                                             acc_batch const& batch,
@@ -804,7 +873,8 @@ __device__ __forceinline__ void dense_tiles(K const* __restrict__ keys, size_typ
   K k[ipt];
   bool valid[ipt];
   unsigned long long raw[NA][ipt];
-  load_dense_tiles<Full, NA>(keys, end, first, second, batch, k, valid, raw);
+  load_dense_tiles<Full, Narrow, dense_run<K, Team>, NA>(keys, end, first, second, batch, k,
+                                                         valid, raw);
   int slot[ipt];
   bool outside = false;
 #pragma unroll
@@ -879,8 +949,9 @@ __device__ __forceinline__ void dense_tiles(K const* __restrict__ keys, size_typ
 /// once): hgb_shared_kernel<K, NA, false, Dense> with a lean tile loop. That kernel's per-row
 /// carry and 64-bit group ids cost it about 3 warp instructions a row and half the read-once
 /// roofline at g <= 2^14 (session 13's ncu); this loop costs a few per row. Team: the blocks
-/// form teams over the window (dense_window).
-template <class K, int NA, bool Team>
+/// form teams over the window (dense_window). Narrow: the batch loads as load_dense_tiles'
+/// narrow form (dense_narrow_batch).
+template <class K, int NA, bool Team, bool Narrow>
 __global__ void __launch_bounds__(policy::shared_threads, 1)
     hgb_dense_kernel(K const* __restrict__ keys, size_type n, acc_batch batch, int slots,
                      std::uint32_t seen_offset, group_table_ref<K> table,
@@ -916,14 +987,31 @@ __global__ void __launch_bounds__(policy::shared_threads, 1)
     size_type const first = tile * tile_rows;
     size_type const second = (tile + stride) * tile_rows;
     if (second + tile_rows <= n) {
-      dense_tiles<true, NA>(keys, n, first, second, batch, t, smem, counters);
+      dense_tiles<true, Narrow, NA>(keys, n, first, second, batch, t, smem, counters);
     } else {
-      dense_tiles<false, NA>(keys, n, first, second, batch, t, smem, counters);
+      dense_tiles<false, Narrow, NA>(keys, n, first, second, batch, t, smem, counters);
     }
     stop = __shfl_sync(full_warp, flag ? 1 : 0, 0) != 0;
   }
   if (__syncthreads_or(threadIdx.x == 0 && overflow_raised(counters))) { return; }
   merge_shared_groups(t, batch, smem, 0, table, ~0ULL, counters);
+}
+
+/// Whether the dense tier may load `batch` in load_dense_tiles' narrow form: the keys and every
+/// loaded column 16-byte aligned, every loaded value 4 bytes, packed.
+template <class K>
+bool dense_narrow_batch(K const* keys, acc_batch const& batch) {
+  auto const aligned = [](void const* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; };
+  if (!aligned(keys)) { return false; }
+  for (int a = 0; a < batch.count; ++a) {
+    if (batch.op[a] == acc_op::count) { continue; }
+    auto const& src = batch.src[a];
+    if (value_bytes(batch.in[a]) != 4 || src.stride != 4 ||
+        !aligned(static_cast<unsigned char const*>(src.base) + src.offset)) {
+      return false;
+    }
+  }
+  return true;
 }
 
 /// Row ranges within one partition each, aggregated by one block at a time (PGB): item i is
@@ -1361,12 +1449,14 @@ std::optional<dense_layout> dense_layout_for(agg_plan const& plan, std::size_t l
 /// key falls outside the window (the run goes on with the hashed tiers); the sample spans too
 /// many keys when even `max_team` blocks (at most policy::max_dense_team) hold too few slots or
 /// a team would cost a row more than `max_row_cost` (dense_layout_for). `team` gets the blocks
-/// of a team.
+/// of a team. allow_narrow: batches that dense_narrow_batch accepts run the narrow kernel;
+/// `narrow_ran` says whether every batch did.
 template <class K>
 std::optional<group_parts> hgb_dense_tier(K const* keys, size_type n, table_view const& input,
                                           agg_plan const& plan, std::size_t limit,
                                           int one_group, int max_team, int max_row_cost,
-                                          int forced_batch, int sms, int& team,
+                                          int forced_batch, bool allow_narrow, int sms, int& team,
+                                          bool& narrow_ran,
                                           stream_ref stream,
                                           memory_resource* mr) {
   using bits_type = typename dense_window<K>::bits_type;
@@ -1400,8 +1490,11 @@ std::optional<group_parts> hgb_dense_tier(K const* keys, size_type n, table_view
   dense_window<K> const window{
       static_cast<bits_type>(sample.low - (window_slots - 1 - sample.span) / 2), layout->team};
   bool const in_teams = layout->team > 1;
-  auto const general = in_teams ? hgb_dense_kernel<K, policy::fused_accs, true>
-                             : hgb_dense_kernel<K, policy::fused_accs, false>;
+  narrow_ran = true;
+  auto const general = in_teams ? hgb_dense_kernel<K, policy::fused_accs, true, false>
+                             : hgb_dense_kernel<K, policy::fused_accs, false, false>;
+  auto const narrow = in_teams ? hgb_dense_kernel<K, policy::fused_accs, true, true>
+                            : hgb_dense_kernel<K, policy::fused_accs, false, true>;
   auto const one = in_teams ? hgb_shared_kernel<K, policy::fused_accs, true, 2>
                          : hgb_shared_kernel<K, policy::fused_accs, true, 1>;
   int per_sm = std::numeric_limits<int>::max();
@@ -1411,6 +1504,7 @@ std::optional<group_parts> hgb_dense_tier(K const* keys, size_type n, table_view
     per_sm = std::min(per_sm, resident_blocks_per_sm(kernel, policy::shared_threads, shape.bytes));
   };
   prepare(general);
+  prepare(narrow);
   prepare(one);
   JOINERY_EXPECTS(per_sm > 0, "hash group-by: the dense shared-memory kernel cannot be resident");
   // Whole teams, all resident at once (a member that waited for a free SM would read its
@@ -1432,7 +1526,10 @@ std::optional<group_parts> hgb_dense_tier(K const* keys, size_type n, table_view
             keys, n, batch, shape.slots, 0, shape.keys_offset, table, counters, one_group,
             window);
         JOINERY_CHECK_LAUNCH();
-        general<<<blocks, policy::shared_threads, shape.bytes, to_cuda(stream)>>>(
+        bool const narrow_batch = allow_narrow && dense_narrow_batch(keys, batch);
+        narrow_ran = narrow_ran && narrow_batch;
+        auto const dense = narrow_batch ? narrow : general;
+        dense<<<blocks, policy::shared_threads, shape.bytes, to_cuda(stream)>>>(
             keys, n, batch, shape.slots, shape.keys_offset, table, counters, one_group, window);
       },
       layout->batch_accs);
@@ -1532,12 +1629,18 @@ group_parts run_hgb(K const* keys, size_type n, table_view const& input, agg_pla
     if (char const* env = std::getenv("JOINERY_DENSE_BATCH"); batch == 0 && env != nullptr) {
       batch = std::atoi(env);
     }
+    bool narrow = tuning.hgb_dense_narrow;
+    bool narrow_ran = false;
+    if (char const* env = std::getenv("JOINERY_DENSE_NARROW"); env != nullptr && env[0] == '0') {
+      narrow = false;
+    }
     if (auto parts = hgb_dense_tier<K>(keys, n, input, plan, shared_limit, tuning.hgb_one_group,
                                        tuning.hgb_dense_team, tuning.hgb_dense_row_cost, batch,
-                                       sms, team, stream, mr)) {
-      std::string const name = team > 1 ? "aggregate in shared memory, dense keys, teams of " +
-                                              std::to_string(team)
-                                        : std::string("aggregate in shared memory, dense keys");
+                                       narrow, sms, team, narrow_ran, stream, mr)) {
+      std::string name = team > 1 ? "aggregate in shared memory, dense keys, teams of " +
+                                        std::to_string(team)
+                                  : std::string("aggregate in shared memory, dense keys");
+      if (narrow_ran) { name += ", 16-byte loads"; }
       clock.lap(name.c_str());
       return std::move(*parts);
     }

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Session 17 device runs (issue 7, the dense tier's narrow loads); logs in $OUT.
+# PART=1: bench gpu-groupby (hash) with the narrow form and without (JOINERY_DENSE_NARROW=0) on
+# uniform int32 / int64 keys and Zipf 1.5 up to g = 2^16; the GPU group-by tests; the
+# conformance cases; each dense layout forced (JOINERY_DENSE_BATCH). PART=2: memcheck and racecheck over the dense tier and the hash conformance
+# cases. PART=3: every algorithm and automatic to g = 2^18 (Zipf 0 / 1 / 1.5, int64 keys).
+# PART=4 (issue 4): the swwc partition with its buffer size forced.
+set -u
+source "$(dirname "$0")/exp-lib.sh" "${BINS:-build/bins17.tar.xz}"
+J=/tmp/b/joinery
+T=/tmp/b/joinery_gpu_tests
+gb() {  # gb TAG ENV=VALUE [extra bench args...]
+  local tag=$1 env=$2; shift 2
+  step "gb-$tag" bench 150 env $env $J bench gpu-groupby --algorithm hash --groups ${GROUPS_MAX:-2^16} --runs 3 --warmup 1 --out "$OUT/gb-$tag.jsonl" "$@"
+}
+if [ "${PART:-1}" = 1 ]; then
+  gb new JOINERY_NOTHING=1
+  gb general JOINERY_DENSE_NARROW=0
+  gb new64 JOINERY_NOTHING=1 --key-type int64
+  gb general64 JOINERY_DENSE_NARROW=0 --key-type int64
+  gb newz JOINERY_NOTHING=1 --zipf 1.5
+  gb batch2 JOINERY_DENSE_BATCH=2
+  gb batch1 JOINERY_DENSE_BATCH=1
+  step gb-tests tests 200 $T --gtest_filter='GpuHashGroupby.*:Algorithms/GpuGroupby.*:GpuPartitionGroupby.*:GpuGroupbyRegistry.*:GpuDictionaryGroupby.*'
+  step conf-gb tests 200 /tmp/b/joinery_conformance_tests --gtest_filter='*GroupbyConformance*gpu*'
+fi
+if [ "${PART:-1}" = 2 ]; then
+  step memcheck-dense sanitizer 250 compute-sanitizer --tool memcheck --report-api-errors no $T --gtest_filter='GpuHashGroupby.DenseTier*:GpuHashGroupby.Automatic*'
+  step racecheck-dense sanitizer 200 compute-sanitizer --tool racecheck $T --gtest_filter='GpuHashGroupby.DenseTier*'
+  step memcheck-conf sanitizer 120 compute-sanitizer --tool memcheck --report-api-errors no /tmp/b/joinery_conformance_tests --gtest_filter='*GroupbyConformance*gpu_hash*'
+fi
+if [ "${PART:-1}" = 3 ]; then
+  for z in 0 1 1.5; do
+    step "gb-all-z$z" bench 140 $J bench gpu-groupby --algorithm hash,partition_transformed,sort_transformed,automatic --groups 2^18 --zipf $z --runs 3 --warmup 1 --out "$OUT/gb-all.jsonl"
+  done
+  step gb-all-64 bench 140 $J bench gpu-groupby --algorithm hash,partition_transformed,sort_dictionary,automatic --groups 2^18 --key-type int64 --runs 3 --warmup 1 --out "$OUT/gb-all.jsonl"
+fi
+if [ "${PART:-1}" = 4 ]; then  # issue 4: swwc buffer sizes forced (JOINERY_SWWC_LOG2B), 8-11 bits
+  step swwc-default bench 150 $J bench primitives --algorithm swwc --runs 5 --warmup 1 --out "$OUT/swwc-default.jsonl"
+  for b in 5 4; do
+    step "swwc-b$b" bench 150 env JOINERY_SWWC_LOG2B=$b $J bench primitives --algorithm swwc --runs 5 --warmup 1 --out "$OUT/swwc-b$b.jsonl"
+  done
+fi
