@@ -4,7 +4,8 @@
 # uniform int32 / int64 keys and Zipf 1.5 up to g = 2^16; the GPU group-by tests; the
 # conformance cases; each dense layout forced (JOINERY_DENSE_BATCH). PART=2: memcheck and racecheck over the dense tier and the hash conformance
 # cases. PART=3: every algorithm and automatic to g = 2^18 (Zipf 0 / 1 / 1.5, int64 keys).
-# PART=4 (issue 4): the swwc partition with its buffer size forced.
+# PART=4 (issue 4): the swwc partition with its buffer size forced. PART=5 (BINS=build/bins17b.tar.xz):
+# after the swwc buffer rule change, bench primitives, the partition tests and their sanitizers.
 set -u
 source "$(dirname "$0")/exp-lib.sh" "${BINS:-build/bins17.tar.xz}"
 J=/tmp/b/joinery
@@ -40,4 +41,10 @@ if [ "${PART:-1}" = 4 ]; then  # issue 4: swwc buffer sizes forced (JOINERY_SWWC
   for b in 5 4; do
     step "swwc-b$b" bench 150 env JOINERY_SWWC_LOG2B=$b $J bench primitives --algorithm swwc --runs 5 --warmup 1 --out "$OUT/swwc-b$b.jsonl"
   done
+fi
+if [ "${PART:-1}" = 5 ]; then  # issue 4 after the swwc buffer rule change: bench, tests, sanitizers
+  step prim bench 200 $J bench primitives --runs 5 --warmup 1 --out "$OUT/primitives.jsonl"
+  step part-tests tests 300 $T --gtest_filter='*PartitionAlgorithms*:SwwcRowIds.*:PartitionRefusals.*:*RadixJoin*:*Radix*Past*:*GpuPartitionGroupby*'
+  step memcheck-swwc sanitizer 200 compute-sanitizer --tool memcheck --report-api-errors no $T --gtest_filter='SwwcRowIds.*:*PartitionAlgorithms*swwc*:-*BeyondTwoToThe31Rows*'
+  step racecheck-swwc sanitizer 200 compute-sanitizer --tool racecheck $T --gtest_filter='SwwcRowIds.*:*PartitionAlgorithms*swwc*:-*BeyondTwoToThe31Rows*'
 fi
