@@ -6,6 +6,8 @@
 # cases. PART=3: every algorithm and automatic to g = 2^18 (Zipf 0 / 1 / 1.5, int64 keys).
 # PART=4 (issue 4): the swwc partition with its buffer size forced. PART=5 (BINS=build/bins17b.tar.xz):
 # after the swwc buffer rule change, bench primitives, the partition tests and their sanitizers.
+# PART=6 (BINS=build/bins17c.tar.xz, with joinery_base): the offset-based slot test A/B and tests
+# (SANITIZE=1: memcheck and racecheck over the dense tier too).
 set -u
 source "$(dirname "$0")/exp-lib.sh" "${BINS:-build/bins17.tar.xz}"
 J=/tmp/b/joinery
@@ -47,4 +49,18 @@ if [ "${PART:-1}" = 5 ]; then  # issue 4 after the swwc buffer rule change: benc
   step part-tests tests 300 $T --gtest_filter='*PartitionAlgorithms*:SwwcRowIds.*:PartitionRefusals.*:*RadixJoin*:*Radix*Past*:*GpuPartitionGroupby*'
   step memcheck-swwc sanitizer 200 compute-sanitizer --tool memcheck --report-api-errors no $T --gtest_filter='SwwcRowIds.*:*PartitionAlgorithms*swwc*:-*BeyondTwoToThe31Rows*'
   step racecheck-swwc sanitizer 200 compute-sanitizer --tool racecheck $T --gtest_filter='SwwcRowIds.*:*PartitionAlgorithms*swwc*:-*BeyondTwoToThe31Rows*'
+fi
+if [ "${PART:-1}" = 6 ]; then  # the offset-based slot test (BINS=build/bins17c.tar.xz): A/B, tests
+  B=/tmp/b/joinery_base
+  for r in 1 2; do
+    step "gb-base-$r" bench 150 $B bench gpu-groupby --algorithm hash --groups 2^16 --runs 3 --warmup 1 --out "$OUT/gb-base-$r.jsonl"
+    gb "offset-$r" JOINERY_NOTHING=1
+  done
+  step gb-base64 bench 150 $B bench gpu-groupby --algorithm hash --groups 2^16 --runs 3 --warmup 1 --key-type int64 --out "$OUT/gb-base64.jsonl"
+  gb offset64 JOINERY_NOTHING=1 --key-type int64
+  step gb-tests tests 200 $T --gtest_filter='GpuHashGroupby.*:Algorithms/GpuGroupby.*:GpuPartitionGroupby.*:GpuGroupbyRegistry.*:GpuDictionaryGroupby.*'
+  if [ -n "${SANITIZE:-}" ]; then
+    step memcheck-dense sanitizer 150 compute-sanitizer --tool memcheck --report-api-errors no $T --gtest_filter='GpuHashGroupby.DenseTier*:GpuHashGroupby.Automatic*'
+    step racecheck-dense sanitizer 200 compute-sanitizer --tool racecheck $T --gtest_filter='GpuHashGroupby.DenseTier*'
+  fi
 fi

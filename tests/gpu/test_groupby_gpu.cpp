@@ -491,7 +491,8 @@ bool dense_tier_ran(table const& device_input, std::vector<aggregation> const& a
 
 /// `keys` with two outliers (10^9 and -10^9) on rows the dense tier's evenly spaced sample skips,
 /// one near the start and one near the end: a block meets them mid-run.
-std::vector<std::int32_t> with_unsampled_outliers(std::vector<std::int32_t> keys) {
+template <class K>
+std::vector<K> with_unsampled_outliers(std::vector<K> keys) {
   auto const n = static_cast<size_type>(keys.size());
   size_type const samples = std::min<size_type>(n, size_type{1} << 14);
   std::vector<bool> sampled(keys.size(), false);
@@ -500,8 +501,10 @@ std::vector<std::int32_t> with_unsampled_outliers(std::vector<std::int32_t> keys
   while (sampled[first]) { ++first; }
   std::size_t last = keys.size() - 1;
   while (sampled[last]) { --last; }
-  keys[first] = 1000000000;
-  keys[last] = -1000000000;
+  // 8-byte keys: beyond 32 bits as well, so that a 64-bit offset is needed to see them.
+  K const far = sizeof(K) == 8 ? static_cast<K>(std::int64_t{1} << 40) : K{1000000000};
+  keys[first] = far;
+  keys[last] = static_cast<K>(-far);
   return keys;
 }
 
@@ -573,6 +576,8 @@ TEST(GpuHashGroupby, DenseTierDeclinesOrStartsOverBeyondItsWindow) {
   // run starts over with the hashed tiers.
   check_dense_tier(with_unsampled_outliers(uniform_keys<std::int32_t>(n, 1000, 8)), false,
                    "outliers the sample misses");
+  check_dense_tier(with_unsampled_outliers(uniform_keys<std::int64_t>(n, 1000, 10)), false,
+                   "int64 outliers the sample misses");
   // Off: the hashed table even for dense keys.
   auto const input = make_input(uniform_keys<std::int32_t>(n, 1000, 9), 32);
   std::vector<aggregation> const aggs{{aggregation_kind::sum, 1}, {aggregation_kind::max, 3}};
@@ -676,9 +681,9 @@ TEST(GpuHashGroupby, DenseTierSplitsAWideWindowOverATeamOfBlocks) {
   }
   // Outliers on rows the sample skips (first and last tile): a member overflows mid-run and the
   // run starts over with the hashed tiers.
-  {
-    auto const input_out =
-        make_input(with_unsampled_outliers(uniform_keys<std::int32_t>(300000, 1 << 14, 26)), 26);
+  for (auto const& input_out :
+       {make_input(with_unsampled_outliers(uniform_keys<std::int32_t>(300000, 1 << 14, 26)), 26),
+        make_input(with_unsampled_outliers(uniform_keys<std::int64_t>(300000, 1 << 14, 27)), 27)}) {
     detail::gpu::groupby_tuning t;
     t.hgb_shared_bytes = 33000;
     t.hgb_dense_row_cost = 1000;
