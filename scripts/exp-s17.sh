@@ -7,7 +7,10 @@
 # PART=4 (issue 4): the swwc partition with its buffer size forced. PART=5 (BINS=build/bins17b.tar.xz):
 # after the swwc buffer rule change, bench primitives, the partition tests and their sanitizers.
 # PART=6 (BINS=build/bins17c.tar.xz, with joinery_base): the offset-based slot test A/B and tests
-# (SANITIZE=1: memcheck and racecheck over the dense tier too).
+# (SANITIZE=1: memcheck and racecheck over the dense tier too). PART=7 (BINS=build/bins17e.tar.xz):
+# automatic with 8-byte keys to 2^22 groups, the binary before the shared group estimate against
+# after; the GPU group-by tests. PART=8 (BINS=build/bins17f.tar.xz): automatic with int64 Zipf 1
+# keys against every algorithm, int64 uniform keys against sort_dictionary, the tests.
 set -u
 source "$(dirname "$0")/exp-lib.sh" "${BINS:-build/bins17.tar.xz}"
 J=/tmp/b/joinery
@@ -63,4 +66,18 @@ if [ "${PART:-1}" = 6 ]; then  # the offset-based slot test (BINS=build/bins17c.
     step memcheck-dense sanitizer 150 compute-sanitizer --tool memcheck --report-api-errors no $T --gtest_filter='GpuHashGroupby.DenseTier*:GpuHashGroupby.Automatic*'
     step racecheck-dense sanitizer 200 compute-sanitizer --tool racecheck $T --gtest_filter='GpuHashGroupby.DenseTier*'
   fi
+fi
+if [ "${PART:-1}" = 7 ]; then  # automatic with 8-byte keys, one group estimate (BINS=build/bins17e.tar.xz)
+  B=/tmp/b/joinery_base
+  for z in 0 1; do
+    step "auto64-base-z$z" bench 200 $B bench gpu-groupby --algorithm automatic --key-type int64 --groups 2^22 --zipf $z --runs 3 --warmup 1 --out "$OUT/auto64-base.jsonl"
+    step "auto64-new-z$z" bench 200 $J bench gpu-groupby --algorithm automatic --key-type int64 --groups 2^22 --zipf $z --runs 3 --warmup 1 --out "$OUT/auto64-new.jsonl"
+  done
+  step gb-tests tests 200 $T --gtest_filter='GpuHashGroupby.*:Algorithms/GpuGroupby.*:GpuPartitionGroupby.*:GpuGroupbyRegistry.*:GpuDictionaryGroupby.*'
+fi
+if [ "${PART:-1}" = 8 ]; then  # automatic under skew with 8-byte keys (BINS=build/bins17f.tar.xz)
+  step z1-64 bench 250 $J bench gpu-groupby --algorithm hash,sort_transformed,sort_dictionary,partition_transformed,automatic --key-type int64 --zipf 1 --groups 2^20 --runs 3 --warmup 1 --out "$OUT/z1-64.jsonl"
+  step z0-64 bench 200 $J bench gpu-groupby --algorithm sort_dictionary,automatic --key-type int64 --groups 2^22 --runs 3 --warmup 1 --out "$OUT/z0-64.jsonl"
+  step gb-tests tests 200 $T --gtest_filter='GpuHashGroupby.*:Algorithms/GpuGroupby.*:GpuPartitionGroupby.*:GpuGroupbyRegistry.*:GpuDictionaryGroupby.*'
+  step conf-gb tests 200 /tmp/b/joinery_conformance_tests --gtest_filter='*GroupbyConformance*gpu*'
 fi

@@ -68,8 +68,9 @@ struct hash_groupby_policy {
   static constexpr int skew_samples = skew_threads * skew_items_per_thread;
   static constexpr double skew_partition_share = 0.2;
   /// automatic, past tier 1, the hottest key's share below skew_partition_share but at least
-  /// skew_sort_share: the sort group-by (SGB-TR, or SGB-DE-TR for 8-byte keys) runs instead of
-  /// tier 2 from skew_sort_groups estimated groups (estimate_groups). On the H200 at 2^28 rows
+  /// skew_sort_share: the sort group-by (SGB-TR, for 8-byte keys too: the dictionary, sized from
+  /// the estimate, ran 7-12x slower under such skew) runs instead of tier 2 from
+  /// skew_sort_groups estimated groups (estimate_groups). On the H200 at 2^28 rows
   /// (session 12) at Zipf 1 (the hottest key 7-9%), tier 2 ran 17-19 G rows/s at g = 2^16 and
   /// SGB-TR 14-15, at 2^18 11-14 and 14-15, at 2^20 8-10 and 15-16. The estimate (a lower bound
   /// under such skew) of Zipf-1 keys is 2^14.3-2^14.5 at g = 2^16 and 2^15.1-2^15.3 at 2^18
@@ -166,6 +167,12 @@ struct group_parts {
   /// With incomplete: HGB stopped before tier 2 since one key holds a large share of the rows
   /// (groupby_tuning::skew_partition_share); the caller runs PGB-TR.
   bool skewed = false;
+  /// With incomplete: estimate_groups' answer where HGB already asked it (else -1), so that the
+  /// caller's next choice does not sample the keys again.
+  size_type estimated_groups = -1;
+  /// With incomplete: the hottest sampled key's share of the rows where HGB measured it
+  /// (hot_key_share; else -1).
+  double hot_share = -1;
 };
 
 /// Phase times: synchronizes the stream at each lap (only when someone listens).
