@@ -210,7 +210,7 @@ void swwc_partition(K const* keys, P const* payload, size_type n, int bit_offset
   // cap and the device's shared memory.
   if (char const* env = std::getenv("JOINERY_SWWC_LOG2B"); env != nullptr) {
     int const forced = std::atoi(env);
-    if (forced >= 0 && (1 << forced) <= policy::max_buffer_tuples &&
+    if (forced >= 0 && forced < 31 && (1 << forced) <= policy::max_buffer_tuples &&
         agent_t::smem_bytes(fanout, 1 << forced) <= policy::large_smem_bytes) {
       log2_b = forced;
     }
