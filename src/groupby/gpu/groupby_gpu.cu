@@ -252,11 +252,8 @@ table run_groupby(groupby_algorithm algo, table_view const& input, size_type key
           // ms on the H200 against 29-32 for SGB-TR (2^28 rows).
           if constexpr (sizeof(K) == 8) {
             if (parts.hot_share < hash_groupby_policy::skew_sort_share) {
-              // One sample of the keys for both choices: HGB's skew test may have taken it,
-              // and the dictionary's first table is sized from it.
-              auto const groups = parts.estimated_groups >= 0
-                                    ? parts.estimated_groups
-                                    : estimate_groups<K>(keys, n, current_sm_count(), stream, mr);
+              // One sample of the keys for the choice and the dictionary's first table.
+              auto const groups = estimate_groups<K>(keys, n, current_sm_count(), stream, mr);
               auto const limit = tuning.dictionary_automatic_groups > 0
                                    ? tuning.dictionary_automatic_groups
                                    : sort_groupby_policy::dictionary_automatic_groups;

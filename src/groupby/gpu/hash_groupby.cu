@@ -1697,10 +1697,8 @@ group_parts run_hgb(K const* keys, size_type n, table_view const& input, agg_pla
       none.skewed = true;
       return none;
     }
-    if (sort_groups > 0 && share >= policy::skew_sort_share) {
-      none.estimated_groups = estimate_groups<K>(keys, n, sms, stream, mr);
-    }
-    if (none.estimated_groups >= 0 && none.estimated_groups >= sort_groups) {
+    if (sort_groups > 0 && share >= policy::skew_sort_share &&
+        estimate_groups<K>(keys, n, sms, stream, mr) >= sort_groups) {
       clock.lap("skewed keys, many groups: sort instead of the global table");
       return none;
     }

@@ -167,9 +167,6 @@ struct group_parts {
   /// With incomplete: HGB stopped before tier 2 since one key holds a large share of the rows
   /// (groupby_tuning::skew_partition_share); the caller runs PGB-TR.
   bool skewed = false;
-  /// With incomplete: estimate_groups' answer where HGB already asked it (else -1), so that the
-  /// caller's next choice does not sample the keys again.
-  size_type estimated_groups = -1;
   /// With incomplete: the hottest sampled key's share of the rows where HGB measured it
   /// (hot_key_share; else -1).
   double hot_share = -1;
