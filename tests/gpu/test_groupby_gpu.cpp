@@ -457,14 +457,15 @@ TEST(GpuHashGroupby, OneGroupVariantMatchesTheOracleOnEveryShape) {
 /// HGB with its phases: whether the dense tier produced the result.
 bool dense_tier_ran(table_view const& device_input, std::vector<aggregation> const& aggs,
                     detail::gpu::groupby_tuning const& tuning, table& host_result,
-                    int* team = nullptr, bool* narrow = nullptr) {
+                    int* team = nullptr, bool* narrow = nullptr, bool* lo32 = nullptr) {
   std::vector<phase_time> phases;
   auto t = detail::gpu::run_groupby(groupby_algorithm::hash, device_input, 0, aggs, false,
                                     tuning, &phases, nullptr, default_stream(), device_resource());
   default_stream().synchronize();
   host_result = place(t.view(), memory_space::host);
-  // "aggregate in shared memory, dense keys", with ", teams of N" when a team holds the window
-  // and ", 16-byte loads" when every pass ran the narrow kernel.
+  // "aggregate in shared memory, dense keys", with ", teams of N" when a team holds the window,
+  // ", 32-bit sums" when int32 sums ran as 32-bit partials and ", 16-byte loads" when every pass
+  // ran the narrow kernel.
   std::string const name = "aggregate in shared memory, dense keys";
   std::string const teams = ", teams of ";
   std::string const wide = ", 16-byte loads";
@@ -479,6 +480,7 @@ bool dense_tier_ran(table_view const& device_input, std::vector<aggregation> con
       *narrow = p.name.size() >= wide.size() &&
                 p.name.compare(p.name.size() - wide.size(), wide.size(), wide) == 0;
     }
+    if (lo32 != nullptr) { *lo32 = p.name.find(", 32-bit sums") != std::string::npos; }
     return true;
   }
   return false;
@@ -625,17 +627,20 @@ TEST(GpuHashGroupby, DenseTierSplitsAWideWindowOverATeamOfBlocks) {
   for (auto& k : keys) { k -= 30000; }
   auto const input = make_input(keys, 23);
   auto const device = place(input.view(), memory_space::device);
-  // MAX: one pass of 3 members (cost 3 x (16 + 8) = 72 against 80 for two passes of 2); SUM
-  // (8-byte sums): two passes of 3 (120, as much as one pass of 5: the smaller team); five
-  // aggregates, the bound raised.
+  // MAX: one pass of 3 members (cost 3 x (16 + 8) = 72 against 80 for two passes of 2); SUM of
+  // the int32 and the uint32 column in 8-byte sums: two passes of 3 (120, as much as one pass of
+  // 5: the smaller team); with the int32 sum in 32-bit partials (4 + 8 bytes and a seen byte a
+  // slot) one pass of 4 (96); five aggregates, the bound raised.
   struct team_case {
     std::vector<aggregation> aggs;
     int row_cost;
     int team;  ///< expected; 0: not checked
+    int lo32 = -1;
   };
   std::vector<team_case> const cases{
     {{{aggregation_kind::max, 1}, {aggregation_kind::max, 2}}, 0, 3},
     {{{aggregation_kind::sum, 1}, {aggregation_kind::sum, 2}}, 0, 3},
+    {{{aggregation_kind::sum, 1}, {aggregation_kind::sum, 2}}, 0, 4, 1},
     {{{aggregation_kind::count, -1}, {aggregation_kind::avg, 1}, {aggregation_kind::max, 4},
       {aggregation_kind::sum, 6}, {aggregation_kind::min, 2}}, 1000, 0}};
   for (auto const& c : cases) {
@@ -644,6 +649,7 @@ TEST(GpuHashGroupby, DenseTierSplitsAWideWindowOverATeamOfBlocks) {
       detail::gpu::groupby_tuning t;
       t.hgb_one_group = one;
       t.hgb_dense_row_cost = c.row_cost;
+      t.hgb_dense_lo32 = c.lo32;
       table host;
       int team = 0;
       EXPECT_TRUE(dense_tier_ran(device, c.aggs, t, host, &team)) << c.aggs.size() << " aggregates";
@@ -779,6 +785,97 @@ TEST(GpuHashGroupby, DenseTierLoadsAlignedFourByteColumnsSixteenBytesAtATime) {
                           groupby_rows(host.view())),
               "");
   }
+}
+
+/// Keys, two int32 value columns (`v` and full-range random ones) and a uint32 column.
+template <class K>
+table lo32_input(std::vector<K> const& keys, std::vector<std::int32_t> const& v,
+                 std::uint64_t seed) {
+  auto const n = static_cast<size_type>(keys.size());
+  std::vector<column> cols;
+  cols.push_back(column::from_host(keys));
+  cols.push_back(column::from_host(v));
+  cols.push_back(column::from_host(random_values<std::int32_t>(n, seed + 1)));
+  cols.push_back(column::from_host(random_values<std::uint32_t>(n, seed + 2)));
+  return table(std::move(cols));
+}
+
+TEST(GpuHashGroupby, DenseTierSumsInt32ValuesInThirtyTwoBitPartials) {
+  JOINERY_SKIP_WITHOUT_GPU();
+  size_type const n = 300001;
+  // One block a window (1000 keys), teams (2^16 int32 and int64 keys), and a window whose first
+  // tiles hold one key (the one-group blocks, whose warps add 32 rows' 64-bit sum at once).
+  auto hot_first = uniform_keys<std::int32_t>(n, 1 << 16, 52);
+  std::fill(hot_first.begin(), hot_first.begin() + n / 3, 5);
+  std::vector<table> inputs;
+  std::vector<std::string> names;
+  // Values: full range (a quarter of the adds overflow), and the extremes, where every add after
+  // a group's first overflows the partial.
+  std::vector<std::pair<std::vector<std::int32_t>, std::string>> const values{
+    {random_values<std::int32_t>(n, 53), "random values"},
+    {std::vector<std::int32_t>(static_cast<std::size_t>(n), std::numeric_limits<std::int32_t>::max()),
+     "INT32_MAX"},
+    {std::vector<std::int32_t>(static_cast<std::size_t>(n), std::numeric_limits<std::int32_t>::min()),
+     "INT32_MIN"}};
+  for (auto const& [v, vname] : values) {
+    inputs.push_back(lo32_input(uniform_keys<std::int32_t>(n, 1000, 50), v, 50));
+    names.push_back("1000 int32 keys, " + vname);
+    inputs.push_back(lo32_input(uniform_keys<std::int32_t>(n, 1 << 16, 51), v, 51));
+    names.push_back("2^16 int32 keys, " + vname);
+    inputs.push_back(lo32_input(uniform_keys<std::int64_t>(n, 1 << 16, 54), v, 54));
+    names.push_back("2^16 int64 keys, " + vname);
+    inputs.push_back(lo32_input(hot_first, v, 55));
+    names.push_back("2^16 keys, the first third one key, " + vname);
+  }
+  // Two 32-bit sums (one update branch for both), and a mix of them with other accumulators.
+  std::vector<aggregation> const sums{{aggregation_kind::sum, 1}, {aggregation_kind::sum, 2}};
+  std::vector<aggregation> const mixed{{aggregation_kind::avg, 2}, {aggregation_kind::max, 1},
+                                       {aggregation_kind::sum, 1}, {aggregation_kind::sum, 3},
+                                       {aggregation_kind::count, -1}};
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    auto const device = place(inputs[i].view(), memory_space::device);
+    for (auto const* aggs : {&sums, &mixed}) {
+      auto const expected = oracle_groupby(inputs[i].view(), 0, *aggs);
+      for (int const lo32 : {1, -1}) {
+        for (int const one : {-1, 1}) {
+          detail::gpu::groupby_tuning t;
+          t.hgb_dense_lo32 = lo32;
+          t.hgb_one_group = one;
+          t.hgb_dense_row_cost = 1000;
+          std::string const what = names[i] + ", " + std::to_string(aggs->size()) +
+                                   " aggregates, lo32 " + std::to_string(lo32) + ", one_group " +
+                                   std::to_string(one);
+          table host;
+          bool ran = lo32 < 0;
+          EXPECT_TRUE(dense_tier_ran(device, *aggs, t, host, nullptr, nullptr, &ran)) << what;
+          EXPECT_EQ(ran, lo32 > 0) << what;
+          EXPECT_EQ(diff_groups(expected, groupby_rows(host.view())), "") << what;
+        }
+      }
+    }
+  }
+  // The derived choice: from 3 * 2^14 sampled keys and without a hot key (the first third of
+  // the rows on one key is one).
+  for (auto const& [index, expect] : {std::pair{std::size_t{0}, false}, std::pair{std::size_t{1}, true},
+                                      std::pair{std::size_t{2}, true}, std::pair{std::size_t{3}, false}}) {
+    auto const device = place(inputs[index].view(), memory_space::device);
+    table host;
+    bool ran = !expect;
+    EXPECT_TRUE(dense_tier_ran(device, sums, {}, host, nullptr, nullptr, &ran)) << names[index];
+    EXPECT_EQ(ran, expect) << names[index];
+    EXPECT_EQ(diff_groups(oracle_groupby(inputs[index].view(), 0, sums), groupby_rows(host.view())),
+              "")
+        << names[index];
+  }
+  // A key outside the window on rows the sample skips: the dense tier stops, its spills with
+  // it, and the hashed tiers give the result.
+  auto const outliers = lo32_input(with_unsampled_outliers(uniform_keys<std::int32_t>(n, 1 << 16, 56)),
+                                   random_values<std::int32_t>(n, 57), 56);
+  detail::gpu::groupby_tuning forced;
+  forced.hgb_dense_lo32 = 1;
+  table host;
+  EXPECT_FALSE(dense_tier_ran(place(outliers.view(), memory_space::device), sums, forced, host));
+  EXPECT_EQ(diff_groups(oracle_groupby(outliers.view(), 0, sums), groupby_rows(host.view())), "");
 }
 
 TEST(GpuHashGroupby, SharedTierMergesTheGroupsOfEveryBlock) {

@@ -37,6 +37,12 @@ struct groupby_tuning {
   /// thread (the narrow form); false: always the general row-by-row loads. The environment
   /// variable JOINERY_DENSE_NARROW=0 clears it (A/B runs of the CLI's benchmarks).
   bool hgb_dense_narrow = true;
+  /// HGB's dense tier: SUM of int32 values as 32-bit partials in shared memory whose overflows
+  /// spill to device memory (1: wherever the plan has such a sum; -1: never; 0: from
+  /// hash_groupby_policy::dense_lo32_min_span sampled keys and below dense_lo32_max_hot_share
+  /// of the rows on the hottest sampled key). The environment variable JOINERY_DENSE_LO32=0|1
+  /// sets it where this is 0 (A/B runs of the CLI's benchmarks).
+  int hgb_dense_lo32 = 0;
   /// HGB tier 2: groups its first global table holds before the run restarts with a table for
   /// every row. 0: derived from the L2 cache size.
   std::int64_t hgb_initial_groups = 0;

@@ -93,6 +93,48 @@ __device__ __forceinline__ void shared_atomic_update(acc_op op, value_kind in, v
   atomic_update(op, in, acc, gid, v);
 }
 
+/// acc[gid] += v for a sum_lo32 partial (an int32 in shared memory): the add wraps, and what it
+/// lost (a multiple of 2^32: for one int32 value +-2^32 on a signed overflow, seen in the old
+/// value the atomic returns) goes to spill[gid] in device memory. A 64-bit v (a warp's reduced
+/// rows) may lose more than once; the difference is exact all the same.
+__device__ __forceinline__ void lo32_add(void* acc, size_type gid, acc_value v,
+                                         unsigned long long* spill) {
+  auto const add = static_cast<unsigned>(v.lo);
+  unsigned const old = atomicAdd(static_cast<unsigned*>(acc) + gid, add);
+  long long const lost = static_cast<long long>(static_cast<int>(old)) +
+                         static_cast<long long>(v.lo) -
+                         static_cast<long long>(static_cast<int>(old + add));
+  if (lost != 0) { atomicAdd(spill + gid, static_cast<unsigned long long>(lost)); }
+}
+
+/// The accumulator pointers of the dense tier's kernels (`acc_ptr(a)`), whose sum_lo32 partials
+/// spill to `spill(a)`: the batch's spill array from this block's first slot of the window.
+template <class Bits>
+struct dense_accs {
+  acc_batch const& batch;
+  unsigned char* smem;
+  Bits first;
+  __device__ __forceinline__ void* operator()(int a) const { return smem + batch.smem_offset[a]; }
+  __device__ __forceinline__ unsigned long long* spill(int a) const {
+    return batch.spill[a] + first;
+  }
+};
+
+/// Accumulator pointers that can hold sum_lo32 partials (dense_accs).
+template <class P>
+concept spills_lo32 = requires(P const& p) { p.spill(0); };
+
+/// A shared-memory update of accumulator a, its operation a compile-time constant.
+template <class Op, class In, class AccPtr>
+__device__ __forceinline__ void shared_update(Op op, In in, AccPtr const& acc_ptr, int a,
+                                              size_type gid, acc_value v) {
+  if constexpr (Op::value == acc_op::sum_lo32) {
+    lo32_add(acc_ptr(a), gid, v, acc_ptr.spill(a));
+  } else {
+    shared_atomic_update(op, in, acc_ptr(a), gid, v);
+  }
+}
+
 /// The combination of the values of `peers` (this lane's group of lanes; every lane of the warp
 /// calls it with its own group) at the group's lowest lane: a tree over the group's ranks, each
 /// lane taking the value of the peer d ranks above it (__fns) for d = 1, 2, 4, 8, 16.
@@ -239,10 +281,10 @@ struct warp_carry {
     for_each_acc<NA>([&](auto a_constant) {
       constexpr int a = decltype(a_constant)::value;
       if (a >= batch.count) { return; }
-      with_static_acc(batch.op[a], batch.in[a], [&](auto op, auto in) {
+      with_static_acc<spills_lo32<AccPtr>>(batch.op[a], batch.in[a], [&](auto op, auto in) {
         if (gid >= 0) {  // the same on every lane
           auto const r = warp_reduce(op, in, v[a]);
-          if ((threadIdx.x & 31) == 0) { shared_atomic_update(op, in, acc_ptr(a), gid, r); }
+          if ((threadIdx.x & 31) == 0) { shared_update(op, in, acc_ptr, a, gid, r); }
         }
         v[a] = identity(op, in);
       });
@@ -257,9 +299,9 @@ struct warp_carry {
       for_each_acc<NA>([&](auto a_constant) {
         constexpr int a = decltype(a_constant)::value;
         if (a >= batch.count) { return; }
-        with_static_acc(batch.op[a], batch.in[a], [&](auto op, auto in) {
+        with_static_acc<spills_lo32<AccPtr>>(batch.op[a], batch.in[a], [&](auto op, auto in) {
           auto const r = warp_reduce(op, in, v[a]);
-          if ((threadIdx.x & 31) == 0) { shared_atomic_update(op, in, acc_ptr(a), gid, r); }
+          if ((threadIdx.x & 31) == 0) { shared_update(op, in, acc_ptr, a, gid, r); }
         });
       });
     }
@@ -297,12 +339,12 @@ __device__ __forceinline__ void update_loaded(acc_batch const& batch, AccPtr acc
     for_each_acc<NA>([&](auto a_constant) {
       constexpr int a = decltype(a_constant)::value;
       if (a >= batch.count) { return; }
-      with_static_acc(batch.op[a], batch.in[a], [&](auto op, auto in) {
+      with_static_acc<spills_lo32<AccPtr>>(batch.op[a], batch.in[a], [&](auto op, auto in) {
         if (!any_uniform) {
 #pragma unroll
           for (int j = 0; j < ipt; ++j) {
             if (valid[j]) {
-              shared_atomic_update(op, in, acc_ptr(a), gid[j], to_acc(op, in, raw[a][j]));
+              shared_update(op, in, acc_ptr, a, gid[j], to_acc(op, in, raw[a][j]));
             }
           }
           return;
@@ -313,7 +355,7 @@ __device__ __forceinline__ void update_loaded(acc_batch const& batch, AccPtr acc
           if (uniform[j] && gid[j] == carry->gid) {
             carry->v[a] = combine(op, carry->v[a], v);
           } else if (valid[j]) {  // a second uniform group in the tile (rare) too
-            shared_atomic_update(op, in, acc_ptr(a), gid[j], v);
+            shared_update(op, in, acc_ptr, a, gid[j], v);
           }
         }
       });
@@ -729,7 +771,13 @@ __global__ void __launch_bounds__(policy::shared_threads, 1)
   }();
   reset_shared_groups(t, batch, smem, groups, has_marker);
   __syncthreads();
-  auto const acc_ptr = [&](int a) -> void* { return smem + batch.smem_offset[a]; };
+  auto const acc_ptr = [&] {
+    if constexpr (Dense != 0) {
+      return dense_accs<decltype(t.first)>{batch, smem, t.first};
+    } else {
+      return [&](int a) -> void* { return smem + batch.smem_offset[a]; };
+    }
+  }();
   warp_carry<NA> carry;
   hgb_shared_loop<OneGroup>(keys, n, batch, t, acc_ptr, carry, table, counters, has_marker,
                             team);
@@ -916,16 +964,38 @@ __device__ __forceinline__ void dense_tiles(K const* __restrict__ keys, size_typ
   for (int a = 1; a < NA; ++a) {
     same = same && batch.op[a] == batch.op[0] && batch.in[a] == batch.in[0];
   }
+  dense_accs<typename dense_group_table<K, Team>::bits_type> const accs{batch, smem, t.first};
   if (!hot && same) {
-    with_static_acc(batch.op[0], batch.in[0], [&](auto op, auto in) {
+    with_static_acc<true>(batch.op[0], batch.in[0], [&](auto op, auto in) {
+      if constexpr (decltype(op)::value == acc_op::sum_lo32) {
+        // The overflow test in 32 bits (the sign of the partial changed against both the old
+        // partial's and the value's): g = 2^16, two sums, teams of 3, took 2.62 ms a pass with
+        // lo32_add's 64-bit difference. Issuing every row's adds before the tests spilled
+        // registers (4.4 ms).
+#pragma unroll
+        for (int j = 0; j < ipt; ++j) {
+          if (slot[j] < 0) { continue; }
+          t.mark(slot[j]);
+          for_each_acc<NA>([&](auto a_constant) {
+            constexpr int a = decltype(a_constant)::value;
+            int const v = static_cast<int>(raw[a][j]);
+            int const old =
+              atomicAdd(reinterpret_cast<int*>(smem + batch.smem_offset[a]) + slot[j], v);
+            int const now = static_cast<int>(static_cast<unsigned>(old) + static_cast<unsigned>(v));
+            if (((old ^ now) & (v ^ now)) < 0) {
+              atomicAdd(accs.spill(a) + slot[j], v < 0 ? ~0xffffffffULL : 1ULL << 32);
+            }
+          });
+        }
+        return;
+      }
 #pragma unroll
       for (int j = 0; j < ipt; ++j) {
         if (slot[j] >= 0) {
           t.mark(slot[j]);
           for_each_acc<NA>([&](auto a_constant) {
             constexpr int a = decltype(a_constant)::value;
-            shared_atomic_update(op, in, smem + batch.smem_offset[a], slot[j],
-                                 to_acc(op, in, raw[a][j]));
+            shared_update(op, in, accs, a, slot[j], to_acc(op, in, raw[a][j]));
           });
         }
       }
@@ -949,16 +1019,15 @@ __device__ __forceinline__ void dense_tiles(K const* __restrict__ keys, size_typ
     for_each_acc<NA>([&](auto a_constant) {
       constexpr int a = decltype(a_constant)::value;
       if (a >= batch.count) { return; }
-      void* const acc = smem + batch.smem_offset[a];
-      with_static_acc(batch.op[a], batch.in[a], [&](auto op, auto in) {
+      with_static_acc<true>(batch.op[a], batch.in[a], [&](auto op, auto in) {
 #pragma unroll
         for (int j = 0; j < ipt; ++j) {
           acc_value const v = to_acc(op, in, raw[a][j]);
           if (Hot && uniform[j]) {  // the same on every lane
             acc_value const r = warp_reduce(op, in, v);
-            if ((threadIdx.x & 31) == 0) { shared_atomic_update(op, in, acc, slot[j], r); }
+            if ((threadIdx.x & 31) == 0) { shared_update(op, in, accs, a, slot[j], r); }
           } else if (slot[j] >= 0) {
-            shared_atomic_update(op, in, acc, slot[j], v);
+            shared_update(op, in, accs, a, slot[j], v);
           }
         }
       });
@@ -1021,6 +1090,36 @@ __global__ void __launch_bounds__(policy::shared_threads, 1)
   }
   if (__syncthreads_or(threadIdx.x == 0 && overflow_raised(counters))) { return; }
   merge_shared_groups(t, batch, smem, 0, table, ~0ULL, counters);
+}
+
+/// The dense tier's sum_lo32 fix-up, after a batch's kernels: the +-2^32s each slot of the
+/// window spilled go into its group's sum in the global table, one thread a slot (plain adds).
+/// A key that spilled was marked by its block, which merged it; one not found (none should be)
+/// raises the overflow flag, and the run goes on with the hashed tiers rather than lose the sum.
+template <class K>
+__global__ void __launch_bounds__(policy::threads_per_block)
+    lo32_fixup_kernel(acc_batch batch, dense_window<K> window, size_type window_slots,
+                      group_table_ref<K> table, insert_counters* counters) {
+  using bits_type = typename dense_window<K>::bits_type;
+  size_type const stride = static_cast<size_type>(gridDim.x) * blockDim.x;
+  for (size_type o = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x;
+       o < window_slots; o += stride) {
+    size_type slot = -2;  // not looked up yet
+    for (int a = 0; a < batch.count; ++a) {
+      if (batch.op[a] != acc_op::sum_lo32) { continue; }
+      auto const lost = batch.spill[a][o];
+      if (lost == 0) { continue; }
+      if (slot == -2) {
+        slot = table.find_slot(
+            static_cast<K>(static_cast<bits_type>(window.base + static_cast<bits_type>(o))));
+      }
+      if (slot < 0) {
+        atomicExch(&counters->overflow, 1ULL);
+        return;
+      }
+      static_cast<unsigned long long*>(batch.data[a])[slot] += lost;
+    }
+  }
 }
 
 /// Whether the dense tier may load `batch` in load_dense_tiles' narrow form: the keys and every
@@ -1280,10 +1379,13 @@ template <class K, class Source, class Launch>
 std::optional<group_parts> run_fused_tier(agg_plan const& plan, Source&& source,
                                           size_type capacity, size_type shared_entries, int sms,
                                           stream_ref stream, memory_resource* mr,
-                                          Launch&& launch, int batch_accs = policy::fused_accs) {
+                                          Launch&& launch, int batch_accs = policy::fused_accs,
+                                          agg_plan const* shared_plan = nullptr) {
   group_table<K> table(capacity, stream, mr);
   auto accs = make_accumulators(plan, table.ref.num_slots, stream, mr);
-  auto const batches = make_batches(plan, accs, shared_entries, source, batch_accs);
+  // shared_plan: the same accumulators, some in another shared-memory form (sum_lo32).
+  auto const batches = make_batches(shared_plan != nullptr ? *shared_plan : plan, accs,
+                                    shared_entries, source, batch_accs);
   buffer counters(sizeof(insert_counters), mr, stream);
   JOINERY_CUDA_TRY(cudaMemsetAsync(counters.data(), 0, sizeof(insert_counters), to_cuda(stream)));
   for_each_batch<K>(batches, [&](acc_batch const& batch) {
@@ -1476,15 +1578,15 @@ std::optional<dense_layout> dense_layout_for(agg_plan const& plan, std::size_t l
 /// many keys when even `max_team` blocks (at most policy::max_dense_team) hold too few slots or
 /// a team would cost a row more than `max_row_cost` (dense_layout_for). `team` gets the blocks
 /// of a team. allow_narrow: batches that dense_narrow_batch accepts run the narrow kernel;
-/// `narrow_ran` says whether every batch did.
+/// `narrow_ran` says whether every batch did. lo32 (groupby_tuning::hgb_dense_lo32): sums of
+/// int32 values as sum_lo32 partials; `lo32_ran` says whether they were.
 template <class K>
 std::optional<group_parts> hgb_dense_tier(K const* keys, size_type n, table_view const& input,
                                           agg_plan const& plan, std::size_t limit,
                                           int one_group, int max_team, int max_row_cost,
-                                          int forced_batch, bool allow_narrow, int sms, int& team,
-                                          bool& narrow_ran,
-                                          stream_ref stream,
-                                          memory_resource* mr) {
+                                          int forced_batch, bool allow_narrow, int lo32, int sms,
+                                          int& team, bool& narrow_ran, bool& lo32_ran,
+                                          stream_ref stream, memory_resource* mr) {
   using bits_type = typename dense_window<K>::bits_type;
   // One accumulator a pass leaves a block the most slots: none, and no layout fits.
   if (n == 0 || dense_shape_for(plan, limit, 1).slots == 0) { return std::nullopt; }
@@ -1501,11 +1603,31 @@ std::optional<group_parts> hgb_dense_tier(K const* keys, size_type n, table_view
                                      to_cuda(stream)));
     JOINERY_CUDA_TRY(cudaStreamSynchronize(to_cuda(stream)));
   }
-  auto const layout = dense_layout_for(
-      plan, limit, static_cast<std::uint64_t>(sample.span),
-      max_team > 0 ? std::min(max_team, policy::max_dense_team) : policy::max_dense_team,
-      max_row_cost > 0 ? static_cast<std::size_t>(max_row_cost) : policy::max_dense_row_cost,
-      forced_batch);
+  auto const layout_of = [&](agg_plan const& p) {
+    return dense_layout_for(
+        p, limit, static_cast<std::uint64_t>(sample.span),
+        max_team > 0 ? std::min(max_team, policy::max_dense_team) : policy::max_dense_team,
+        max_row_cost > 0 ? static_cast<std::size_t>(max_row_cost) : policy::max_dense_row_cost,
+        forced_batch);
+  };
+  // Sums of int32 values as 32-bit partials: half the shared memory a group, so fewer members
+  // (g = 2^16, two sums: one pass of 3 instead of two).
+  agg_plan lo32_plan = plan;
+  bool has_lo32 = false;
+  for (auto& a : lo32_plan.accs) {
+    if (a.op == acc_op::sum_int && a.in == value_kind::i32) {
+      a.op = acc_op::sum_lo32;
+      has_lo32 = true;
+    }
+  }
+  lo32_ran = false;
+  if (has_lo32 && lo32 >= 0 && layout_of(lo32_plan)) {
+    lo32_ran = lo32 > 0 || (static_cast<std::uint64_t>(sample.span) >=
+                              static_cast<std::uint64_t>(policy::dense_lo32_min_span) &&
+                            hot_key_share<K>(keys, n, stream, mr) <
+                              policy::dense_lo32_max_hot_share);
+  }
+  auto const layout = layout_of(lo32_ran ? lo32_plan : plan);
   if (!layout) { return std::nullopt; }
   auto const& shape = layout->shape;
   team = layout->team;
@@ -1544,10 +1666,29 @@ std::optional<group_parts> hgb_dense_tier(K const* keys, size_type n, table_view
   // Every key of a completed run lies in the window: at most team * slots groups in all.
   auto const capacity =
       std::min<size_type>(n, static_cast<size_type>(layout->team) * shape.slots);
+  // sum_lo32's spills: an int64 per slot of the window and accumulator of a batch, zeroed before
+  // each batch and added to the global sums after it.
+  auto const spill_slots = static_cast<size_type>(window_slots);
+  buffer spill;
+  if (lo32_ran) {
+    spill = buffer(static_cast<std::size_t>(layout->batch_accs) * static_cast<std::size_t>(spill_slots) *
+                     sizeof(unsigned long long),
+                   mr, stream);
+  }
   return run_fused_tier<K>(
       plan, [&](int a) { return column_source(input, plan, a); }, capacity, shape.slots + 1, sms,
       stream, mr,
-      [&](acc_batch const& batch, group_table_ref<K> table, insert_counters* counters) {
+      [&](acc_batch const& shared_batch, group_table_ref<K> table, insert_counters* counters) {
+        acc_batch batch = shared_batch;
+        bool spills = false;
+        for (int a = 0; a < batch.count; ++a) {
+          if (batch.op[a] != acc_op::sum_lo32) { continue; }
+          batch.spill[a] = static_cast<unsigned long long*>(spill.data()) + a * spill_slots;
+          spills = true;
+        }
+        if (spills) {
+          JOINERY_CUDA_TRY(cudaMemsetAsync(spill.data(), 0, spill.size(), to_cuda(stream)));
+        }
         one<<<blocks, policy::shared_threads, shape.bytes, to_cuda(stream)>>>(
             keys, n, batch, shape.slots, 0, shape.keys_offset, table, counters, one_group,
             window);
@@ -1557,8 +1698,14 @@ std::optional<group_parts> hgb_dense_tier(K const* keys, size_type n, table_view
         auto const dense = narrow_batch ? narrow : general;
         dense<<<blocks, policy::shared_threads, shape.bytes, to_cuda(stream)>>>(
             keys, n, batch, shape.slots, shape.keys_offset, table, counters, one_group, window);
+        if (spills) {
+          JOINERY_CHECK_LAUNCH();
+          lo32_fixup_kernel<K><<<grid_stride_blocks(spill_slots, policy::threads_per_block, sms),
+                                 policy::threads_per_block, 0, to_cuda(stream)>>>(
+              batch, window, spill_slots, table, counters);
+        }
       },
-      layout->batch_accs);
+      layout->batch_accs, lo32_ran ? &lo32_plan : nullptr);
 }
 
 template <class K>
@@ -1660,12 +1807,20 @@ group_parts run_hgb(K const* keys, size_type n, table_view const& input, agg_pla
     if (char const* env = std::getenv("JOINERY_DENSE_NARROW"); env != nullptr && env[0] == '0') {
       narrow = false;
     }
+    // JOINERY_DENSE_LO32=0|1 turns the 32-bit partial sums off or on (A/B runs).
+    int lo32 = tuning.hgb_dense_lo32;
+    if (char const* env = std::getenv("JOINERY_DENSE_LO32"); lo32 == 0 && env != nullptr) {
+      lo32 = env[0] == '0' ? -1 : env[0] == '1' ? 1 : 0;
+    }
+    bool lo32_ran = false;
     if (auto parts = hgb_dense_tier<K>(keys, n, input, plan, shared_limit, tuning.hgb_one_group,
                                        tuning.hgb_dense_team, tuning.hgb_dense_row_cost, batch,
-                                       narrow, sms, team, narrow_ran, stream, mr)) {
+                                       narrow, lo32, sms, team, narrow_ran, lo32_ran, stream,
+                                       mr)) {
       std::string name = team > 1 ? "aggregate in shared memory, dense keys, teams of " +
                                         std::to_string(team)
                                   : std::string("aggregate in shared memory, dense keys");
+      if (lo32_ran) { name += ", 32-bit sums"; }
       if (narrow_ran) { name += ", 16-byte loads"; }
       clock.lap(name.c_str());
       return std::move(*parts);

@@ -14,6 +14,10 @@
 //              of its width (signed: flip the sign bit; floats: flip the sign bit of
 //              positives, every bit of negatives), so that atomicMin/atomicMax on unsigned
 //              words serve every type.
+//   sum_lo32   HGB's dense tier only, for a sum_int of int32 values:  identity 0
+//              an int32 partial in shared memory (4 bytes a group, half of sum_int's), whose
+//              overflowing adds move the +-2^32 they lost into a spill array in device memory
+//              (acc_batch::spill); the global accumulators stay sum_int.
 #include <joinery/groupby.hpp>
 
 #include <algorithm>
@@ -23,7 +27,7 @@
 
 namespace joinery::detail::gpu::gb {
 
-enum class acc_op : std::uint8_t { count, sum_int, sum_int128, sum_float, min, max };
+enum class acc_op : std::uint8_t { count, sum_int, sum_int128, sum_float, min, max, sum_lo32 };
 enum class value_kind : std::uint8_t { i32, u32, i64, u64, f32, f64 };
 
 constexpr value_kind value_kind_of(type_id t) noexcept {
@@ -49,6 +53,7 @@ constexpr bool value_floating(value_kind k) noexcept {
 constexpr int acc_bytes(acc_op op, value_kind in) noexcept {
   switch (op) {
     case acc_op::sum_int128: return 16;
+    case acc_op::sum_lo32: return 4;
     case acc_op::min:
     case acc_op::max: return value_bytes(in);
     default: return 8;
@@ -118,6 +123,9 @@ struct acc_batch {
   value_kind in[max_batch_accs] = {};
   acc_source src[max_batch_accs] = {};
   void* data[max_batch_accs] = {};                 ///< global accumulator arrays
+  /// sum_lo32: the overflows of the dense tier's 32-bit partials, an int64 per slot of the window
+  /// (the fix-up adds them to `data` after the launch).
+  unsigned long long* spill[max_batch_accs] = {};
   std::uint32_t smem_offset[max_batch_accs] = {};  ///< shared-memory path: byte offset of each array
   std::uint32_t smem_bytes = 0;                    ///< shared-memory path: bytes in all
   std::uint32_t const* row_ids32 = nullptr;        ///< row ids (at most one of the two is set)

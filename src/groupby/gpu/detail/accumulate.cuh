@@ -76,6 +76,7 @@ __device__ __forceinline__ acc_value to_acc(acc_op op, value_kind in, unsigned l
   switch (op) {
     case acc_op::count: return {1, 0};
     case acc_op::sum_int:
+    case acc_op::sum_lo32:
     case acc_op::sum_int128: {
       unsigned long long v = bits;
       if (in == value_kind::i32) {
@@ -100,7 +101,8 @@ __device__ __forceinline__ acc_value to_acc(acc_op op, value_kind in, unsigned l
 __device__ __forceinline__ acc_value combine(acc_op op, acc_value a, acc_value b) {
   switch (op) {
     case acc_op::count:
-    case acc_op::sum_int: return {a.lo + b.lo, 0};
+    case acc_op::sum_int:
+    case acc_op::sum_lo32: return {a.lo + b.lo, 0};
     case acc_op::sum_int128: {
       unsigned long long const lo = a.lo + b.lo;
       return {lo, a.hi + b.hi + (lo < a.lo ? 1ULL : 0ULL)};
@@ -136,12 +138,14 @@ __device__ __forceinline__ acc_value warp_reduce(acc_op op, acc_value v) {
 }
 
 /// acc[gid] op= v, atomically. `acc` points at the accumulator array (shared or global memory:
-/// the compiler picks the instruction from the pointer's address space once inlined).
+/// the compiler picks the instruction from the pointer's address space once inlined). sum_lo32
+/// here is the merge of a 32-bit partial into its global sum_int array.
 __device__ __forceinline__ void atomic_update(acc_op op, value_kind in, void* acc, size_type gid,
                                               acc_value v) {
   switch (op) {
     case acc_op::count:
     case acc_op::sum_int:
+    case acc_op::sum_lo32:
       atomicAdd(static_cast<unsigned long long*>(acc) + gid, v.lo);
       return;
     case acc_op::sum_int128: {
@@ -186,11 +190,15 @@ __device__ __forceinline__ void with_static_kind(value_kind in, F& f) {
 /// Calls f(op, in) with the pair as compile-time constants (the pairs a plan can hold), so that
 /// a loop over a tile's items inside f has no switch per item: the functions above fold to the
 /// one case once inlined. The pair is the same for every thread of a launch, so this branches
-/// once per call, not per lane.
-template <class F>
+/// once per call, not per lane. Lo32: the dense tier's kernels, whose batches may hold sum_lo32
+/// (the others never do, and do not instantiate it).
+template <bool Lo32 = false, class F>
 __device__ __forceinline__ void with_static_acc(acc_op op, value_kind in, F&& f) {
   using V = value_kind;
   switch (op) {
+    case acc_op::sum_lo32:
+      if constexpr (Lo32) { f(static_op<acc_op::sum_lo32>{}, static_kind<V::i32>{}); }
+      return;
     case acc_op::count: f(static_op<acc_op::count>{}, static_kind<V::i64>{}); return;
     case acc_op::sum_int: with_static_kind<acc_op::sum_int, V::i32, V::u32, V::i64, V::u64>(in, f); return;
     case acc_op::sum_int128: with_static_kind<acc_op::sum_int128, V::i64, V::u64>(in, f); return;
@@ -238,6 +246,11 @@ __device__ __forceinline__ acc_value load_acc(acc_op op, value_kind in, void con
   if (op == acc_op::sum_int128) {
     auto const* p = static_cast<unsigned long long const*>(acc) + 2 * gid;
     return {p[0], p[1]};
+  }
+  if (op == acc_op::sum_lo32) {  // the partial, sign-extended
+    return {static_cast<unsigned long long>(
+                static_cast<long long>(static_cast<int const*>(acc)[gid])),
+            0};
   }
   if (acc_bytes(op, in) == 4) { return {static_cast<unsigned const*>(acc)[gid], 0}; }
   return {static_cast<unsigned long long const*>(acc)[gid], 0};

@@ -56,6 +56,15 @@ struct hash_groupby_policy {
   /// tier 1's tiles). On the H200 (session 14, a stand-alone probe at 2^28 rows) 8 beat 4 by
   /// 0-19% (teams gain most: each member's loads, mostly L2 hits, need more in flight).
   static constexpr int dense_items_per_thread = 8;
+  /// HGB's dense tier: SUM of int32 values as 32-bit partials in shared memory (acc_op::sum_lo32:
+  /// half the bytes a group, so smaller teams) from this span of sampled keys, when the hottest
+  /// of an evenly spaced sample holds less than this share of the rows. Its cost is the spills:
+  /// with uniform 32-bit values about a quarter of the adds overflow, one device-memory atomic
+  /// each. Spread over 2^17 slots (g = 2^16, two sums) the L2 absorbs them; over 2^15 (g = 2^14)
+  /// a probe ran 121 G rows/s against 219 for 8-byte sums (session 17, H200); and a hot key
+  /// would pile its spills onto one address.
+  static constexpr size_type dense_lo32_min_span = size_type{3} << 14;
+  static constexpr double dense_lo32_max_hot_share = 0.01;
   /// HGB tier 2: smallest first table (groups), when even that exceeds the L2 cache.
   static constexpr size_type min_l2_groups = size_type{1} << 16;
   /// automatic, past tier 1: keys sampled (evenly spaced, one block, sorted in registers) for

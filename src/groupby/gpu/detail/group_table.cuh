@@ -175,6 +175,18 @@ struct group_table_ref {
     }
     return layout::empty_value;
   }
+
+  /// The slot holding k (inserted by an earlier kernel), or -1 when k is absent.
+  __device__ size_type find_slot(K k) const noexcept {
+    auto i = home(k);
+    for (size_type probes = 0; probes < num_slots; ++probes) {
+      auto const s = layout::read_immutable(slots + i);
+      if (layout::value_of(s) == layout::empty_value) { return -1; }
+      if (layout::holds(s, k)) { return i; }
+      i = next(i);
+    }
+    return -1;
+  }
 };
 
 /// Counters of the insert kernels: [0] keys placed (groups), [1] overflow flag.

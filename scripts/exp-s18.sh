@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Session 18 device runs (issue 7, SUM of int32 values in 32-bit partials); logs in $OUT.
+# PART=1: the new test first, then bench gpu-groupby (hash) with the partials (default and forced
+# on) and without (JOINERY_DENSE_LO32=0) at g = 2^16: int32 and int64 keys, Zipf 1; the GPU
+# group-by tests and conformance cases. PART=2: memcheck and racecheck over the dense tier tests and
+# memcheck over the hash conformance cases.
+set -u
+source "$(dirname "$0")/exp-lib.sh" "${BINS:-build/bins18.tar.xz}"
+J=/tmp/b/joinery
+T=/tmp/b/joinery_gpu_tests
+gb() {  # gb TAG ENV=VALUE [extra bench args...]
+  local tag=$1 env=$2; shift 2
+  step "gb-$tag" bench 150 env $env $J bench gpu-groupby --algorithm hash --groups ${GROUPS_MAX:-2^16} --runs 3 --warmup 1 --out "$OUT/gb-$tag.jsonl" "$@"
+}
+if [ "${PART:-1}" = 1 ]; then
+  step lo32-test tests 200 $T --gtest_filter='GpuHashGroupby.DenseTierSums*'
+  gb lo32 JOINERY_NOTHING=1
+  gb off JOINERY_DENSE_LO32=0
+  gb lo32-64 JOINERY_NOTHING=1 --key-type int64
+  gb off-64 JOINERY_DENSE_LO32=0 --key-type int64
+  gb forced-z1 JOINERY_DENSE_LO32=1 --zipf 1
+  gb z1 JOINERY_NOTHING=1 --zipf 1
+  step gb-tests tests 250 $T --gtest_filter='GpuHashGroupby.*:Algorithms/GpuGroupby.*:GpuPartitionGroupby.*:GpuGroupbyRegistry.*:GpuDictionaryGroupby.*'
+  step conf-gb tests 200 /tmp/b/joinery_conformance_tests --gtest_filter='*GroupbyConformance*gpu*'
+fi
+if [ "${PART:-1}" = 2 ]; then
+  step memcheck-lo32 sanitizer 280 compute-sanitizer --tool memcheck --report-api-errors no $T --gtest_filter='GpuHashGroupby.DenseTier*'
+  step racecheck-lo32 sanitizer 250 compute-sanitizer --tool racecheck $T --gtest_filter='GpuHashGroupby.DenseTierSums*:GpuHashGroupby.DenseTierSplits*'
+  step memcheck-conf sanitizer 120 compute-sanitizer --tool memcheck --report-api-errors no /tmp/b/joinery_conformance_tests --gtest_filter='*GroupbyConformance*gpu_hash*'
+fi
+grep -h "G rows/s\|^g =\|FAILED\|PASSED\|ERROR SUMMARY\|RACECHECK SUMMARY" $OUT/*.log | head -150
+cat $S
