@@ -3,7 +3,9 @@
 # PART=1: the new test first, then bench gpu-groupby (hash) with the partials (default and forced
 # on) and without (JOINERY_DENSE_LO32=0) at g = 2^16: int32 and int64 keys, Zipf 1; the GPU
 # group-by tests and conformance cases. PART=2: memcheck and racecheck over the dense tier tests and
-# memcheck over the hash conformance cases.
+# memcheck over the hash conformance cases. PART=3: the GPU group-by tests and conformance cases,
+# then automatic against hash and sort_transformed on int64 Zipf 1 keys to 2^20 and on int32
+# uniform keys to 2^18 (the 8-byte skew-stop bound, the 32-bit sums in automatic).
 set -u
 source "$(dirname "$0")/exp-lib.sh" "${BINS:-build/bins18.tar.xz}"
 J=/tmp/b/joinery
@@ -27,6 +29,12 @@ if [ "${PART:-1}" = 2 ]; then
   step memcheck-lo32 sanitizer 280 compute-sanitizer --tool memcheck --report-api-errors no $T --gtest_filter='GpuHashGroupby.DenseTier*'
   step racecheck-lo32 sanitizer 250 compute-sanitizer --tool racecheck $T --gtest_filter='GpuHashGroupby.DenseTierSums*:GpuHashGroupby.DenseTierSplits*'
   step memcheck-conf sanitizer 120 compute-sanitizer --tool memcheck --report-api-errors no /tmp/b/joinery_conformance_tests --gtest_filter='*GroupbyConformance*gpu_hash*'
+fi
+if [ "${PART:-1}" = 3 ]; then
+  step gb-tests tests 250 $T --gtest_filter='GpuHashGroupby.*:Algorithms/GpuGroupby.*:GpuPartitionGroupby.*:GpuGroupbyRegistry.*:GpuDictionaryGroupby.*'
+  step conf-gb tests 200 /tmp/b/joinery_conformance_tests --gtest_filter='*GroupbyConformance*gpu*'
+  step gb-zipf1-int64 bench 250 $J bench gpu-groupby --algorithm hash,sort_transformed,automatic --zipf 1 --key-type int64 --groups 2^20 --runs 3 --warmup 1 --out "$OUT/gb-s18-zipf1-int64.jsonl"
+  step gb-uniform bench 150 $J bench gpu-groupby --algorithm hash,partition_transformed,sort_transformed,automatic --groups 2^18 --runs 3 --warmup 1 --out "$OUT/gb-s18-uniform.jsonl"
 fi
 grep -h "G rows/s\|^g =\|FAILED\|PASSED\|ERROR SUMMARY\|RACECHECK SUMMARY" $OUT/*.log | head -150
 cat $S

@@ -58,7 +58,8 @@ struct groupby_tuning {
   /// With stop_beyond_first_table, past tier 1, the hottest key's share below
   /// skew_partition_share but at least hash_groupby_policy::skew_sort_share: stop (incomplete)
   /// when the estimated groups are at least this many; automatic then sorts. 0: the policy's
-  /// (hash_groupby_policy::skew_sort_groups); negative: never.
+  /// (hash_groupby_policy::skew_sort_groups, skew_sort_groups_wide for 8-byte keys); negative:
+  /// never.
   std::int64_t skew_sort_groups = 0;
   /// PGB: partition bits (-1: from the estimated groups), shared-table slots (0: from the groups
   /// a partition is expected to hold; a power of two, at least 64), and the groups of its first

@@ -1840,6 +1840,7 @@ group_parts run_hgb(K const* keys, size_type n, table_view const& input, agg_pla
     double const limit = tuning.skew_partition_share >= 0 ? tuning.skew_partition_share
                                                           : policy::skew_partition_share;
     auto const sort_groups = tuning.skew_sort_groups != 0 ? tuning.skew_sort_groups
+                             : sizeof(K) == 8             ? policy::skew_sort_groups_wide
                                                           : policy::skew_sort_groups;
     bool const look = limit <= 1 || sort_groups > 0;
     double const share = look ? hot_key_share<K>(keys, n, stream, mr) : 0.0;

@@ -86,6 +86,11 @@ struct hash_groupby_policy {
   /// (simulated, 2^14 samples): the bound sits between.
   static constexpr double skew_sort_share = 0.04;
   static constexpr size_type skew_sort_groups = 28000;
+  /// skew_sort_groups for 8-byte keys, whose sort costs more. On the H200 at 2^28 rows (session
+  /// 17, int64 Zipf 1, SUM) tier 2 took 21.5 ms at g = 2^18 against 32.1 for SGB-TR, and 57.8 at
+  /// 2^20 against 29.7; the estimates of those keys are 34379 and 54033 (a CPU replica of
+  /// estimate_groups on the benchmark's keys, session 18), and the bound sits between.
+  static constexpr size_type skew_sort_groups_wide = 43000;
 };
 
 /// Launch shape of the sort group-bys' segmented aggregation: each warp owns a contiguous range
