@@ -5,7 +5,9 @@
 # group-by tests and conformance cases. PART=2: memcheck and racecheck over the dense tier tests and
 # memcheck over the hash conformance cases. PART=3: the GPU group-by tests and conformance cases,
 # then automatic against hash and sort_transformed on int64 Zipf 1 keys to 2^20 and on int32
-# uniform keys to 2^18 (the 8-byte skew-stop bound, the 32-bit sums in automatic).
+# uniform keys to 2^18 (the 8-byte skew-stop bound, the 32-bit sums in automatic). PART=4
+# (BINS=build/bins18e.tar.xz, OLD=build/bins18c.tar.xz): the spill counts in 32 bits against
+# 64-bit spills, int32 and int64 keys, two rounds; then the GPU group-by tests.
 set -u
 source "$(dirname "$0")/exp-lib.sh" "${BINS:-build/bins18.tar.xz}"
 J=/tmp/b/joinery
@@ -25,10 +27,24 @@ if [ "${PART:-1}" = 1 ]; then
   step gb-tests tests 250 $T --gtest_filter='GpuHashGroupby.*:Algorithms/GpuGroupby.*:GpuPartitionGroupby.*:GpuGroupbyRegistry.*:GpuDictionaryGroupby.*'
   step conf-gb tests 200 /tmp/b/joinery_conformance_tests --gtest_filter='*GroupbyConformance*gpu*'
 fi
-if [ "${PART:-1}" = 2 ]; then
-  step memcheck-lo32 sanitizer 280 compute-sanitizer --tool memcheck --report-api-errors no $T --gtest_filter='GpuHashGroupby.DenseTier*'
-  step racecheck-lo32 sanitizer 250 compute-sanitizer --tool racecheck $T --gtest_filter='GpuHashGroupby.DenseTierSums*:GpuHashGroupby.DenseTierSplits*'
-  step memcheck-conf sanitizer 120 compute-sanitizer --tool memcheck --report-api-errors no /tmp/b/joinery_conformance_tests --gtest_filter='*GroupbyConformance*gpu_hash*'
+if [ "${PART:-1}" = 2 ]; then  # SAN=memcheck|racecheck
+  if [ "${SAN:-memcheck}" = memcheck ]; then
+    step memcheck-lo32 sanitizer 420 compute-sanitizer --tool memcheck --report-api-errors no $T --gtest_filter='GpuHashGroupby.DenseTier*:GpuHashGroupby.Automatic*'
+    step memcheck-conf sanitizer 120 compute-sanitizer --tool memcheck --report-api-errors no /tmp/b/joinery_conformance_tests --gtest_filter='*GroupbyConformance*gpu_hash*'
+  else
+    step racecheck-lo32 sanitizer 540 compute-sanitizer --tool racecheck $T --gtest_filter='GpuHashGroupby.DenseTierSums*'
+  fi
+fi
+if [ "${PART:-1}" = 4 ]; then
+  mkdir -p /tmp/old && tar xJf "$OLD" -C /tmp/old
+  for r in 1 2; do
+    for k in int32 int64; do
+      step "gb-spill32-$k-$r" bench 150 $J bench gpu-groupby --algorithm hash --groups 2^16 --runs 3 --warmup 1 --key-type $k --out "$OUT/gb-s18e-spill32.jsonl"
+      step "gb-spill64-$k-$r" bench 150 /tmp/old/joinery bench gpu-groupby --algorithm hash --groups 2^16 --runs 3 --warmup 1 --key-type $k --out "$OUT/gb-s18e-spill64.jsonl"
+    done
+  done
+  step gb-tests tests 250 $T --gtest_filter='GpuHashGroupby.*:Algorithms/GpuGroupby.*:GpuPartitionGroupby.*:GpuGroupbyRegistry.*:GpuDictionaryGroupby.*'
+  step conf-gb tests 200 /tmp/b/joinery_conformance_tests --gtest_filter='*GroupbyConformance*gpu*'
 fi
 if [ "${PART:-1}" = 3 ]; then
   step gb-tests tests 250 $T --gtest_filter='GpuHashGroupby.*:Algorithms/GpuGroupby.*:GpuPartitionGroupby.*:GpuGroupbyRegistry.*:GpuDictionaryGroupby.*'

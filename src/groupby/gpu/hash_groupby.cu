@@ -95,16 +95,15 @@ __device__ __forceinline__ void shared_atomic_update(acc_op op, value_kind in, v
 
 /// acc[gid] += v for a sum_lo32 partial (an int32 in shared memory): the add wraps, and what it
 /// lost (a multiple of 2^32: for one int32 value +-2^32 on a signed overflow, seen in the old
-/// value the atomic returns) goes to spill[gid] in device memory. A 64-bit v (a warp's reduced
-/// rows) may lose more than once; the difference is exact all the same.
-__device__ __forceinline__ void lo32_add(void* acc, size_type gid, acc_value v,
-                                         unsigned long long* spill) {
+/// value the atomic returns) is counted in spill[gid] in device memory, in units of 2^32. A
+/// 64-bit v (a warp's reduced rows) may lose more than once; the count is exact all the same.
+__device__ __forceinline__ void lo32_add(void* acc, size_type gid, acc_value v, unsigned* spill) {
   auto const add = static_cast<unsigned>(v.lo);
   unsigned const old = atomicAdd(static_cast<unsigned*>(acc) + gid, add);
   long long const lost = static_cast<long long>(static_cast<int>(old)) +
                          static_cast<long long>(v.lo) -
                          static_cast<long long>(static_cast<int>(old + add));
-  if (lost != 0) { atomicAdd(spill + gid, static_cast<unsigned long long>(lost)); }
+  if (lost != 0) { atomicAdd(spill + gid, static_cast<unsigned>(lost >> 32)); }
 }
 
 /// The accumulator pointers of the dense tier's kernels (`acc_ptr(a)`), whose sum_lo32 partials
@@ -115,7 +114,7 @@ struct dense_accs {
   unsigned char* smem;
   Bits first;
   __device__ __forceinline__ void* operator()(int a) const { return smem + batch.smem_offset[a]; }
-  __device__ __forceinline__ unsigned long long* spill(int a) const {
+  __device__ __forceinline__ unsigned* spill(int a) const {
     return batch.spill[a] + first;
   }
 };
@@ -969,9 +968,10 @@ __device__ __forceinline__ void dense_tiles(K const* __restrict__ keys, size_typ
     with_static_acc<true>(batch.op[0], batch.in[0], [&](auto op, auto in) {
       if constexpr (decltype(op)::value == acc_op::sum_lo32) {
         // The overflow test in 32 bits (the sign of the partial changed against both the old
-        // partial's and the value's): g = 2^16, two sums, teams of 3, took 2.62 ms a pass with
-        // lo32_add's 64-bit difference. Issuing every row's adds before the tests spilled
-        // registers (4.4 ms).
+        // partial's and the value's), counted in 32 bits: on the H200 (g = 2^16, two sums,
+        // teams of 3) lo32_add's 64-bit difference took 2.62 ms a pass and the tier ran 93 G
+        // rows/s, this 102; 64-bit spills of +-2^32 cost 2-3%. Issuing every row's adds before
+        // the tests spilled registers (61 G rows/s).
 #pragma unroll
         for (int j = 0; j < ipt; ++j) {
           if (slot[j] < 0) { continue; }
@@ -983,20 +983,20 @@ __device__ __forceinline__ void dense_tiles(K const* __restrict__ keys, size_typ
               atomicAdd(reinterpret_cast<int*>(smem + batch.smem_offset[a]) + slot[j], v);
             int const now = static_cast<int>(static_cast<unsigned>(old) + static_cast<unsigned>(v));
             if (((old ^ now) & (v ^ now)) < 0) {
-              atomicAdd(accs.spill(a) + slot[j], v < 0 ? ~0xffffffffULL : 1ULL << 32);
+              atomicAdd(accs.spill(a) + slot[j], v < 0 ? ~0U : 1U);
             }
           });
         }
-        return;
-      }
+      } else {
 #pragma unroll
-      for (int j = 0; j < ipt; ++j) {
-        if (slot[j] >= 0) {
-          t.mark(slot[j]);
-          for_each_acc<NA>([&](auto a_constant) {
-            constexpr int a = decltype(a_constant)::value;
-            shared_update(op, in, accs, a, slot[j], to_acc(op, in, raw[a][j]));
-          });
+        for (int j = 0; j < ipt; ++j) {
+          if (slot[j] >= 0) {
+            t.mark(slot[j]);
+            for_each_acc<NA>([&](auto a_constant) {
+              constexpr int a = decltype(a_constant)::value;
+              shared_update(op, in, accs, a, slot[j], to_acc(op, in, raw[a][j]));
+            });
+          }
         }
       }
     });
@@ -1107,7 +1107,7 @@ __global__ void __launch_bounds__(policy::threads_per_block)
     size_type slot = -2;  // not looked up yet
     for (int a = 0; a < batch.count; ++a) {
       if (batch.op[a] != acc_op::sum_lo32) { continue; }
-      auto const lost = batch.spill[a][o];
+      auto const lost = static_cast<unsigned long long>(batch.spill[a][o]) << 32;
       if (lost == 0) { continue; }
       if (slot == -2) {
         slot = table.find_slot(
@@ -1666,13 +1666,13 @@ std::optional<group_parts> hgb_dense_tier(K const* keys, size_type n, table_view
   // Every key of a completed run lies in the window: at most team * slots groups in all.
   auto const capacity =
       std::min<size_type>(n, static_cast<size_type>(layout->team) * shape.slots);
-  // sum_lo32's spills: an int64 per slot of the window and accumulator of a batch, zeroed before
+  // sum_lo32's spills: a 32-bit count per slot of the window and accumulator of a batch, zeroed before
   // each batch and added to the global sums after it.
   auto const spill_slots = static_cast<size_type>(window_slots);
   buffer spill;
   if (lo32_ran) {
     spill = buffer(static_cast<std::size_t>(layout->batch_accs) * static_cast<std::size_t>(spill_slots) *
-                     sizeof(unsigned long long),
+                     sizeof(unsigned),
                    mr, stream);
   }
   return run_fused_tier<K>(
@@ -1683,7 +1683,7 @@ std::optional<group_parts> hgb_dense_tier(K const* keys, size_type n, table_view
         bool spills = false;
         for (int a = 0; a < batch.count; ++a) {
           if (batch.op[a] != acc_op::sum_lo32) { continue; }
-          batch.spill[a] = static_cast<unsigned long long*>(spill.data()) + a * spill_slots;
+          batch.spill[a] = static_cast<unsigned*>(spill.data()) + a * spill_slots;
           spills = true;
         }
         if (spills) {

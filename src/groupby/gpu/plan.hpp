@@ -16,7 +16,7 @@
 //              words serve every type.
 //   sum_lo32   HGB's dense tier only, for a sum_int of int32 values:  identity 0
 //              an int32 partial in shared memory (4 bytes a group, half of sum_int's), whose
-//              overflowing adds move the +-2^32 they lost into a spill array in device memory
+//              overflowing adds count the +-2^32 they lost in a spill array in device memory
 //              (acc_batch::spill); the global accumulators stay sum_int.
 #include <joinery/groupby.hpp>
 
@@ -123,9 +123,10 @@ struct acc_batch {
   value_kind in[max_batch_accs] = {};
   acc_source src[max_batch_accs] = {};
   void* data[max_batch_accs] = {};                 ///< global accumulator arrays
-  /// sum_lo32: the overflows of the dense tier's 32-bit partials, an int64 per slot of the window
-  /// (the fix-up adds them to `data` after the launch).
-  unsigned long long* spill[max_batch_accs] = {};
+  /// sum_lo32: the overflows of the dense tier's 32-bit partials, counted in units of 2^32 by a
+  /// 32-bit word per slot of the window (mod 2^32, which is exact for a sum mod 2^64); the
+  /// fix-up adds them to `data` after the launch.
+  unsigned* spill[max_batch_accs] = {};
   std::uint32_t smem_offset[max_batch_accs] = {};  ///< shared-memory path: byte offset of each array
   std::uint32_t smem_bytes = 0;                    ///< shared-memory path: bytes in all
   std::uint32_t const* row_ids32 = nullptr;        ///< row ids (at most one of the two is set)
