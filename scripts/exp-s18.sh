@@ -7,7 +7,10 @@
 # then automatic against hash and sort_transformed on int64 Zipf 1 keys to 2^20 and on int32
 # uniform keys to 2^18 (the 8-byte skew-stop bound, the 32-bit sums in automatic). PART=4
 # (BINS=build/bins18e.tar.xz, OLD=build/bins18c.tar.xz): the spill counts in 32 bits against
-# 64-bit spills, int32 and int64 keys, two rounds; then the GPU group-by tests.
+# 64-bit spills, int32 and int64 keys, two rounds; then the GPU group-by tests. PART=5 (the final
+# binary): the GPU group-by tests and conformance cases, every sort and automatic on int64 Zipf 1
+# keys to 2^20 and on int64 uniform keys to 2^22 (the dictionary's build after an overflow),
+# memcheck over automatic and the dictionary.
 set -u
 source "$(dirname "$0")/exp-lib.sh" "${BINS:-build/bins18.tar.xz}"
 J=/tmp/b/joinery
@@ -51,6 +54,13 @@ if [ "${PART:-1}" = 3 ]; then
   step conf-gb tests 200 /tmp/b/joinery_conformance_tests --gtest_filter='*GroupbyConformance*gpu*'
   step gb-zipf1-int64 bench 250 $J bench gpu-groupby --algorithm hash,sort_transformed,automatic --zipf 1 --key-type int64 --groups 2^20 --runs 3 --warmup 1 --out "$OUT/gb-s18-zipf1-int64.jsonl"
   step gb-uniform bench 150 $J bench gpu-groupby --algorithm hash,partition_transformed,sort_transformed,automatic --groups 2^18 --runs 3 --warmup 1 --out "$OUT/gb-s18-uniform.jsonl"
+fi
+if [ "${PART:-1}" = 5 ]; then
+  step gb-tests tests 250 $T --gtest_filter='GpuHashGroupby.*:Algorithms/GpuGroupby.*:GpuPartitionGroupby.*:GpuGroupbyRegistry.*:GpuDictionaryGroupby.*'
+  step conf-gb tests 200 /tmp/b/joinery_conformance_tests --gtest_filter='*GroupbyConformance*gpu*'
+  step gb-zipf1-int64 bench 250 $J bench gpu-groupby --algorithm hash,sort_transformed,sort_dictionary,automatic --zipf 1 --key-type int64 --groups 2^20 --runs 3 --warmup 1 --out "$OUT/gb-s18-final-zipf1-int64.jsonl"
+  step gb-uniform-int64 bench 250 $J bench gpu-groupby --algorithm sort_transformed,sort_dictionary,automatic --key-type int64 --groups 2^22 --runs 3 --warmup 1 --out "$OUT/gb-s18-final-uniform-int64.jsonl"
+  step memcheck-auto sanitizer 300 compute-sanitizer --tool memcheck --report-api-errors no $T --gtest_filter='GpuHashGroupby.Automatic*:GpuDictionaryGroupby.*'
 fi
 grep -h "G rows/s\|^g =\|FAILED\|PASSED\|ERROR SUMMARY\|RACECHECK SUMMARY" $OUT/*.log | head -150
 cat $S

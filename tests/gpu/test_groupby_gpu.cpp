@@ -1001,9 +1001,8 @@ TEST(GpuHashGroupby, AutomaticPartitionsHeavilySkewedKeysPastTheSharedTier) {
   t.skew_sort_groups = -1;
   run(hot32, groupby_algorithm::hash, "switched off");
   // A share below the threshold (one key 10%): over 50000 keys (estimated past
-  // skew_sort_groups) the sort group-by, over 5000 tier 2. With 8-byte keys too the sort of the
-  // keys themselves: under skew the dictionary's table was 7-12x slower (int64 Zipf 1 at
-  // 2^18..2^20 groups on the H200), so automatic takes it only for keys without a hot one.
+  // skew_sort_groups) the sort group-by, over 5000 tier 2. With 8-byte keys the sort of their
+  // dictionary codes.
   // 36000 keys (estimated about that) lie past the bound of 4-byte keys (28000) and below that
   // of 8-byte keys (43000), whose sort costs more: the sort for int32 keys, tier 2 for int64.
   t.skew_partition_share = -1;
@@ -1016,7 +1015,7 @@ TEST(GpuHashGroupby, AutomaticPartitionsHeavilySkewedKeysPastTheSharedTier) {
         ("one key 10%, " + name + " keys").c_str());
     auto warm64 = uniform_keys<std::int64_t>(300000, domain, 11);
     for (std::size_t i = 0; i < warm64.size(); i += 10) { warm64[i] = -3; }
-    run(warm64, domain > 36000 ? groupby_algorithm::sort_transformed : groupby_algorithm::hash,
+    run(warm64, domain > 36000 ? groupby_algorithm::sort_dictionary : groupby_algorithm::hash,
         ("int64, one key 10%, " + name + " keys").c_str());
   }
   // Switched off: tier 2 at any estimate.

@@ -247,27 +247,26 @@ table run_groupby(groupby_algorithm algo, table_view const& input, size_type key
             break;
           }
           // 8-byte keys sort as 4-byte codes (SGB-DE-TR): half the radix passes, while the
-          // dictionary still pays for itself (Wu et al. 5.2.8: up to about 2^22 groups). Not
-          // under skew: with int64 Zipf 1 keys at 2^18..2^20 groups the dictionary took 220-375
-          // ms on the H200 against 29-32 for SGB-TR (2^28 rows).
+          // dictionary still pays for itself (Wu et al. 5.2.8: up to about 2^22 groups). Under
+          // skew too: with int64 Zipf 1 keys at 2^18..2^20 groups it took 21-24 ms on the H200
+          // against 31-32 for SGB-TR (2^28 rows; session 18, once its build stopped probing a
+          // table that had overflowed).
           if constexpr (sizeof(K) == 8) {
-            if (parts.hot_share < hash_groupby_policy::skew_sort_share) {
-              // One sample of the keys for the choice and the dictionary's first table.
-              auto const groups = estimate_groups<K>(keys, n, current_sm_count(), stream, mr);
-              auto const limit = tuning.dictionary_automatic_groups > 0
-                                   ? tuning.dictionary_automatic_groups
-                                   : sort_groupby_policy::dictionary_automatic_groups;
-              if (groups <= limit) {
-                ran = groupby_algorithm::sort_dictionary;
-                auto t = tuning;
-                if (t.dictionary_initial_groups <= 0) {
-                  t.dictionary_initial_groups =
-                      std::max<std::int64_t>(sort_groupby_policy::dictionary_initial_groups,
-                                             2 * static_cast<std::int64_t>(groups));
-                }
-                parts = dictionary_groupby<K>(keys, n, input, plan, t, clock, stream, mr);
-                break;
+            // One sample of the keys for the choice and the dictionary's first table.
+            auto const groups = estimate_groups<K>(keys, n, current_sm_count(), stream, mr);
+            auto const limit = tuning.dictionary_automatic_groups > 0
+                                 ? tuning.dictionary_automatic_groups
+                                 : sort_groupby_policy::dictionary_automatic_groups;
+            if (groups <= limit) {
+              ran = groupby_algorithm::sort_dictionary;
+              auto t = tuning;
+              if (t.dictionary_initial_groups <= 0) {
+                t.dictionary_initial_groups =
+                    std::max<std::int64_t>(sort_groupby_policy::dictionary_initial_groups,
+                                           2 * static_cast<std::int64_t>(groups));
               }
+              parts = dictionary_groupby<K>(keys, n, input, plan, t, clock, stream, mr);
+              break;
             }
           }
           ran = groupby_algorithm::sort_transformed;

@@ -1833,7 +1833,6 @@ group_parts run_hgb(K const* keys, size_type n, table_view const& input, agg_pla
     return std::move(*parts);
   }
   clock.lap("shared memory: too many groups");
-  double hot_share = -1;  // measured for automatic (stop_beyond_first_table)
   if (tuning.stop_beyond_first_table) {
     // automatic: under skew tier 2's atomics pile up on the hot slots. Heavy skew: PGB-TR runs
     // instead. Moderate skew over many groups: the sort group-by (the caller's next choice).
@@ -1844,10 +1843,8 @@ group_parts run_hgb(K const* keys, size_type n, table_view const& input, agg_pla
                                                           : policy::skew_sort_groups;
     bool const look = limit <= 1 || sort_groups > 0;
     double const share = look ? hot_key_share<K>(keys, n, stream, mr) : 0.0;
-    if (look) { hot_share = share; }
     group_parts none;
     none.incomplete = true;
-    none.hot_share = hot_share;
     if (limit <= 1 && share >= limit) {
       clock.lap("skewed keys: partition instead of the global table");
       none.skewed = true;
@@ -1871,7 +1868,6 @@ group_parts run_hgb(K const* keys, size_type n, table_view const& input, agg_pla
       clock.lap("global table: too many groups");
       group_parts none;
       none.incomplete = true;
-      none.hot_share = hot_share;
       return none;
     }
     capacity = n;

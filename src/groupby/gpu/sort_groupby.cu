@@ -208,7 +208,7 @@ __global__ void __launch_bounds__(policy::threads_per_block)
       bool failed = false;
       if (leader) {
         typename group_table_ref<K>::value_type stored{};
-        failed = table.insert_or_find(k[j], 0, placed, stored) < 0;
+        failed = table.insert_or_find(k[j], 0, placed, stored, counters) < 0;
       }
       count_placed(counters, placed, failed, max_groups);
     }

@@ -77,8 +77,8 @@ struct hash_groupby_policy {
   static constexpr int skew_samples = skew_threads * skew_items_per_thread;
   static constexpr double skew_partition_share = 0.2;
   /// automatic, past tier 1, the hottest key's share below skew_partition_share but at least
-  /// skew_sort_share: the sort group-by (SGB-TR, for 8-byte keys too: the dictionary, sized from
-  /// the estimate, ran 7-12x slower under such skew) runs instead of tier 2 from
+  /// skew_sort_share: the sort group-by (SGB-TR; for 8-byte keys SGB-DE-TR up to
+  /// sort_groupby_policy::dictionary_automatic_groups) runs instead of tier 2 from
   /// skew_sort_groups estimated groups (estimate_groups). On the H200 at 2^28 rows
   /// (session 12) at Zipf 1 (the hottest key 7-9%), tier 2 ran 17-19 G rows/s at g = 2^16 and
   /// SGB-TR 14-15, at 2^18 11-14 and 14-15, at 2^20 8-10 and 15-16. The estimate (a lower bound
@@ -86,10 +86,11 @@ struct hash_groupby_policy {
   /// (simulated, 2^14 samples): the bound sits between.
   static constexpr double skew_sort_share = 0.04;
   static constexpr size_type skew_sort_groups = 28000;
-  /// skew_sort_groups for 8-byte keys, whose sort costs more. On the H200 at 2^28 rows (session
-  /// 17, int64 Zipf 1, SUM) tier 2 took 21.5 ms at g = 2^18 against 32.1 for SGB-TR, and 57.8 at
-  /// 2^20 against 29.7; the estimates of those keys are 34379 and 54033 (a CPU replica of
-  /// estimate_groups on the benchmark's keys, session 18), and the bound sits between.
+  /// skew_sort_groups for 8-byte keys, whose sort costs more. On the H200 at 2^28 rows (int64
+  /// Zipf 1, SUM) tier 2 took 21.5-22.7 ms at g = 2^18 against 31-32 for SGB-TR and 21.4 for
+  /// SGB-DE-TR (session 18), and 55-58 at 2^20 against 29.4-29.7 and 24.0; the estimates of
+  /// those keys are 34379 and 54033 (a CPU replica of estimate_groups on the benchmark's keys),
+  /// and the bound sits between.
   static constexpr size_type skew_sort_groups_wide = 43000;
 };
 
@@ -181,9 +182,6 @@ struct group_parts {
   /// With incomplete: HGB stopped before tier 2 since one key holds a large share of the rows
   /// (groupby_tuning::skew_partition_share); the caller runs PGB-TR.
   bool skewed = false;
-  /// With incomplete: the hottest sampled key's share of the rows where HGB measured it
-  /// (hot_key_share; else -1).
-  double hot_share = -1;
 };
 
 /// Phase times: synchronizes the stream at each lap (only when someone listens).

@@ -123,6 +123,18 @@ struct group_slots<K> {
   __device__ static void store(slot_type* p, K k, value_type v) noexcept { *p = make(k, v); }
 };
 
+/// Counters of the insert kernels: [0] keys placed (groups), [1] overflow flag.
+struct insert_counters {
+  unsigned long long placed;
+  unsigned long long overflow;
+};
+
+/// Whether any block raised the overflow flag (one thread's relaxed read).
+__device__ __forceinline__ bool overflow_raised(insert_counters const* c) {
+  return cuda::atomic_ref<unsigned long long const, cuda::thread_scope_device>(c->overflow)
+           .load(cuda::memory_order_relaxed) != 0;
+}
+
 /// Trivially copyable device view of the set.
 template <class K>
 struct group_table_ref {
@@ -139,12 +151,17 @@ struct group_table_ref {
   __device__ size_type next(size_type i) const noexcept { return i + 1 == num_slots ? 0 : i + 1; }
 
   /// Finds k or inserts (k, v). Returns the slot index (-1 when the table is full) and sets
-  /// `inserted` when this call placed the key and `stored` to the slot's value.
-  __device__ size_type insert_or_find(K k, value_type v, bool& inserted,
-                                      value_type& stored) const noexcept {
+  /// `inserted` when this call placed the key and `stored` to the slot's value. With `stop`, a
+  /// probe gives up (-1) once another thread raised its overflow flag (checked every 32 slots):
+  /// warps that insert on past an overflow fill the table, and in a full one every new key
+  /// probes all of its slots (sort_dictionary, int64 Zipf 1 at g = 2^18 on the H200: 202 ms in
+  /// the pass that overflowed).
+  __device__ size_type insert_or_find(K k, value_type v, bool& inserted, value_type& stored,
+                                      insert_counters const* stop = nullptr) const noexcept {
     inserted = false;
     auto i = home(k);
     for (size_type probes = 0; probes < num_slots; ++probes) {
+      if (stop != nullptr && (probes & 31) == 31 && overflow_raised(stop)) { return -1; }
       slot_type* const p = slots + i;
       auto s = layout::peek(p);
       if (layout::value_of(s) == layout::empty_value) {
@@ -189,12 +206,6 @@ struct group_table_ref {
   }
 };
 
-/// Counters of the insert kernels: [0] keys placed (groups), [1] overflow flag.
-struct insert_counters {
-  unsigned long long placed;
-  unsigned long long overflow;
-};
-
 /// Adds the warp's placed keys to the counter (one atomic per warp); raises the overflow flag
 /// when the set holds more than max_groups. The whole warp calls it.
 __device__ __forceinline__ void count_placed(insert_counters* c, bool placed, bool failed,
@@ -208,12 +219,6 @@ __device__ __forceinline__ void count_placed(insert_counters* c, bool placed, bo
     }
     if (any_failed) { atomicExch(&c->overflow, 1ULL); }
   }
-}
-
-/// Whether any block raised the overflow flag (one thread's relaxed read).
-__device__ __forceinline__ bool overflow_raised(insert_counters const* c) {
-  return cuda::atomic_ref<unsigned long long const, cuda::thread_scope_device>(c->overflow)
-           .load(cuda::memory_order_relaxed) != 0;
 }
 
 /// overflow_raised for a warp: lane 0 reads the flag (the whole warp calls it).
