@@ -197,7 +197,11 @@ __device__ __forceinline__ void with_static_acc(acc_op op, value_kind in, F&& f)
   using V = value_kind;
   switch (op) {
     case acc_op::sum_lo32:
-      if constexpr (Lo32) { f(static_op<acc_op::sum_lo32>{}, static_kind<V::i32>{}); }
+      if constexpr (Lo32) {
+        f(static_op<acc_op::sum_lo32>{}, static_kind<V::i32>{});
+      } else {
+        __trap();  // a batch laid out for the dense tier reached another kernel: fail loudly
+      }
       return;
     case acc_op::count: f(static_op<acc_op::count>{}, static_kind<V::i64>{}); return;
     case acc_op::sum_int: with_static_kind<acc_op::sum_int, V::i32, V::u32, V::i64, V::u64>(in, f); return;
