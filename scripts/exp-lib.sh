@@ -28,3 +28,9 @@ zipf_sweeps() {
     step "gb-zipf$z" bench "$t" $J bench gpu-groupby --algorithm hash,partition_transformed,sort_transformed,automatic --zipf $z --groups 2^20 --runs 3 --warmup 1 --out "$OUT/gb-skew.jsonl"
   done
 }
+# `gb TAG ENV=VALUE [args...]`: bench gpu-groupby, hash only, to ${GROUPS_MAX:-2^16} groups with one
+# environment setting, JSON lines to $OUT/gb-TAG.jsonl ($J: the CLI, set by the script).
+gb() {
+  local tag=$1 env=$2; shift 2
+  step "gb-$tag" bench 150 env $env $J bench gpu-groupby --algorithm hash --groups ${GROUPS_MAX:-2^16} --runs 3 --warmup 1 --out "$OUT/gb-$tag.jsonl" "$@"
+}

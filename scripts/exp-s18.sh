@@ -15,10 +15,6 @@ set -u
 source "$(dirname "$0")/exp-lib.sh" "${BINS:-build/bins18.tar.xz}"
 J=/tmp/b/joinery
 T=/tmp/b/joinery_gpu_tests
-gb() {  # gb TAG ENV=VALUE [extra bench args...]
-  local tag=$1 env=$2; shift 2
-  step "gb-$tag" bench 150 env $env $J bench gpu-groupby --algorithm hash --groups ${GROUPS_MAX:-2^16} --runs 3 --warmup 1 --out "$OUT/gb-$tag.jsonl" "$@"
-}
 if [ "${PART:-1}" = 1 ]; then
   step lo32-test tests 200 $T --gtest_filter='GpuHashGroupby.DenseTierSums*'
   gb lo32 JOINERY_NOTHING=1
