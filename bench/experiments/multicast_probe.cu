@@ -4,7 +4,12 @@
 //         of its slice of the window in shared memory (the dense tier's teams, written for one
 //         shape). MAX (4-byte accumulators), SUM2x32 (a 64-bit sum as two 32-bit shared atomics,
 //         8 bytes a group), SUMLO (a 32-bit partial sum in shared memory, 4 bytes a group; an add
-//         that overflows it moves +-2^32 into the group's sum in device memory).
+//         that overflows it moves +-2^32 into the group's sum in device memory), SUMSH (session
+//         19: SUMLO whose overflows count in shared memory, 16-bit counters biased at 2^15, both
+//         sums' in one word a slot; a counter 2^14 from its bias moves 2^14 * 2^32 to device
+//         memory; one 2^15 - 2^12 away would be about to carry into its neighbour and is counted
+//         as an error; 12 bytes + 1 a group), SUMSH2 (SUMSH with both sums' counts added in one
+//         shared atomic a row, 0 when neither overflowed: no branch around it).
 //   mc    (with the argument "multicast") a thread-block cluster of T blocks: member 0 multicasts
 //         each tile (cp.async.bulk ... .multicast::cluster) into a ring of S shared-memory stages
 //         of every member (mbarrier full/empty pipeline), so that a row crosses from L2 once and
@@ -53,7 +58,9 @@ __global__ void fill(int* k, int* v0, int* v1, long long n, int groups, int seed
   }
 }
 
-enum { MAX32 = 0, SUM2x32 = 1, SUMLO = 2 };
+enum { MAX32 = 0, SUM2x32 = 1, SUMLO = 2, SUMSH = 3, SUMSH2 = 4 };
+
+__device__ unsigned g_danger;  // SUMSH: counters that neared their range
 
 template <int OP>
 constexpr int acc_bytes = OP == SUM2x32 ? 8 : 4;
@@ -78,9 +85,10 @@ __device__ void reset(unsigned char* a0, unsigned char* a1, unsigned char* seen,
     if constexpr (OP == MAX32) {
       reinterpret_cast<int*>(a0)[i] = INT_MIN;
       reinterpret_cast<int*>(a1)[i] = INT_MIN;
-    } else if constexpr (OP == SUMLO) {
+    } else if constexpr (OP == SUMLO || OP == SUMSH || OP == SUMSH2) {
       reinterpret_cast<int*>(a0)[i] = 0;
       reinterpret_cast<int*>(a1)[i] = 0;
+      if constexpr (OP != SUMLO) { reinterpret_cast<unsigned*>(a1 + slots * 4)[i] = 0x80008000u; }
     } else {
       reinterpret_cast<long long*>(a0)[i] = 0;
       reinterpret_cast<long long*>(a1)[i] = 0;
@@ -100,6 +108,18 @@ __device__ void merge(unsigned char const* a0, unsigned char const* a1, unsigned
     if constexpr (OP == MAX32) {
       atomicMax(out0 + g, static_cast<long long>(reinterpret_cast<int const*>(a0)[i]));
       atomicMax(out1 + g, static_cast<long long>(reinterpret_cast<int const*>(a1)[i]));
+    } else if constexpr (OP == SUMSH || OP == SUMSH2) {
+      unsigned const c = reinterpret_cast<unsigned const*>(a1 + slots * 4)[i];
+      long long const c0 = static_cast<long long>(c & 0xffffu) - 0x8000;
+      long long const c1 = static_cast<long long>(c >> 16) - 0x8000;
+      atomicAdd(reinterpret_cast<unsigned long long*>(out0) + g,
+                static_cast<unsigned long long>(
+                    static_cast<long long>(reinterpret_cast<int const*>(a0)[i])) +
+                    (static_cast<unsigned long long>(c0) << 32));
+      atomicAdd(reinterpret_cast<unsigned long long*>(out1) + g,
+                static_cast<unsigned long long>(
+                    static_cast<long long>(reinterpret_cast<int const*>(a1)[i])) +
+                    (static_cast<unsigned long long>(c1) << 32));
     } else if constexpr (OP == SUMLO) {
       atomicAdd(reinterpret_cast<unsigned long long*>(out0) + g,
                 static_cast<unsigned long long>(
@@ -142,6 +162,58 @@ __device__ __forceinline__ void add_lo(unsigned char* acc, unsigned slot, int v,
   }
 }
 
+/// SUMSH: SUMLO with the overflow counted in the slot's 16-bit half of `cnt`.
+__device__ __forceinline__ void add_sh(unsigned char* acc, unsigned* cnt, unsigned slot, int v,
+                                       int shift, long long* out, unsigned key) {
+  int const old = atomicAdd(reinterpret_cast<int*>(acc) + slot, v);
+  int const now = static_cast<int>(static_cast<unsigned>(old) + static_cast<unsigned>(v));
+  if (((old ^ now) & (v ^ now)) < 0) {
+    unsigned const one = 1u << shift;
+    unsigned const was = atomicAdd(cnt + slot, v < 0 ? 0u - one : one);
+    unsigned const h = (((was >> shift) & 0xffffu) + (v < 0 ? 0xffffu : 1u)) & 0xffffu;
+    if (h == 0x8000u + 0x4000u || h == 0x8000u - 0x4000u) {
+      bool const up = h > 0x8000u;
+      atomicAdd(cnt + slot, up ? 0u - (0x4000u << shift) : (0x4000u << shift));
+      atomicAdd(reinterpret_cast<unsigned long long*>(out) + key,
+                up ? (0x4000ULL << 32) : static_cast<unsigned long long>(-(0x4000LL << 32)));
+    } else if (h >= 0xf000u || h <= 0x1000u) {
+      atomicAdd(&g_danger, 1u);
+    }
+  }
+}
+
+/// SUMSH2: both sums of a row, their overflows counted in one shared atomic.
+__device__ __forceinline__ void add_sh2(unsigned char* a0, unsigned char* a1, unsigned* cnt,
+                                        unsigned slot, int x0, int x1, long long* out0,
+                                        long long* out1, unsigned key) {
+  int const o0 = atomicAdd(reinterpret_cast<int*>(a0) + slot, x0);
+  int const o1 = atomicAdd(reinterpret_cast<int*>(a1) + slot, x1);
+  int const n0 = static_cast<int>(static_cast<unsigned>(o0) + static_cast<unsigned>(x0));
+  int const n1 = static_cast<int>(static_cast<unsigned>(o1) + static_cast<unsigned>(x1));
+  int const d0 = ((o0 ^ n0) & (x0 ^ n0)) < 0 ? (x0 < 0 ? -1 : 1) : 0;
+  int const d1 = ((o1 ^ n1) & (x1 ^ n1)) < 0 ? (x1 < 0 ? -1 : 1) : 0;
+  unsigned const was =
+      atomicAdd(cnt + slot, static_cast<unsigned>(d0) + (static_cast<unsigned>(d1) << 16));
+  unsigned const h0 = ((was & 0xffffu) + static_cast<unsigned>(d0)) & 0xffffu;
+  unsigned const h1 = ((was >> 16) + static_cast<unsigned>(d1)) & 0xffffu;
+  bool const f0 = d0 != 0 && (h0 == 0xc000u || h0 == 0x4000u);
+  bool const f1 = d1 != 0 && (h1 == 0xc000u || h1 == 0x4000u);
+  if (f0 || f1) {
+    if (f0) {
+      atomicAdd(cnt + slot, d0 > 0 ? 0u - 0x4000u : 0x4000u);
+      atomicAdd(reinterpret_cast<unsigned long long*>(out0) + key,
+                d0 > 0 ? (0x4000ULL << 32) : static_cast<unsigned long long>(-(0x4000LL << 32)));
+    }
+    if (f1) {
+      atomicAdd(cnt + slot, d1 > 0 ? 0u - (0x4000u << 16) : (0x4000u << 16));
+      atomicAdd(reinterpret_cast<unsigned long long*>(out1) + key,
+                d1 > 0 ? (0x4000ULL << 32) : static_cast<unsigned long long>(-(0x4000LL << 32)));
+    }
+  } else if (h0 - 0x1000u >= 0xe000u || h1 - 0x1000u >= 0xe000u) {
+    atomicAdd(&g_danger, 1u);
+  }
+}
+
 template <int OP, int IPT>
 __device__ __forceinline__ void aggregate(int const (&kk)[IPT], int const (&x0)[IPT],
                                           int const (&x1)[IPT], unsigned first_key, int slots,
@@ -153,7 +225,14 @@ __device__ __forceinline__ void aggregate(int const (&kk)[IPT], int const (&x0)[
     unsigned const local = static_cast<unsigned>(kk[j]) - first_key;
     if (local < static_cast<unsigned>(slots)) {
       seen[local] = 1;
-      if constexpr (OP == SUMLO) {
+      if constexpr (OP == SUMSH2) {
+        auto* cnt = reinterpret_cast<unsigned*>(a1 + static_cast<std::size_t>(slots) * 4);
+        add_sh2(a0, a1, cnt, local, x0[j], x1[j], out0, out1, static_cast<unsigned>(kk[j]));
+      } else if constexpr (OP == SUMSH) {
+        auto* cnt = reinterpret_cast<unsigned*>(a1 + static_cast<std::size_t>(slots) * 4);
+        add_sh(a0, cnt, local, x0[j], 0, out0, static_cast<unsigned>(kk[j]));
+        add_sh(a1, cnt, local, x1[j], 16, out1, static_cast<unsigned>(kk[j]));
+      } else if constexpr (OP == SUMLO) {
         add_lo(a0, local, x0[j], out0, static_cast<unsigned>(kk[j]));
         add_lo(a1, local, x1[j], out1, static_cast<unsigned>(kk[j]));
       } else {
@@ -175,7 +254,8 @@ __global__ void __launch_bounds__(1024, 1)
   extern __shared__ __align__(128) unsigned char smem[];
   unsigned char* a0 = smem;
   unsigned char* a1 = smem + static_cast<std::size_t>(slots) * acc_bytes<OP>;
-  unsigned char* seen = a1 + static_cast<std::size_t>(slots) * acc_bytes<OP>;
+  unsigned char* seen =
+      a1 + static_cast<std::size_t>(slots) * (acc_bytes<OP> + (OP >= SUMSH ? 4 : 0));
   reset<OP>(a0, a1, seen, slots, threads);
   __syncthreads();
   unsigned const first_key = (blockIdx.x % team) * static_cast<unsigned>(slots);
@@ -339,14 +419,19 @@ template <int OP>
 void report(char const* what, data const& d, int team, char const* shape, std::size_t smem,
             int grid, float ms, bool checked, bool ok) {
   std::printf("%-7s g=%-6d %-4s T=%d %-16s smem=%-6zu grid=%-4d %.3f ms %6.1f G rows/s %s\n",
-              OP == MAX32 ? "MAX" : OP == SUM2x32 ? "SUM2x32" : "SUMLO", d.groups, what, team, shape, smem, grid, ms,
+              OP == MAX32     ? "MAX"
+              : OP == SUM2x32 ? "SUM2x32"
+              : OP == SUMLO   ? "SUMLO"
+              : OP == SUMSH   ? "SUMSH"
+                              : "SUMSH2", d.groups, what, team, shape, smem, grid, ms,
               static_cast<double>(d.n) / ms / 1e6, checked ? (ok ? "OK" : "WRONG") : "");
 }
 
 template <int OP>
 void run_team(data const& d, outputs const& o, int team, int sms, bool checked) {
   int const slots = (d.groups + team - 1) / team;
-  std::size_t const smem = static_cast<std::size_t>(slots) * (2 * acc_bytes<OP> + 1);
+  std::size_t const smem =
+      static_cast<std::size_t>(slots) * (2 * acc_bytes<OP> + 1 + (OP >= SUMSH ? 4 : 0));
   if (smem > smem_limit) { return; }
   auto kern = team_kernel<OP>;
   EXP_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -357,7 +442,14 @@ void run_team(data const& d, outputs const& o, int team, int sms, bool checked) 
     kern<<<grid, 1024, smem>>>(d.k, d.v0, d.v1, d.n, slots, team, d.groups, o.o0, o.o1, o.so);
   };
   float const ms = median_ms(launch);
-  report<OP>("team", d, team, "ldg ipt=8", smem, grid, ms, checked, checked && check<OP>(d, o));
+  unsigned danger = 0;
+  if constexpr (OP >= SUMSH) {
+    EXP_CHECK(cudaMemcpyFromSymbol(&danger, g_danger, sizeof danger));
+    unsigned const zero = 0;
+    EXP_CHECK(cudaMemcpyToSymbol(g_danger, &zero, sizeof zero));
+  }
+  report<OP>("team", d, team, danger != 0 ? "ldg ipt=8 DANGER" : "ldg ipt=8", smem, grid, ms,
+             checked, checked && check<OP>(d, o));
 }
 
 template <int OP, int THREADS, int IPT>
@@ -406,11 +498,13 @@ void variants(data const& d, outputs const& o, int sms, bool checked,
               std::initializer_list<int> teams, bool multicast) {
   for (int team : teams) {
     run_team<OP>(d, o, team, sms, checked);
-    if (!multicast) { continue; }
-    run_mc<OP, 1024, 4>(d, o, team, checked);
-    run_mc<OP, 1024, 2>(d, o, team, checked);
-    run_mc<OP, 512, 4>(d, o, team, checked);
-    run_mc<OP, 256, 4>(d, o, team, checked);
+    if constexpr (OP < SUMSH) {
+      if (!multicast) { continue; }
+      run_mc<OP, 1024, 4>(d, o, team, checked);
+      run_mc<OP, 1024, 2>(d, o, team, checked);
+      run_mc<OP, 512, 4>(d, o, team, checked);
+      run_mc<OP, 256, 4>(d, o, team, checked);
+    }
   }
 }
 
@@ -452,14 +546,20 @@ int main(int argc, char** argv) {
         variants<MAX32>(d, o, sms, checked, {1, 2}, multicast);
         variants<SUM2x32>(d, o, sms, checked, {2, 3}, multicast);
         variants<SUMLO>(d, o, sms, checked, {1, 2}, false);
+        variants<SUMSH>(d, o, sms, checked, {1, 2}, false);
+        variants<SUMSH2>(d, o, sms, checked, {1, 2}, false);
       } else if (lg == 15) {
         variants<MAX32>(d, o, sms, checked, {2, 3}, multicast);
         variants<SUM2x32>(d, o, sms, checked, {3, 4}, multicast);
         variants<SUMLO>(d, o, sms, checked, {2, 3}, false);
+        variants<SUMSH>(d, o, sms, checked, {2, 3}, false);
+        variants<SUMSH2>(d, o, sms, checked, {2, 3}, false);
       } else {
         variants<MAX32>(d, o, sms, checked, {3, 4, 6}, multicast);
         variants<SUM2x32>(d, o, sms, checked, {5, 6, 8}, multicast);
         variants<SUMLO>(d, o, sms, checked, {3, 4}, false);
+        variants<SUMSH>(d, o, sms, checked, {4, 5}, false);
+        variants<SUMSH2>(d, o, sms, checked, {4, 5}, false);
       }
     }
   }
