@@ -369,6 +369,76 @@ __global__ void __launch_bounds__(THREADS, 1)
   merge<OP>(a0, a1, seen, slots, first_key, groups, THREADS, out0, out1, seen_out);
 }
 
+/// Compacted teams (session 19): as team_kernel, but each warp first moves the rows of its
+/// block's slice into a 32-row stage in shared memory (ballot, rank) and updates the stage once
+/// it is full, all lanes busy. In team_kernel a warp runs the update body for every row in
+/// which any lane holds one of its rows: with teams of T that is every row, at 1/T lanes busy.
+constexpr std::size_t compact_stage_bytes = 32 * 32 * 3 * sizeof(int);
+
+template <int OP>
+__global__ void __launch_bounds__(1024, 1)
+    team_compact_kernel(int const* __restrict__ k, int const* __restrict__ v0,
+                        int const* __restrict__ v1, long long n, int slots, int team, int groups,
+                        long long* out0, long long* out1, unsigned* seen_out) {
+  constexpr int threads = 1024;
+  constexpr int ipt = 8;
+  extern __shared__ __align__(128) unsigned char smem[];
+  unsigned char* a0 = smem;
+  unsigned char* a1 = smem + static_cast<std::size_t>(slots) * acc_bytes<OP>;
+  unsigned char* seen =
+      a1 + static_cast<std::size_t>(slots) * (acc_bytes<OP> + (OP >= SUMSH ? 4 : 0));
+  auto* stage = reinterpret_cast<int*>(seen + ((static_cast<std::size_t>(slots) + 15) & ~15ULL));
+  unsigned const lane = threadIdx.x & 31;
+  int* sk = stage + (threadIdx.x >> 5) * 96;
+  int* s0 = sk + 32;
+  int* s1 = sk + 64;
+  reset<OP>(a0, a1, seen, slots, threads);
+  __syncthreads();
+  unsigned const first_key = (blockIdx.x % team) * static_cast<unsigned>(slots);
+  constexpr long long tile = static_cast<long long>(threads) * ipt;
+  long long const tiles = n / tile;
+  int count = 0;
+  auto const drain = [&] {
+    __syncwarp();
+    if (static_cast<int>(lane) < count) {
+      int kk1[1] = {sk[lane]}, x01[1] = {s0[lane]}, x11[1] = {s1[lane]};
+      aggregate<OP, 1>(kk1, x01, x11, first_key, slots, a0, a1, seen, out0, out1);
+    }
+    __syncwarp();
+    count = 0;
+  };
+  for (long long t = blockIdx.x / team; t < tiles; t += gridDim.x / team) {
+    int kk[ipt], x0[ipt], x1[ipt];
+#pragma unroll
+    for (int h = 0; h < ipt / 4; ++h) {
+      long long const off = t * tile + (static_cast<long long>(h) * threads + threadIdx.x) * 4;
+      int4 const a = __ldg(reinterpret_cast<int4 const*>(k + off));
+      int4 const b = __ldg(reinterpret_cast<int4 const*>(v0 + off));
+      int4 const c = __ldg(reinterpret_cast<int4 const*>(v1 + off));
+      kk[h * 4] = a.x; kk[h * 4 + 1] = a.y; kk[h * 4 + 2] = a.z; kk[h * 4 + 3] = a.w;
+      x0[h * 4] = b.x; x0[h * 4 + 1] = b.y; x0[h * 4 + 2] = b.z; x0[h * 4 + 3] = b.w;
+      x1[h * 4] = c.x; x1[h * 4 + 1] = c.y; x1[h * 4 + 2] = c.z; x1[h * 4 + 3] = c.w;
+    }
+#pragma unroll
+    for (int j = 0; j < ipt; ++j) {
+      bool const mine = static_cast<unsigned>(kk[j]) - first_key < static_cast<unsigned>(slots);
+      unsigned const ballot = __ballot_sync(0xffffffffu, mine);
+      int const more = __popc(ballot);
+      if (count + more > 32) { drain(); }
+      if (mine) {
+        int const at = count + __popc(ballot & ((1u << lane) - 1u));
+        sk[at] = kk[j];
+        s0[at] = x0[j];
+        s1[at] = x1[j];
+      }
+      count += more;
+    }
+  }
+  drain();
+  __syncthreads();
+  merge<OP>(a0, a1, seen, slots, first_key, groups, threads, out0, out1, seen_out);
+}
+
 struct data {
   int *k, *v0, *v1;
   long long n;
@@ -452,6 +522,32 @@ void run_team(data const& d, outputs const& o, int team, int sms, bool checked) 
              checked, checked && check<OP>(d, o));
 }
 
+template <int OP>
+void run_compact(data const& d, outputs const& o, int team, int sms, bool checked) {
+  int const slots = (d.groups + team - 1) / team;
+  std::size_t const smem =
+      static_cast<std::size_t>(slots) * (2 * acc_bytes<OP> + (OP >= SUMSH ? 4 : 0)) +
+      ((static_cast<std::size_t>(slots) + 15) & ~std::size_t{15}) + compact_stage_bytes;
+  if (smem > smem_limit) { return; }
+  auto kern = team_compact_kernel<OP>;
+  EXP_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 static_cast<int>(smem)));
+  int const grid = sms / team * team;
+  auto const launch = [&] {
+    clear<OP>(d, o);
+    kern<<<grid, 1024, smem>>>(d.k, d.v0, d.v1, d.n, slots, team, d.groups, o.o0, o.o1, o.so);
+  };
+  float const ms = median_ms(launch);
+  unsigned danger = 0;
+  if constexpr (OP >= SUMSH) {
+    EXP_CHECK(cudaMemcpyFromSymbol(&danger, g_danger, sizeof danger));
+    unsigned const zero = 0;
+    EXP_CHECK(cudaMemcpyToSymbol(g_danger, &zero, sizeof zero));
+  }
+  report<OP>("cmp", d, team, danger != 0 ? "staged DANGER" : "staged", smem, grid, ms, checked,
+             checked && check<OP>(d, o));
+}
+
 template <int OP, int THREADS, int IPT>
 void run_mc(data const& d, outputs const& o, int team, bool checked) {
   int const slots = (d.groups + team - 1) / team;
@@ -498,6 +594,7 @@ void variants(data const& d, outputs const& o, int sms, bool checked,
               std::initializer_list<int> teams, bool multicast) {
   for (int team : teams) {
     run_team<OP>(d, o, team, sms, checked);
+    if (team > 1) { run_compact<OP>(d, o, team, sms, checked); }
     if constexpr (OP < SUMSH) {
       if (!multicast) { continue; }
       run_mc<OP, 1024, 4>(d, o, team, checked);

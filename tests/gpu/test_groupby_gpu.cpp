@@ -457,15 +457,17 @@ TEST(GpuHashGroupby, OneGroupVariantMatchesTheOracleOnEveryShape) {
 /// HGB with its phases: whether the dense tier produced the result.
 bool dense_tier_ran(table_view const& device_input, std::vector<aggregation> const& aggs,
                     detail::gpu::groupby_tuning const& tuning, table& host_result,
-                    int* team = nullptr, bool* narrow = nullptr, bool* lo32 = nullptr) {
+                    int* team = nullptr, bool* narrow = nullptr, bool* lo32 = nullptr,
+                    bool* counted = nullptr) {
   std::vector<phase_time> phases;
   auto t = detail::gpu::run_groupby(groupby_algorithm::hash, device_input, 0, aggs, false,
                                     tuning, &phases, nullptr, default_stream(), device_resource());
   default_stream().synchronize();
   host_result = place(t.view(), memory_space::host);
   // "aggregate in shared memory, dense keys", with ", teams of N" when a team holds the window,
-  // ", 32-bit sums" when int32 sums ran as 32-bit partials and ", 16-byte loads" when every pass
-  // ran the narrow kernel.
+  // ", 32-bit sums" when int32 sums ran as 32-bit partials (", 32-bit sums counted in shared
+  // memory" when their overflows counted there first) and ", 16-byte loads" when every pass ran
+  // the narrow kernel.
   std::string const name = "aggregate in shared memory, dense keys";
   std::string const teams = ", teams of ";
   std::string const wide = ", 16-byte loads";
@@ -481,6 +483,7 @@ bool dense_tier_ran(table_view const& device_input, std::vector<aggregation> con
                 p.name.compare(p.name.size() - wide.size(), wide.size(), wide) == 0;
     }
     if (lo32 != nullptr) { *lo32 = p.name.find(", 32-bit sums") != std::string::npos; }
+    if (counted != nullptr) { *counted = p.name.find(" counted in shared memory") != std::string::npos; }
     return true;
   }
   return false;
@@ -836,7 +839,9 @@ TEST(GpuHashGroupby, DenseTierSumsInt32ValuesInThirtyTwoBitPartials) {
     auto const device = place(inputs[i].view(), memory_space::device);
     for (auto const* aggs : {&sums, &mixed}) {
       auto const expected = oracle_groupby(inputs[i].view(), 0, *aggs);
-      for (int const lo32 : {1, -1}) {
+      // 2: the overflows counted in shared memory first (6 bytes a group: the 2^16 windows
+      // take teams of 4).
+      for (int const lo32 : {2, 1, -1}) {
         // one_group 0: every block runs hgb_dense_kernel, whose warps on one key (the first
         // third) add their reduced rows at once.
         for (int const one : {-1, 0, 1}) {
@@ -849,35 +854,92 @@ TEST(GpuHashGroupby, DenseTierSumsInt32ValuesInThirtyTwoBitPartials) {
                                    std::to_string(one);
           table host;
           bool ran = lo32 < 0;
-          EXPECT_TRUE(dense_tier_ran(device, *aggs, t, host, nullptr, nullptr, &ran)) << what;
+          bool counted = lo32 != 2;
+          EXPECT_TRUE(dense_tier_ran(device, *aggs, t, host, nullptr, nullptr, &ran, &counted))
+              << what;
           EXPECT_EQ(ran, lo32 > 0) << what;
+          EXPECT_EQ(counted, lo32 == 2) << what;
           EXPECT_EQ(diff_groups(expected, groupby_rows(host.view())), "") << what;
         }
       }
     }
   }
-  // The derived choice: from 3 * 2^14 sampled keys and without a hot key (the first third of
-  // the rows on one key is one).
-  for (auto const& [index, expect] : {std::pair{std::size_t{0}, false}, std::pair{std::size_t{1}, true},
-                                      std::pair{std::size_t{2}, true}, std::pair{std::size_t{3}, false}}) {
-    auto const device = place(inputs[index].view(), memory_space::device);
+  // The derived choice: spilled from 3 * 2^14 sampled keys and without a hot key (the first
+  // third of the rows on one key is one); counted where one block then holds what 8-byte sums
+  // need two passes or a team of 2 for (2^14 keys), with or without a hot key.
+  inputs.push_back(lo32_input(uniform_keys<std::int32_t>(n, 1 << 14, 58), values[0].first, 58));
+  names.push_back("2^14 int32 keys, random values");
+  auto hot_small = uniform_keys<std::int32_t>(n, 1 << 14, 59);
+  std::fill(hot_small.begin(), hot_small.begin() + n / 3, 7);
+  inputs.push_back(lo32_input(hot_small, values[0].first, 59));
+  names.push_back("2^14 int32 keys, the first third one key, random values");
+  struct choice {
+    std::size_t index;
+    bool lo32;
+    bool counted;
+  };
+  for (auto const& c : {choice{0, false, false}, choice{1, true, false}, choice{2, true, false},
+                        choice{3, false, false}, choice{inputs.size() - 2, true, true},
+                        choice{inputs.size() - 1, true, true}}) {
+    auto const device = place(inputs[c.index].view(), memory_space::device);
     table host;
-    bool ran = !expect;
-    EXPECT_TRUE(dense_tier_ran(device, sums, {}, host, nullptr, nullptr, &ran)) << names[index];
-    EXPECT_EQ(ran, expect) << names[index];
-    EXPECT_EQ(diff_groups(oracle_groupby(inputs[index].view(), 0, sums), groupby_rows(host.view())),
+    bool ran = !c.lo32;
+    bool counted = !c.counted;
+    EXPECT_TRUE(dense_tier_ran(device, sums, {}, host, nullptr, nullptr, &ran, &counted))
+        << names[c.index];
+    EXPECT_EQ(ran, c.lo32) << names[c.index];
+    EXPECT_EQ(counted, c.counted) << names[c.index];
+    EXPECT_EQ(diff_groups(oracle_groupby(inputs[c.index].view(), 0, sums), groupby_rows(host.view())),
               "")
-        << names[index];
+        << names[c.index];
   }
   // A key outside the window on rows the sample skips: the dense tier stops, its spills with
   // it, and the hashed tiers give the result.
   auto const outliers = lo32_input(with_unsampled_outliers(uniform_keys<std::int32_t>(n, 1 << 16, 56)),
                                    random_values<std::int32_t>(n, 57), 56);
-  detail::gpu::groupby_tuning forced;
-  forced.hgb_dense_lo32 = 1;
-  table host;
-  EXPECT_FALSE(dense_tier_ran(place(outliers.view(), memory_space::device), sums, forced, host));
-  EXPECT_EQ(diff_groups(oracle_groupby(outliers.view(), 0, sums), groupby_rows(host.view())), "");
+  for (int const lo32 : {1, 2}) {
+    detail::gpu::groupby_tuning forced;
+    forced.hgb_dense_lo32 = lo32;
+    table host;
+    EXPECT_FALSE(dense_tier_ran(place(outliers.view(), memory_space::device), sums, forced, host));
+    EXPECT_EQ(diff_groups(oracle_groupby(outliers.view(), 0, sums), groupby_rows(host.view())), "")
+        << lo32;
+  }
+}
+
+TEST(GpuHashGroupby, DenseTierCountedSumsMoveFullCountersToTheSpills) {
+  JOINERY_SKIP_WITHOUT_GPU();
+  // Two groups, every value INT32_MAX in one column and INT32_MIN in the other: every second
+  // add overflows each partial, one way in the first sum and the other way in the second. With
+  // 2^25 rows over at most 2 * 132 blocks (H100/H200) a block meets each group about 63,000
+  // times, so each counter passes +-2^14 (policy lo32_count_flush) and moves it to the spills.
+  // The first half holds the keys in runs of 2048 (warps on one key: the one-group blocks, or
+  // with one_group 0 the dense kernel's reduced adds, many overflows at once), the second half
+  // alternates them (one add a row).
+  auto const n = std::size_t{1} << 25;
+  std::vector<std::int32_t> keys(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    keys[i] = static_cast<std::int32_t>(i < n / 2 ? (i / 2048) % 2 : i % 2);
+  }
+  std::vector<column> cols;
+  cols.push_back(column::from_host(keys));
+  cols.push_back(column::from_host(std::vector<std::int32_t>(n, std::numeric_limits<std::int32_t>::max())));
+  cols.push_back(column::from_host(std::vector<std::int32_t>(n, std::numeric_limits<std::int32_t>::min())));
+  table const input(std::move(cols));
+  std::vector<aggregation> const sums{{aggregation_kind::sum, 1}, {aggregation_kind::sum, 2}};
+  auto const expected = oracle_groupby(input.view(), 0, sums);
+  auto const device = place(input.view(), memory_space::device);
+  for (int const one : {-1, 0}) {
+    detail::gpu::groupby_tuning t;
+    t.hgb_dense_lo32 = 2;
+    t.hgb_one_group = one;
+    table host;
+    bool ran = false;
+    bool counted = false;
+    EXPECT_TRUE(dense_tier_ran(device, sums, t, host, nullptr, nullptr, &ran, &counted)) << one;
+    EXPECT_TRUE(counted) << one;
+    EXPECT_EQ(diff_groups(expected, groupby_rows(host.view())), "") << one;
+  }
 }
 
 TEST(GpuHashGroupby, SharedTierMergesTheGroupsOfEveryBlock) {

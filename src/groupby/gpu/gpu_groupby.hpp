@@ -38,9 +38,11 @@ struct groupby_tuning {
   /// variable JOINERY_DENSE_NARROW=0 clears it (A/B runs of the CLI's benchmarks).
   bool hgb_dense_narrow = true;
   /// HGB's dense tier: SUM of int32 values as 32-bit partials in shared memory whose overflows
-  /// spill to device memory (1: wherever the plan has such a sum; -1: never; 0: from
-  /// hash_groupby_policy::dense_lo32_min_span sampled keys and below dense_lo32_max_hot_share
-  /// of the rows on the hottest sampled key). The environment variable JOINERY_DENSE_LO32=0|1
+  /// spill to device memory (1: wherever the plan has such a sum; 2: the same, the overflows
+  /// counted in shared memory first; -1: never; 0: counted where that runs in one pass of at
+  /// most hash_groupby_policy::dense_counts_max_team blocks doing less work than 8-byte sums,
+  /// else spilled from dense_lo32_min_span sampled keys and below dense_lo32_max_hot_share of
+  /// the rows on the hottest sampled key). The environment variable JOINERY_DENSE_LO32=0|1|2
   /// sets it where this is 0 (A/B runs of the CLI's benchmarks).
   int hgb_dense_lo32 = 0;
   /// HGB tier 2: groups its first global table holds before the run restarts with a table for

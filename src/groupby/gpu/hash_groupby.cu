@@ -96,29 +96,70 @@ __device__ __forceinline__ void shared_atomic_update(acc_op op, value_kind in, v
   atomic_update(op, in, acc, gid, v);
 }
 
+/// A counted sum_lo32's `c` overflows (units of 2^32; a warp's reduced rows bring a few dozen
+/// at most, well under 2^15 - lo32_count_limit) into gid's 16-bit counter in
+/// shared memory (`counts`, two a 32-bit word, biased by lo32_count_bias). The add whose result
+/// crosses +-lo32_count_flush moves that many to spill[gid]; one that reaches
+/// +-lo32_count_limit (a later add could carry into the neighbour) raises the overflow flag, and
+/// the run starts over with the hashed tiers. Every counter value is seen by the add that made
+/// it (`after`, not wrapped), so none passes the limit unseen.
+__device__ __forceinline__ void lo32_count(unsigned char* counts, size_type gid, int c,
+                                           unsigned* spill, insert_counters* flag) {
+  auto* word = reinterpret_cast<unsigned*>(counts + 2 * (gid & ~size_type{1}));
+  int const shift = 16 * static_cast<int>(gid & 1);
+  // Two's complement: adding c << shift moves this half by c and leaves the other alone, as
+  // long as no half leaves [0, 2^16) (the limit sees to that).
+  unsigned const was = atomicAdd(word, static_cast<unsigned>(c) << shift);
+  int const before = static_cast<int>((was >> shift) & 0xffffU) -
+                     static_cast<int>(policy::lo32_count_bias);
+  int const after = before + c;
+  constexpr int flush = policy::lo32_count_flush;
+  if (after >= policy::lo32_count_limit || after <= -policy::lo32_count_limit) {
+    atomicExch(&flag->overflow, 1ULL);
+  } else if (before < flush && after >= flush) {
+    atomicAdd(word, static_cast<unsigned>(-flush) << shift);
+    atomicAdd(spill + gid, static_cast<unsigned>(flush));
+  } else if (before > -flush && after <= -flush) {
+    atomicAdd(word, static_cast<unsigned>(flush) << shift);
+    atomicAdd(spill + gid, static_cast<unsigned>(-flush));
+  }
+}
+
 /// acc[gid] += v for a sum_lo32 partial (an int32 in shared memory): the add wraps, and what it
 /// lost (a multiple of 2^32: for one int32 value +-2^32 on a signed overflow, seen in the old
-/// value the atomic returns) is counted in spill[gid] in device memory, in units of 2^32. A
-/// 64-bit v (a warp's reduced rows) may lose more than once; the count is exact all the same.
-__device__ __forceinline__ void lo32_add(void* acc, size_type gid, acc_value v, unsigned* spill) {
+/// value the atomic returns) is counted in spill[gid] in device memory, in units of 2^32, or in
+/// `counts` first when the sum is counted (lo32_count). A 64-bit v (a warp's reduced rows) may
+/// lose more than once; the count is exact all the same.
+__device__ __forceinline__ void lo32_add(void* acc, size_type gid, acc_value v, unsigned* spill,
+                                         unsigned char* counts, insert_counters* flag) {
   auto const add = static_cast<unsigned>(v.lo);
   unsigned const old = atomicAdd(static_cast<unsigned*>(acc) + gid, add);
   long long const lost = static_cast<long long>(static_cast<int>(old)) +
                          static_cast<long long>(v.lo) -
                          static_cast<long long>(static_cast<int>(old + add));
-  if (lost != 0) { atomicAdd(spill + gid, static_cast<unsigned>(lost >> 32)); }
+  if (lost == 0) { return; }
+  if (counts != nullptr) {
+    lo32_count(counts, gid, static_cast<int>(lost >> 32), spill, flag);
+  } else {
+    atomicAdd(spill + gid, static_cast<unsigned>(lost >> 32));
+  }
 }
 
 /// The accumulator pointers of the dense tier's kernels (`acc_ptr(a)`), whose sum_lo32 partials
-/// spill to `spill(a)`: the batch's spill array from this block's first slot of the window.
+/// spill to `spill(a)`: the batch's spill array from this block's first slot of the window;
+/// counted ones count in `counts(a)` first (else nullptr), `flag` stopping the run.
 template <class Bits>
 struct dense_accs {
   acc_batch const& batch;
   unsigned char* smem;
   Bits first;
+  insert_counters* flag;
   __device__ __forceinline__ void* operator()(int a) const { return smem + batch.smem_offset[a]; }
   __device__ __forceinline__ unsigned* spill(int a) const {
     return batch.spill[a] + first;
+  }
+  __device__ __forceinline__ unsigned char* counts(int a) const {
+    return batch.count_offset[a] != 0 ? smem + batch.count_offset[a] : nullptr;
   }
 };
 
@@ -131,7 +172,7 @@ template <class Op, class In, class AccPtr>
 __device__ __forceinline__ void shared_update(Op op, In in, AccPtr const& acc_ptr, int a,
                                               size_type gid, acc_value v) {
   if constexpr (Op::value == acc_op::sum_lo32) {
-    lo32_add(acc_ptr(a), gid, v, acc_ptr.spill(a));
+    lo32_add(acc_ptr(a), gid, v, acc_ptr.spill(a), acc_ptr.counts(a), acc_ptr.flag);
   } else {
     shared_atomic_update(op, in, acc_ptr(a), gid, v);
   }
@@ -689,6 +730,12 @@ __device__ void reset_shared_groups(Table const& t, acc_batch const& batch,
     for (int i = threadIdx.x; i <= t.slots; i += blockDim.x) {
       store_identity(batch.op[a], batch.in[a], smem + batch.smem_offset[a], i);
     }
+    if (batch.count_offset[a] != 0) {  // both counters of a word at their bias
+      for (int i = threadIdx.x; i < (t.slots + 2) / 2; i += blockDim.x) {
+        reinterpret_cast<unsigned*>(smem + batch.count_offset[a])[i] =
+            policy::lo32_count_bias * 0x10001U;
+      }
+    }
   }
   if (threadIdx.x == 0) {
     groups = 0;
@@ -710,7 +757,13 @@ __device__ void merge_shared_groups(Table const& t, acc_batch const& batch,
     auto const slot = insert_global_group(table, key, capacity, counters);
     if (slot < 0) { continue; }
     for (int a = 0; a < batch.count; ++a) {
-      auto const v = load_acc(batch.op[a], batch.in[a], smem + batch.smem_offset[a], i);
+      auto v = load_acc(batch.op[a], batch.in[a], smem + batch.smem_offset[a], i);
+      if (batch.count_offset[a] != 0) {  // a counted partial's overflows not yet spilled
+        int const c = static_cast<int>(
+                          reinterpret_cast<unsigned short const*>(smem + batch.count_offset[a])[i]) -
+                      static_cast<int>(policy::lo32_count_bias);
+        v.lo += static_cast<unsigned long long>(static_cast<long long>(c)) << 32;
+      }
       if (!is_identity(batch.op[a], batch.in[a], v)) {
         atomic_update(batch.op[a], batch.in[a], batch.data[a], slot, v);
       }
@@ -791,7 +844,7 @@ __global__ void __launch_bounds__(policy::shared_threads, 1)
   __syncthreads();
   auto const acc_ptr = [&] {
     if constexpr (Dense != 0) {
-      return dense_accs<decltype(t.first)>{batch, smem, t.first};
+      return dense_accs<decltype(t.first)>{batch, smem, t.first, counters};
     } else {
       return [&](int a) -> void* { return smem + batch.smem_offset[a]; };
     }
@@ -982,7 +1035,8 @@ __device__ __forceinline__ void dense_tiles(K const* __restrict__ keys, size_typ
   for (int a = 1; a < NA; ++a) {
     same = same && batch.op[a] == batch.op[0] && batch.in[a] == batch.in[0];
   }
-  dense_accs<typename dense_group_table<K, Team>::bits_type> const accs{batch, smem, t.first};
+  dense_accs<typename dense_group_table<K, Team>::bits_type> const accs{batch, smem, t.first,
+                                                                        counters};
   if (!hot && same) {
     with_static_acc<true>(batch.op[0], batch.in[0], [&](auto op, auto in) {
       if constexpr (decltype(op)::value == acc_op::sum_lo32) {
@@ -991,6 +1045,27 @@ __device__ __forceinline__ void dense_tiles(K const* __restrict__ keys, size_typ
         // teams of 3) lo32_add's 64-bit difference took 2.62 ms a pass and the tier ran 93 G
         // rows/s, this 102; 64-bit spills of +-2^32 cost 2-3%. Issuing every row's adds before
         // the tests spilled registers (61 G rows/s).
+        if (batch.count_offset[0] != 0) {
+          // Counted: the counter's add is made for every row, 0 without an overflow, so that
+          // no branch stands around it (a probe's team of 2 at g = 2^15: 1.30 ms a pass against
+          // 1.59 with the branch, H200).
+#pragma unroll
+          for (int j = 0; j < ipt; ++j) {
+            if (slot[j] < 0) { continue; }
+            t.mark(slot[j]);
+            for_each_acc<NA>([&](auto a_constant) {
+              constexpr int a = decltype(a_constant)::value;
+              int const v = static_cast<int>(raw[a][j]);
+              int const old =
+                atomicAdd(reinterpret_cast<int*>(smem + batch.smem_offset[a]) + slot[j], v);
+              int const now =
+                static_cast<int>(static_cast<unsigned>(old) + static_cast<unsigned>(v));
+              int const c = ((old ^ now) & (v ^ now)) < 0 ? (v < 0 ? -1 : 1) : 0;
+              lo32_count(smem + batch.count_offset[a], slot[j], c, accs.spill(a), counters);
+            });
+          }
+          return;
+        }
 #pragma unroll
         for (int j = 0; j < ipt; ++j) {
           if (slot[j] < 0) { continue; }
@@ -1598,14 +1673,16 @@ std::optional<dense_layout> dense_layout_for(agg_plan const& plan, std::size_t l
 /// a team would cost a row more than `max_row_cost` (dense_layout_for). `team` gets the blocks
 /// of a team. allow_narrow: batches that dense_narrow_batch accepts run the narrow kernel;
 /// `narrow_ran` says whether every batch did. lo32 (groupby_tuning::hgb_dense_lo32): sums of
-/// int32 values as sum_lo32 partials; `lo32_ran` says whether they were.
+/// int32 values as sum_lo32 partials; `lo32_ran` says whether they were, `counted_ran` whether
+/// counted (acc_spec::counted).
 template <class K>
 std::optional<group_parts> hgb_dense_tier(K const* keys, size_type n, table_view const& input,
                                           agg_plan const& plan, std::size_t limit,
                                           int one_group, int max_team, int max_row_cost,
                                           int forced_batch, bool allow_narrow, int lo32, int sms,
                                           int& team, bool& narrow_ran, bool& lo32_ran,
-                                          stream_ref stream, memory_resource* mr) {
+                                          bool& counted_ran, stream_ref stream,
+                                          memory_resource* mr) {
   using bits_type = typename dense_window<K>::bits_type;
   // One accumulator a pass leaves a block the most slots: none, and no layout fits.
   if (n == 0 || dense_shape_for(plan, limit, 1).slots == 0) { return std::nullopt; }
@@ -1639,14 +1716,36 @@ std::optional<group_parts> hgb_dense_tier(K const* keys, size_type n, table_view
       has_lo32 = true;
     }
   }
+  // Counted (2 more bytes a group, no spill per overflow): in one pass of a small team
+  // (policy::dense_counts_max_team) that does less work than 8-byte sums. No hot-key gate: a
+  // hot key's overflows count in shared memory like its adds. Not over several passes: at
+  // g = 2^16 two passes of a team of 2 ran SUM in 4.1 ms against 2.6 for spills in one pass of
+  // 3 (H200), each pass updating one sum through the general loop.
+  agg_plan counted_plan = lo32_plan;
+  for (auto& a : counted_plan.accs) { a.counted = a.op == acc_op::sum_lo32; }
   lo32_ran = false;
-  if (has_lo32 && lo32 >= 0 && layout_of(lo32_plan)) {
+  counted_ran = false;
+  if (has_lo32 && lo32 >= 0 && lo32 != 1) {
+    if (auto const counted = layout_of(counted_plan)) {
+      auto const accs = static_cast<int>(plan.accs.size());
+      auto const work = [&](dense_layout const& l) {
+        return l.team * ((accs + l.batch_accs - 1) / l.batch_accs);
+      };
+      auto const wide = layout_of(plan);
+      counted_ran = lo32 == 2 || (counted->team <= policy::dense_counts_max_team &&
+                                  work(*counted) == counted->team &&
+                                  (!wide || work(*counted) < work(*wide)));
+      lo32_ran = counted_ran;
+    }
+  }
+  if (has_lo32 && lo32 >= 0 && lo32 != 2 && !counted_ran && layout_of(lo32_plan)) {
     lo32_ran = lo32 > 0 || (static_cast<std::uint64_t>(sample.span) >=
                               static_cast<std::uint64_t>(policy::dense_lo32_min_span) &&
                             hot_key_share<K>(keys, n, stream, mr) <
                               policy::dense_lo32_max_hot_share);
   }
-  auto const layout = layout_of(lo32_ran ? lo32_plan : plan);
+  agg_plan const& shared_plan = counted_ran ? counted_plan : lo32_ran ? lo32_plan : plan;
+  auto const layout = layout_of(shared_plan);
   if (!layout) { return std::nullopt; }
   auto const& shape = layout->shape;
   team = layout->team;
@@ -1724,7 +1823,7 @@ std::optional<group_parts> hgb_dense_tier(K const* keys, size_type n, table_view
               batch, window, spill_slots, table, counters);
         }
       },
-      layout->batch_accs, lo32_ran ? &lo32_plan : nullptr);
+      layout->batch_accs, lo32_ran ? &shared_plan : nullptr);
 }
 
 template <class K>
@@ -1826,20 +1925,21 @@ group_parts run_hgb(K const* keys, size_type n, table_view const& input, agg_pla
     if (char const* env = std::getenv("JOINERY_DENSE_NARROW"); env != nullptr && env[0] == '0') {
       narrow = false;
     }
-    // JOINERY_DENSE_LO32=0|1 turns the 32-bit partial sums off or on (A/B runs).
+    // JOINERY_DENSE_LO32=0|1|2 turns the 32-bit partial sums off, on or on and counted (A/B runs).
     int lo32 = tuning.hgb_dense_lo32;
     if (char const* env = std::getenv("JOINERY_DENSE_LO32"); lo32 == 0 && env != nullptr) {
-      lo32 = env[0] == '0' ? -1 : env[0] == '1' ? 1 : 0;
+      lo32 = env[0] == '0' ? -1 : env[0] == '1' ? 1 : env[0] == '2' ? 2 : 0;
     }
     bool lo32_ran = false;
+    bool counted_ran = false;
     if (auto parts = hgb_dense_tier<K>(keys, n, input, plan, shared_limit, tuning.hgb_one_group,
                                        tuning.hgb_dense_team, tuning.hgb_dense_row_cost, batch,
-                                       narrow, lo32, sms, team, narrow_ran, lo32_ran, stream,
-                                       mr)) {
+                                       narrow, lo32, sms, team, narrow_ran, lo32_ran,
+                                       counted_ran, stream, mr)) {
       std::string name = team > 1 ? "aggregate in shared memory, dense keys, teams of " +
                                         std::to_string(team)
                                   : std::string("aggregate in shared memory, dense keys");
-      if (lo32_ran) { name += ", 32-bit sums"; }
+      if (lo32_ran) { name += counted_ran ? ", 32-bit sums counted in shared memory" : ", 32-bit sums"; }
       if (narrow_ran) { name += ", 16-byte loads"; }
       clock.lap(name.c_str());
       return std::move(*parts);

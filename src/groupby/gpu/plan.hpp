@@ -17,7 +17,10 @@
 //   sum_lo32   HGB's dense tier only, for a sum_int of int32 values:  identity 0
 //              an int32 partial in shared memory (4 bytes a group, half of sum_int's), whose
 //              overflowing adds count the +-2^32 they lost in a spill array in device memory
-//              (acc_batch::spill); the global accumulators stay sum_int.
+//              (acc_batch::spill); the global accumulators stay sum_int. Counted
+//              (acc_spec::counted): the overflows count first in a 16-bit counter a group in
+//              shared memory (6 bytes a group), which moves them to the spill array 2^14 at a
+//              time (acc_batch::count_offset).
 #include <joinery/groupby.hpp>
 
 #include <algorithm>
@@ -66,7 +69,8 @@ struct acc_spec {
   acc_op op = acc_op::count;
   value_kind in = value_kind::u64;
   size_type column = -1;  ///< input column (-1: count)
-  [[nodiscard]] int bytes() const noexcept { return acc_bytes(op, in); }
+  bool counted = false;   ///< sum_lo32: its overflows counted in shared memory first
+  [[nodiscard]] int bytes() const noexcept { return acc_bytes(op, in) + (counted ? 2 : 0); }
 };
 
 /// One requested aggregate: which accumulator(s) it is computed from.
@@ -128,6 +132,9 @@ struct acc_batch {
   /// fix-up adds them to `data` after the launch.
   unsigned* spill[max_batch_accs] = {};
   std::uint32_t smem_offset[max_batch_accs] = {};  ///< shared-memory path: byte offset of each array
+  /// counted sum_lo32: byte offset of its 16-bit overflow counters, after its partials in the
+  /// same array (0: none).
+  std::uint32_t count_offset[max_batch_accs] = {};
   std::uint32_t smem_bytes = 0;                    ///< shared-memory path: bytes in all
   std::uint32_t const* row_ids32 = nullptr;        ///< row ids (at most one of the two is set)
   std::int64_t const* row_ids64 = nullptr;
