@@ -243,6 +243,25 @@ __device__ __forceinline__ void aggregate(int const (&kk)[IPT], int const (&x0)[
   }
 }
 
+/// A thread's IPT rows of tile t (THREADS * IPT rows), as runs of 4 in 16-byte loads.
+template <int THREADS, int IPT>
+__device__ __forceinline__ void load_team_tile(int const* __restrict__ k,
+                                               int const* __restrict__ v0,
+                                               int const* __restrict__ v1, long long t,
+                                               int (&kk)[IPT], int (&x0)[IPT], int (&x1)[IPT]) {
+  constexpr long long tile = static_cast<long long>(THREADS) * IPT;
+#pragma unroll
+  for (int h = 0; h < IPT / 4; ++h) {
+    long long const off = t * tile + (static_cast<long long>(h) * THREADS + threadIdx.x) * 4;
+    int4 const a = __ldg(reinterpret_cast<int4 const*>(k + off));
+    int4 const b = __ldg(reinterpret_cast<int4 const*>(v0 + off));
+    int4 const c = __ldg(reinterpret_cast<int4 const*>(v1 + off));
+    kk[h * 4] = a.x; kk[h * 4 + 1] = a.y; kk[h * 4 + 2] = a.z; kk[h * 4 + 3] = a.w;
+    x0[h * 4] = b.x; x0[h * 4 + 1] = b.y; x0[h * 4 + 2] = b.z; x0[h * 4 + 3] = b.w;
+    x1[h * 4] = c.x; x1[h * 4 + 1] = c.y; x1[h * 4 + 2] = c.z; x1[h * 4 + 3] = c.w;
+  }
+}
+
 /// The tier as built: T consecutive blocks walk the same tiles, each loading every row.
 template <int OP>
 __global__ void __launch_bounds__(1024, 1)
@@ -263,16 +282,7 @@ __global__ void __launch_bounds__(1024, 1)
   long long const tiles = n / tile;
   for (long long t = blockIdx.x / team; t < tiles; t += gridDim.x / team) {
     int kk[ipt], x0[ipt], x1[ipt];
-#pragma unroll
-    for (int h = 0; h < ipt / 4; ++h) {
-      long long const off = t * tile + (static_cast<long long>(h) * threads + threadIdx.x) * 4;
-      int4 const a = __ldg(reinterpret_cast<int4 const*>(k + off));
-      int4 const b = __ldg(reinterpret_cast<int4 const*>(v0 + off));
-      int4 const c = __ldg(reinterpret_cast<int4 const*>(v1 + off));
-      kk[h * 4] = a.x; kk[h * 4 + 1] = a.y; kk[h * 4 + 2] = a.z; kk[h * 4 + 3] = a.w;
-      x0[h * 4] = b.x; x0[h * 4 + 1] = b.y; x0[h * 4 + 2] = b.z; x0[h * 4 + 3] = b.w;
-      x1[h * 4] = c.x; x1[h * 4 + 1] = c.y; x1[h * 4 + 2] = c.z; x1[h * 4 + 3] = c.w;
-    }
+    load_team_tile<threads>(k, v0, v1, t, kk, x0, x1);
     aggregate<OP, ipt>(kk, x0, x1, first_key, slots, a0, a1, seen, out0, out1);
   }
   __syncthreads();
@@ -409,16 +419,7 @@ __global__ void __launch_bounds__(1024, 1)
   };
   for (long long t = blockIdx.x / team; t < tiles; t += gridDim.x / team) {
     int kk[ipt], x0[ipt], x1[ipt];
-#pragma unroll
-    for (int h = 0; h < ipt / 4; ++h) {
-      long long const off = t * tile + (static_cast<long long>(h) * threads + threadIdx.x) * 4;
-      int4 const a = __ldg(reinterpret_cast<int4 const*>(k + off));
-      int4 const b = __ldg(reinterpret_cast<int4 const*>(v0 + off));
-      int4 const c = __ldg(reinterpret_cast<int4 const*>(v1 + off));
-      kk[h * 4] = a.x; kk[h * 4 + 1] = a.y; kk[h * 4 + 2] = a.z; kk[h * 4 + 3] = a.w;
-      x0[h * 4] = b.x; x0[h * 4 + 1] = b.y; x0[h * 4 + 2] = b.z; x0[h * 4 + 3] = b.w;
-      x1[h * 4] = c.x; x1[h * 4 + 1] = c.y; x1[h * 4 + 2] = c.z; x1[h * 4 + 3] = c.w;
-    }
+    load_team_tile<threads>(k, v0, v1, t, kk, x0, x1);
 #pragma unroll
     for (int j = 0; j < ipt; ++j) {
       bool const mine = static_cast<unsigned>(kk[j]) - first_key < static_cast<unsigned>(slots);
@@ -497,13 +498,17 @@ void report(char const* what, data const& d, int team, char const* shape, std::s
               static_cast<double>(d.n) / ms / 1e6, checked ? (ok ? "OK" : "WRONG") : "");
 }
 
+/// One team variant: `staged` runs team_compact_kernel (its stage after the seen flags), else
+/// team_kernel.
 template <int OP>
-void run_team(data const& d, outputs const& o, int team, int sms, bool checked) {
+void run_team(data const& d, outputs const& o, int team, int sms, bool checked, bool staged) {
   int const slots = (d.groups + team - 1) / team;
+  auto const rows = static_cast<std::size_t>(slots);
+  std::size_t const accs = rows * (2 * acc_bytes<OP> + (OP >= SUMSH ? 4 : 0));
   std::size_t const smem =
-      static_cast<std::size_t>(slots) * (2 * acc_bytes<OP> + 1 + (OP >= SUMSH ? 4 : 0));
+      staged ? accs + ((rows + 15) & ~std::size_t{15}) + compact_stage_bytes : accs + rows;
   if (smem > smem_limit) { return; }
-  auto kern = team_kernel<OP>;
+  auto kern = staged ? team_compact_kernel<OP> : team_kernel<OP>;
   EXP_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                  static_cast<int>(smem)));
   int const grid = sms / team * team;
@@ -518,33 +523,9 @@ void run_team(data const& d, outputs const& o, int team, int sms, bool checked) 
     unsigned const zero = 0;
     EXP_CHECK(cudaMemcpyToSymbol(g_danger, &zero, sizeof zero));
   }
-  report<OP>("team", d, team, danger != 0 ? "ldg ipt=8 DANGER" : "ldg ipt=8", smem, grid, ms,
-             checked, checked && check<OP>(d, o));
-}
-
-template <int OP>
-void run_compact(data const& d, outputs const& o, int team, int sms, bool checked) {
-  int const slots = (d.groups + team - 1) / team;
-  std::size_t const smem =
-      static_cast<std::size_t>(slots) * (2 * acc_bytes<OP> + (OP >= SUMSH ? 4 : 0)) +
-      ((static_cast<std::size_t>(slots) + 15) & ~std::size_t{15}) + compact_stage_bytes;
-  if (smem > smem_limit) { return; }
-  auto kern = team_compact_kernel<OP>;
-  EXP_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 static_cast<int>(smem)));
-  int const grid = sms / team * team;
-  auto const launch = [&] {
-    clear<OP>(d, o);
-    kern<<<grid, 1024, smem>>>(d.k, d.v0, d.v1, d.n, slots, team, d.groups, o.o0, o.o1, o.so);
-  };
-  float const ms = median_ms(launch);
-  unsigned danger = 0;
-  if constexpr (OP >= SUMSH) {
-    EXP_CHECK(cudaMemcpyFromSymbol(&danger, g_danger, sizeof danger));
-    unsigned const zero = 0;
-    EXP_CHECK(cudaMemcpyToSymbol(g_danger, &zero, sizeof zero));
-  }
-  report<OP>("cmp", d, team, danger != 0 ? "staged DANGER" : "staged", smem, grid, ms, checked,
+  std::string shape = staged ? "staged" : "ldg ipt=8";
+  if (danger != 0) { shape += " DANGER"; }
+  report<OP>(staged ? "cmp" : "team", d, team, shape.c_str(), smem, grid, ms, checked,
              checked && check<OP>(d, o));
 }
 
@@ -593,8 +574,8 @@ template <int OP>
 void variants(data const& d, outputs const& o, int sms, bool checked,
               std::initializer_list<int> teams, bool multicast) {
   for (int team : teams) {
-    run_team<OP>(d, o, team, sms, checked);
-    if (team > 1) { run_compact<OP>(d, o, team, sms, checked); }
+    run_team<OP>(d, o, team, sms, checked, false);
+    if (team > 1) { run_team<OP>(d, o, team, sms, checked, true); }
     if constexpr (OP < SUMSH) {
       if (!multicast) { continue; }
       run_mc<OP, 1024, 4>(d, o, team, checked);

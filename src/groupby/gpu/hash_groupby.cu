@@ -1045,10 +1045,9 @@ __device__ __forceinline__ void dense_tiles(K const* __restrict__ keys, size_typ
         // teams of 3) lo32_add's 64-bit difference took 2.62 ms a pass and the tier ran 93 G
         // rows/s, this 102; 64-bit spills of +-2^32 cost 2-3%. Issuing every row's adds before
         // the tests spilled registers (61 G rows/s).
-        if (batch.count_offset[0] != 0) {
-          // Counted: the counter's add is made for every row, 0 without an overflow, so that
-          // no branch stands around it (a probe's team of 2 at g = 2^15: 1.30 ms a pass against
-          // 1.59 with the branch, H200).
+        // Each row's adds to the partials; `overflow(a, slot, v, lost)` takes each add's
+        // overflow test.
+        auto const add_rows = [&](auto&& overflow) {
 #pragma unroll
           for (int j = 0; j < ipt; ++j) {
             if (slot[j] < 0) { continue; }
@@ -1060,25 +1059,21 @@ __device__ __forceinline__ void dense_tiles(K const* __restrict__ keys, size_typ
                 atomicAdd(reinterpret_cast<int*>(smem + batch.smem_offset[a]) + slot[j], v);
               int const now =
                 static_cast<int>(static_cast<unsigned>(old) + static_cast<unsigned>(v));
-              int const c = ((old ^ now) & (v ^ now)) < 0 ? (v < 0 ? -1 : 1) : 0;
-              lo32_count(smem + batch.count_offset[a], slot[j], c, accs.spill(a), counters);
+              overflow(a, slot[j], v, ((old ^ now) & (v ^ now)) < 0);
             });
           }
-          return;
-        }
-#pragma unroll
-        for (int j = 0; j < ipt; ++j) {
-          if (slot[j] < 0) { continue; }
-          t.mark(slot[j]);
-          for_each_acc<NA>([&](auto a_constant) {
-            constexpr int a = decltype(a_constant)::value;
-            int const v = static_cast<int>(raw[a][j]);
-            int const old =
-              atomicAdd(reinterpret_cast<int*>(smem + batch.smem_offset[a]) + slot[j], v);
-            int const now = static_cast<int>(static_cast<unsigned>(old) + static_cast<unsigned>(v));
-            if (((old ^ now) & (v ^ now)) < 0) {
-              atomicAdd(accs.spill(a) + slot[j], v < 0 ? ~0U : 1U);
-            }
+        };
+        if (batch.count_offset[0] != 0) {
+          // Counted: the counter's add is made for every row, 0 without an overflow, so that
+          // no branch stands around it (a probe's team of 2 at g = 2^15: 1.30 ms a pass against
+          // 1.59 with the branch, H200).
+          add_rows([&](int a, int s, int v, bool lost) {
+            lo32_count(smem + batch.count_offset[a], s, lost ? (v < 0 ? -1 : 1) : 0,
+                       accs.spill(a), counters);
+          });
+        } else {
+          add_rows([&](int a, int s, int v, bool lost) {
+            if (lost) { atomicAdd(accs.spill(a) + s, v < 0 ? ~0U : 1U); }
           });
         }
       } else {
