@@ -39,7 +39,7 @@ struct groupby_tuning {
   bool hgb_dense_narrow = true;
   /// HGB's dense tier: SUM of int32 values as 32-bit partials in shared memory whose overflows
   /// spill to device memory (1: wherever the plan has such a sum; 2: the same, the overflows
-  /// counted in shared memory first; -1: never; 0: counted where that runs in one pass of at
+  /// counted in shared memory first where a counted layout fits; -1: never; 0: counted where that runs in one pass of at
   /// most hash_groupby_policy::dense_counts_max_team blocks doing less work than 8-byte sums,
   /// else spilled from dense_lo32_min_span sampled keys and below dense_lo32_max_hot_share of
   /// the rows on the hottest sampled key). The environment variable JOINERY_DENSE_LO32=0|1|2

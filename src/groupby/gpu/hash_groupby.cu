@@ -96,32 +96,45 @@ __device__ __forceinline__ void shared_atomic_update(acc_op op, value_kind in, v
   atomic_update(op, in, acc, gid, v);
 }
 
-/// A counted sum_lo32's `c` overflows (units of 2^32; a warp's reduced rows bring a few dozen
-/// at most, well under 2^15 - lo32_count_limit) into gid's 16-bit counter in
-/// shared memory (`counts`, two a 32-bit word, biased by lo32_count_bias). The add whose result
-/// crosses +-lo32_count_flush moves that many to spill[gid]; one that reaches
-/// +-lo32_count_limit (a later add could carry into the neighbour) raises the overflow flag, and
-/// the run starts over with the hashed tiers. Every counter value is seen by the add that made
-/// it (`after`, not wrapped), so none passes the limit unseen.
+/// A counted sum_lo32's `c` overflows (units of 2^32) into gid's 16-bit counter in shared
+/// memory (`counts`, two a 32-bit word, biased by lo32_count_bias). The add whose result crosses
+/// +-lo32_count_flush moves that many to spill[gid]; one whose result reaches +-lo32_count_limit
+/// (a later add could carry into the neighbour) raises the overflow flag, and the run starts
+/// over with the hashed tiers. Every atomic on the word checks the value it made (`after`,
+/// from the value it read, unwrapped), the flushes' included: lanes of a warp on one slot
+/// adding +1 and -1 in turn near the flush level can queue several flushes the same way, and
+/// the last of them is caught. Large (c of any size): a c beyond +-lo32_count_direct (a
+/// one-group block's carry of many rows) goes to spill[gid] at once; else |c| <= 1.
+template <bool Large>
 __device__ __forceinline__ void lo32_count(unsigned char* counts, size_type gid, int c,
                                            unsigned* spill, insert_counters* flag) {
+  if (Large && (c > policy::lo32_count_direct || c < -policy::lo32_count_direct)) {
+    atomicAdd(spill + gid, static_cast<unsigned>(c));
+    return;
+  }
   auto* word = reinterpret_cast<unsigned*>(counts + 2 * (gid & ~size_type{1}));
   int const shift = 16 * static_cast<int>(gid & 1);
-  // Two's complement: adding c << shift moves this half by c and leaves the other alone, as
+  // Two's complement: adding d << shift moves this half by d and leaves the other alone, as
   // long as no half leaves [0, 2^16) (the limit sees to that).
-  unsigned const was = atomicAdd(word, static_cast<unsigned>(c) << shift);
-  int const before = static_cast<int>((was >> shift) & 0xffffU) -
-                     static_cast<int>(policy::lo32_count_bias);
-  int const after = before + c;
+  auto const add = [&](int d) {  // the half's value after this atomic, less the bias
+    unsigned const was = atomicAdd(word, static_cast<unsigned>(d) << shift);
+    return static_cast<int>((was >> shift) & 0xffffU) -
+           static_cast<int>(policy::lo32_count_bias) + d;
+  };
+  auto const within = [&](int after) {
+    if (after < policy::lo32_count_limit && after > -policy::lo32_count_limit) { return true; }
+    if (!overflow_raised(flag)) { atomicExch(&flag->overflow, 1ULL); }
+    return false;
+  };
   constexpr int flush = policy::lo32_count_flush;
-  if (after >= policy::lo32_count_limit || after <= -policy::lo32_count_limit) {
-    atomicExch(&flag->overflow, 1ULL);
-  } else if (before < flush && after >= flush) {
-    atomicAdd(word, static_cast<unsigned>(-flush) << shift);
+  int const after = add(c);
+  if (!within(after)) { return; }
+  if (after - c < flush && after >= flush) {
     atomicAdd(spill + gid, static_cast<unsigned>(flush));
-  } else if (before > -flush && after <= -flush) {
-    atomicAdd(word, static_cast<unsigned>(flush) << shift);
+    within(add(-flush));
+  } else if (after - c > -flush && after <= -flush) {
     atomicAdd(spill + gid, static_cast<unsigned>(-flush));
+    within(add(flush));
   }
 }
 
@@ -139,7 +152,7 @@ __device__ __forceinline__ void lo32_add(void* acc, size_type gid, acc_value v, 
                          static_cast<long long>(static_cast<int>(old + add));
   if (lost == 0) { return; }
   if (counts != nullptr) {
-    lo32_count(counts, gid, static_cast<int>(lost >> 32), spill, flag);
+    lo32_count<true>(counts, gid, static_cast<int>(lost >> 32), spill, flag);
   } else {
     atomicAdd(spill + gid, static_cast<unsigned>(lost >> 32));
   }
@@ -500,12 +513,15 @@ struct shared_group_table {
     }
   }
 
-  /// k's slot, claimed if new; -1 when claiming it makes more than max_groups groups. Linear
+  /// k's slot, claimed if new; -1 when claiming it makes more than max_groups groups. Capped: no
+  /// claim once max_groups + Slack groups are counted (PGB, Slack 0: a full table; tier 1,
+  /// Slack 1: once a claim failed, so that a key another thread is claiming as the last group
+  /// is still found by its CAS). Linear
   /// probing, a group of slots per shared load (at g = 2^12 in 2^13 slots a probe one slot at a
   /// time doubled the shared loads and instructions of the kernel). A key can only sit at or
   /// after its home slot, so matching the slots before it in its first group finds nothing
   /// false; only claiming must start at the home slot.
-  template <bool Capped = false>
+  template <bool Capped = false, int Slack = 0>
   __device__ int insert(K key) const {
     auto const k = static_cast<bits_type>(key_bits(key));
     if (k == empty) { return slots; }
@@ -525,9 +541,10 @@ struct shared_group_table {
 #pragma unroll
       for (int i = 0; i < group; ++i) {
         if (i < from || cur[i] != empty) { continue; }
-        // Capped (PGB): a full table claims no more slots, they stay empty, so that probes
-        // for the keys it holds stop early (PGB goes on past a full table with every new key).
-        if (Capped && *static_cast<int volatile*>(groups) >= max_groups) { return -1; }
+        // Capped: a full table claims no more slots, they stay empty, so that probes for the
+        // keys it holds stop early (PGB goes on past a full table with every new key; tier 1's
+        // rows in flight after an overflow).
+        if (Capped && *static_cast<int volatile*>(groups) >= max_groups + Slack) { return -1; }
         bits_type const old = atomicCAS(keys + g + i, empty, k);
         if (old == empty) { return atomicAdd(groups, 1) < max_groups ? g + i : -1; }
         if (old == k) { return g + i; }
@@ -586,7 +603,7 @@ struct dense_group_table {
   int slots;
   unsigned char* seen;
 
-  template <bool Capped = false>
+  template <bool Capped = false, int Slack = 0>
   __device__ __forceinline__ int insert(K key) const {
     auto const d = static_cast<bits_type>(static_cast<bits_type>(key_bits(key)) - base);
     if constexpr (Team) {
@@ -640,8 +657,9 @@ __device__ __forceinline__ size_type insert_global_group(group_table_ref<K> cons
   auto const slot = table.insert_or_find(key, 0, placed, stored);
   bool fits = slot >= 0;
   if (placed) {
-    // One count per set of threads that placed a key together: one atomic per group on one
-    // address queued in L2 (0.3 ms for tier 2's first 2^18 groups).
+    // One count per set of threads that placed a key together, not one atomic per group on one
+    // address (the merges of tier 1, the dense tier and PGB, and PGB's spilled rows; tier 2's
+    // kernel counts per warp already).
     auto const with = cg::coalesced_threads();
     unsigned long long before = 0;
     if (with.thread_rank() == 0) { before = atomicAdd(&counters->placed, with.num_threads()); }
@@ -698,7 +716,7 @@ __device__ __forceinline__ void hgb_shared_tile(K const* __restrict__ keys, size
   for (int j = 0; j < ipt; ++j) {
     // Capped in tier 1 too: a full table would make every later new key probe all its slots
     // (int64 keys at 2^22 groups: 1.1-1.5 ms before the flag stopped the launch).
-    gid[j] = valid[j] ? t.template insert<true>(k[j]) : 0;
+    gid[j] = valid[j] ? t.template insert<true, Spill ? 0 : 1>(k[j]) : 0;
     if (valid[j] && gid[j] < 0) {
       if (gid[j] == dense_other_member) {
         // the dense tier: a team mate aggregates it
@@ -1068,8 +1086,8 @@ __device__ __forceinline__ void dense_tiles(K const* __restrict__ keys, size_typ
           // no branch stands around it (a probe's team of 2 at g = 2^15: 1.30 ms a pass against
           // 1.59 with the branch, H200).
           add_rows([&](int a, int s, int v, bool lost) {
-            lo32_count(smem + batch.count_offset[a], s, lost ? (v < 0 ? -1 : 1) : 0,
-                       accs.spill(a), counters);
+            lo32_count<false>(smem + batch.count_offset[a], s, lost ? (v < 0 ? -1 : 1) : 0,
+                              accs.spill(a), counters);
           });
         } else {
           add_rows([&](int a, int s, int v, bool lost) {
@@ -1733,7 +1751,7 @@ std::optional<group_parts> hgb_dense_tier(K const* keys, size_type n, table_view
       lo32_ran = counted_ran;
     }
   }
-  if (has_lo32 && lo32 >= 0 && lo32 != 2 && !counted_ran && layout_of(lo32_plan)) {
+  if (has_lo32 && lo32 >= 0 && !counted_ran && layout_of(lo32_plan)) {
     lo32_ran = lo32 > 0 || (static_cast<std::uint64_t>(sample.span) >=
                               static_cast<std::uint64_t>(policy::dense_lo32_min_span) &&
                             hot_key_share<K>(keys, n, stream, mr) <

@@ -77,6 +77,8 @@ struct hash_groupby_policy {
   static constexpr unsigned lo32_count_bias = 0x8000;
   static constexpr int lo32_count_flush = 0x4000;
   static constexpr int lo32_count_limit = 0x7000;
+  /// A count beyond this (a one-group block's carry of many rows) skips the counter.
+  static constexpr int lo32_count_direct = 256;
   static constexpr int dense_counts_max_team = 2;
   /// HGB tier 2: smallest first table (groups), when even that exceeds the L2 cache.
   static constexpr size_type min_l2_groups = size_type{1} << 16;
