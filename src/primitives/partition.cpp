@@ -21,17 +21,19 @@ std::string_view to_string(partition_algorithm a) noexcept {
     case partition_algorithm::shared_atomic: return "shared_atomic";
     case partition_algorithm::block_scatter: return "block_scatter";
     case partition_algorithm::swwc: return "swwc";
+    case partition_algorithm::hierarchical: return "hierarchical";
   }
   return "unknown";
 }
 
 partition_algorithm partition_algorithm_from_string(std::string_view name) {
   for (auto a : {partition_algorithm::stable_cub, partition_algorithm::shared_atomic,
-                 partition_algorithm::block_scatter, partition_algorithm::swwc}) {
+                 partition_algorithm::block_scatter, partition_algorithm::swwc,
+                 partition_algorithm::hierarchical}) {
     if (to_string(a) == name) { return a; }
   }
   JOINERY_FAIL("unknown partition algorithm '" + std::string(name) +
-               "'; known: stable_cub, shared_atomic, block_scatter, swwc");
+               "'; known: stable_cub, shared_atomic, block_scatter, swwc, hierarchical");
 }
 
 namespace {
@@ -112,6 +114,7 @@ one_payload_fn<K, P> one_payload_algorithm(partition_algorithm algorithm) {
     case partition_algorithm::shared_atomic: return &detail::gpu::shared_atomic_partition<K, P>;
     case partition_algorithm::block_scatter: return &detail::gpu::block_scatter_partition<K, P>;
     case partition_algorithm::swwc: return &detail::gpu::swwc_partition<K, P>;
+    case partition_algorithm::hierarchical: return &detail::gpu::hierarchical_partition<K, P>;
     case partition_algorithm::stable_cub: break;
   }
   return nullptr;
@@ -166,7 +169,8 @@ partitioned_columns radix_partition(column_view const& keys,
   JOINERY_EXPECTS(algorithm == partition_algorithm::stable_cub ||
                     algorithm == partition_algorithm::shared_atomic ||
                     algorithm == partition_algorithm::block_scatter ||
-                    algorithm == partition_algorithm::swwc,
+                    algorithm == partition_algorithm::swwc ||
+                    algorithm == partition_algorithm::hierarchical,
                   std::string(fn) + ": unknown partition algorithm");
   expect_keys(keys, fn);
   for (std::size_t i = 0; i < payloads.size(); ++i) {
@@ -197,7 +201,9 @@ partitioned_columns radix_partition(column_view const& keys,
                        ? "joinery::radix_partition(shared_atomic)"
                      : algorithm == partition_algorithm::block_scatter
                        ? "joinery::radix_partition(block_scatter)"
-                       : "joinery::radix_partition(swwc)");
+                     : algorithm == partition_algorithm::swwc
+                       ? "joinery::radix_partition(swwc)"
+                       : "joinery::radix_partition(hierarchical)");
   partitioned_columns out;
   out.bit_offset = bit_offset;
   out.bits = bits;

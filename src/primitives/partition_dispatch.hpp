@@ -47,6 +47,15 @@ void swwc_partition(K const* keys, P const* payload, size_type n, int bit_offset
                     K* keys_out, P* payload_out, std::int64_t* offsets, stream_ref stream,
                     memory_resource* mr);
 
+/// Lutz et al. 2022 section 4.3 (Hierarchical SWWC): swwc_partition with a second buffer level in
+/// device memory, output chunks of 512 bytes of keys assembled in per-digit L2-resident rings
+/// and written out whole (swwc_stage.cuh). Not stable. Output pointers not 16-byte aligned get
+/// swwc_partition instead. P: no_payload, std::uint32_t or std::uint64_t. offsets: 2^bits + 1.
+template <class K, class P>
+void hierarchical_partition(K const* keys, P const* payload, size_type n, int bit_offset,
+                            int bits, K* keys_out, P* payload_out, std::int64_t* offsets,
+                            stream_ref stream, memory_resource* mr);
+
 /// Partitions keys with generated 32-bit row ids (row i gets id i; n < 2^32) over the digit
 /// [0, bits) with swwc: one pass up to max_radix_bits, else two, the high half of the digit
 /// first and then the low half within each of its partitions (each pass histogram + scan +

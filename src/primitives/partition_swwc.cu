@@ -16,18 +16,21 @@
 #include <cstdlib>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 namespace joinery::detail::gpu {
 
-template <class Policy, class K, class P>
+template <class Policy, class K, class P, bool Staged>
 __global__ void __launch_bounds__(Policy::threads_per_block, Policy::min_blocks_per_sm)
     swwc_partition_kernel(K const* __restrict__ keys, P const* __restrict__ payload, size_type n,
                           int bit_offset, int bits, int log2_b,
                           unsigned long long* __restrict__ cursors, K* __restrict__ keys_out,
-                          P* __restrict__ payload_out) {
-  using agent_t = agent_swwc_partition<Policy, K, P>;
+                          P* __restrict__ payload_out,
+                          swwc_stage<K, typename agent_swwc_partition<Policy, K, P>::pay_t> stage) {
+  using agent_t = agent_swwc_partition<Policy, K, P, Staged>;
   agent_t agent(radix_dynamic_smem, 1 << bits, log2_b, radix_digit<K>(bit_offset, bits), keys,
                 payload, keys_out, payload_out, cursors);
+  if constexpr (Staged) { agent.set_stage(stage); }
   agent.init();
   __syncthreads();
   size_type const tiles = ceil_div(n, Policy::tile_items);
@@ -41,6 +44,31 @@ __global__ void __launch_bounds__(Policy::threads_per_block, Policy::min_blocks_
   }
   __syncthreads();
   agent.template flush<true>();
+  if constexpr (Staged) {
+    __syncthreads();
+    agent.commit();
+  }
+}
+
+/// The chunks' first states (swwc_stage.cuh): the partial chunks at each partition's ends
+/// DIRECT, a digit's first R whole chunks STAGED, the rest undecided (zeroed before). One thread
+/// a digit; neighbours may both mark the chunk they share, with the same value.
+__global__ void stage_init_kernel(std::int64_t const* __restrict__ offsets, int fanout,
+                                  int log2_c, int log2_r, unsigned* __restrict__ state) {
+  int const d = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (d >= fanout) { return; }
+  auto const s = static_cast<unsigned long long>(offsets[d]);
+  auto const e = static_cast<unsigned long long>(offsets[d + 1]);
+  if (e == s) { return; }
+  unsigned long long const c = 1ULL << log2_c;
+  if ((s & (c - 1)) != 0) { state[s >> log2_c] = stage_direct; }
+  if ((e & (c - 1)) != 0) { state[(e - 1) >> log2_c] = stage_direct; }
+  unsigned long long const first_whole = (s + c - 1) >> log2_c;
+  unsigned long long const whole_end = e >> log2_c;
+  for (unsigned long long k = first_whole; k < whole_end && k < first_whole + (1ULL << log2_r);
+       ++k) {
+    state[k] = stage_staged;
+  }
 }
 
 
@@ -184,12 +212,23 @@ __global__ void __launch_bounds__(Policy::threads_per_block, Policy::min_blocks_
 }
 
 
-template <class K, class P>
-void swwc_partition(K const* keys, P const* payload, size_type n, int bit_offset, int bits,
-                    K* keys_out, P* payload_out, std::int64_t* offsets, stream_ref stream,
-                    memory_resource* mr) {
+namespace {
+
+/// An integer from the environment within [lo, hi], else `fallback` (A/B knobs of the benchmark).
+int env_int(char const* name, int lo, int hi, int fallback) {
+  char const* env = std::getenv(name);
+  if (env == nullptr) { return fallback; }
+  int const v = std::atoi(env);
+  return v >= lo && v <= hi ? v : fallback;
+}
+
+template <bool Staged, class K, class P>
+void swwc_partition_impl(K const* keys, P const* payload, size_type n, int bit_offset, int bits,
+                         K* keys_out, P* payload_out, std::int64_t* offsets, stream_ref stream,
+                         memory_resource* mr) {
   using policy = swwc_partition_policy;
-  using agent_t = agent_swwc_partition<policy, K, P>;
+  using agent_t = agent_swwc_partition<policy, K, P, Staged>;
+  using pay_t = typename agent_t::pay_t;
   static_assert(agent_t::smem_bytes(1 << policy::max_radix_bits, 1) <= policy::large_smem_bytes,
                 "one tuple per digit at the widest digit must fit the large budget");
   auto const s = to_cuda(stream);
@@ -215,7 +254,33 @@ void swwc_partition(K const* keys, P const* payload, size_type n, int bit_offset
       log2_b = forced;
     }
   }
-  auto const kernel = swwc_partition_kernel<policy, K, P>;
+  // Hierarchical: the chunk states and the staging rings (swwc_stage.cuh).
+  swwc_stage<K, pay_t> stage{};
+  buffer state;
+  buffer staged_keys;
+  buffer staged_pay;
+  if constexpr (Staged) {
+    using hp = hierarchical_partition_policy;
+    int log2_c = 0;
+    while ((static_cast<int>(sizeof(K)) << (log2_c + 1)) <= hp::chunk_key_bytes) { ++log2_c; }
+    log2_c = env_int("JOINERY_HSWWC_LOG2C", hp::min_log2_chunk, 16,
+                     std::max(log2_c, hp::min_log2_chunk));
+    int const log2_r =
+      env_int("JOINERY_HSWWC_LOG2R", 0, 16, std::max(1, hp::stage_tuples_log2 - bits - log2_c));
+    auto const chunks = static_cast<std::size_t>(ceil_div(n, size_type{1} << log2_c));
+    auto const slots = static_cast<std::size_t>(fanout) << (log2_r + log2_c);
+    state = buffer(sizeof(unsigned) * chunks, mr, stream);
+    staged_keys = buffer(sizeof(K) * slots, mr, stream);
+    if constexpr (agent_t::has_payload) { staged_pay = buffer(sizeof(P) * slots, mr, stream); }
+    JOINERY_CUDA_TRY(cudaMemsetAsync(state.data(), 0, state.size(), s));
+    constexpr int init_threads = 256;
+    stage_init_kernel<<<static_cast<int>(ceil_div(fanout, init_threads)), init_threads, 0, s>>>(
+      offsets, fanout, log2_c, log2_r, static_cast<unsigned*>(state.data()));
+    JOINERY_CHECK_LAUNCH();
+    stage = {static_cast<unsigned*>(state.data()), static_cast<K*>(staged_keys.data()),
+             static_cast<pay_t*>(staged_pay.data()), offsets, log2_c, log2_r};
+  }
+  auto const kernel = swwc_partition_kernel<policy, K, P, Staged>;
   std::size_t const smem = agent_t::smem_bytes(fanout, 1 << log2_b);
   JOINERY_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         static_cast<int>(smem)));
@@ -225,8 +290,36 @@ void swwc_partition(K const* keys, P const* payload, size_type n, int bit_offset
     std::min<size_type>(tiles, static_cast<size_type>(current_sm_count()) * resident));
   kernel<<<blocks, policy::threads_per_block, smem, s>>>(
     keys, payload, n, bit_offset, bits, log2_b,
-    static_cast<unsigned long long*>(cursors.data()), keys_out, payload_out);
+    static_cast<unsigned long long*>(cursors.data()), keys_out, payload_out, stage);
   JOINERY_CHECK_LAUNCH();
+}
+
+/// Whether a pointer may be moved in 16-byte vectors (the staged chunks' write-out).
+bool vector_aligned(void const* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
+
+}  // namespace
+
+template <class K, class P>
+void swwc_partition(K const* keys, P const* payload, size_type n, int bit_offset, int bits,
+                    K* keys_out, P* payload_out, std::int64_t* offsets, stream_ref stream,
+                    memory_resource* mr) {
+  swwc_partition_impl<false>(keys, payload, n, bit_offset, bits, keys_out, payload_out, offsets,
+                             stream, mr);
+}
+
+template <class K, class P>
+void hierarchical_partition(K const* keys, P const* payload, size_type n, int bit_offset,
+                            int bits, K* keys_out, P* payload_out, std::int64_t* offsets,
+                            stream_ref stream, memory_resource* mr) {
+  bool aligned = vector_aligned(keys_out);
+  if constexpr (!std::is_same_v<P, no_payload>) { aligned = aligned && vector_aligned(payload_out); }
+  if (!aligned) {  // chunks are written out in 16-byte moves: Shared's direct writes instead
+    swwc_partition_impl<false>(keys, payload, n, bit_offset, bits, keys_out, payload_out, offsets,
+                               stream, mr);
+    return;
+  }
+  swwc_partition_impl<true>(keys, payload, n, bit_offset, bits, keys_out, payload_out, offsets,
+                            stream, mr);
 }
 
 template <class K>
@@ -304,7 +397,9 @@ void swwc_partition_with_row_ids(K const* keys, size_type n, int bits, K* keys_o
 
 #define JOINERY_INSTANTIATE_SWWC(K, P)                                                       \
   template void swwc_partition<K, P>(K const*, P const*, size_type, int, int, K*, P*,         \
-                                     std::int64_t*, stream_ref, memory_resource*);
+                                     std::int64_t*, stream_ref, memory_resource*);            \
+  template void hierarchical_partition<K, P>(K const*, P const*, size_type, int, int, K*, P*, \
+                                             std::int64_t*, stream_ref, memory_resource*);
 JOINERY_INSTANTIATE_SWWC(std::uint32_t, no_payload)
 JOINERY_INSTANTIATE_SWWC(std::uint32_t, std::uint32_t)
 JOINERY_INSTANTIATE_SWWC(std::uint32_t, std::uint64_t)

@@ -1,5 +1,5 @@
 // GPU radix primitives: prefix scan, radix histogram, radix partitioning (stable_cub,
-// shared_atomic and block_scatter) against CPU references on random data, at tile and block edges, with skew,
+// shared_atomic, block_scatter, swwc and hierarchical) against CPU references on random data, at tile and block edges, with skew,
 // every digit width and several offsets, two passes, > 2^31 rows where memory allows; and the
 // refusals. GPU tests skip with a message when no GPU is present; the refusals run everywhere.
 #include "core/hash.hpp"
@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <limits>
@@ -34,7 +35,8 @@ using detail::gpu::swwc_partition_policy;
 constexpr partition_algorithm algorithms[] = {partition_algorithm::stable_cub,
                                               partition_algorithm::shared_atomic,
                                               partition_algorithm::block_scatter,
-                                              partition_algorithm::swwc};
+                                              partition_algorithm::swwc,
+                                              partition_algorithm::hierarchical};
 
 /// Whether an algorithm keeps the input order within each partition.
 constexpr bool is_stable(partition_algorithm a) {
@@ -399,6 +401,47 @@ TEST_P(PartitionAlgorithms, EveryRowInOneDigit) {
   }
 }
 
+/// Sets an environment variable for the scope (the A/B knobs the dispatch reads on every call).
+class scoped_env {
+ public:
+  scoped_env(char const* name, std::string const& value) : name_(name) {
+    ::setenv(name, value.c_str(), 1);
+  }
+  ~scoped_env() { ::unsetenv(name_); }
+  scoped_env(scoped_env const&) = delete;
+  scoped_env& operator=(scoped_env const&) = delete;
+
+ private:
+  char const* name_;
+};
+
+TEST_F(Partition, HierarchicalWithSmallRingsAndChunks) {
+  // Hierarchical's staging under pressure: one or two slots a digit and 32-row chunks, so that
+  // chunks often find their slot busy (and go direct), slots pass over direct chunks, buffers
+  // straddle two chunks and skewed ranges many; and long chunks (2^10 rows) with one slot.
+  size_type const n = (size_type{1} << 20) + 77;
+  struct setting {
+    int log2_r, log2_c;
+  };
+  std::uint64_t seed = 4000;
+  for (auto const st : {setting{0, 5}, setting{1, 5}, setting{0, 10}, setting{3, 7}}) {
+    scoped_env const r("JOINERY_HSWWC_LOG2R", std::to_string(st.log2_r));
+    scoped_env const c("JOINERY_HSWWC_LOG2C", std::to_string(st.log2_c));
+    for (auto key : {type_id::uint32, type_id::int64}) {
+      for (auto const& payloads : std::vector<std::vector<type_id>>{{}, {type_id::int32}, {type_id::uint64}}) {
+        for (double zipf : {0.0, 1.5}) {
+          auto const d = make_data({key, n, payloads, zipf == 0.0, 0, zipf, ++seed}, stream_);
+          for (int bits : {1, 6, 11}) {
+            EXPECT_EQ(partition_and_check(d, 0, bits, partition_algorithm::hierarchical, stream_), "")
+              << "R = 2^" << st.log2_r << ", C = 2^" << st.log2_c << ", Zipf " << zipf << ": "
+              << describe(partition_algorithm::hierarchical, key, n, 0, bits, payloads.size());
+          }
+        }
+      }
+    }
+  }
+}
+
 /// A device view of rows [begin, end) of a device column.
 column_view rows_of(column const& c, size_type begin, size_type end) {
   auto const* base = static_cast<char const*>(c.view().data());
@@ -676,6 +719,9 @@ TEST(PartitionRefusals, ClearMessages) {
   EXPECT_EQ(partition_algorithm_from_string("swwc"), partition_algorithm::swwc);
   expect_refusal([&] { (void)radix_partition(keys, {pay, pay}, 0, 4, partition_algorithm::swwc); },
                  "swwc moves the key and at most one payload column");
+  EXPECT_EQ(partition_algorithm_from_string("hierarchical"), partition_algorithm::hierarchical);
+  expect_refusal([&] { (void)radix_partition(keys, {pay, pay}, 0, 4, partition_algorithm::hierarchical); },
+                 "hierarchical moves the key and at most one payload column");
   EXPECT_EQ(partition_algorithm_from_string(to_string(sc)), sc);
   // Memory spaces: host columns where device memory is needed.
   expect_refusal([&] { (void)radix_partition(keys, {pay}, 0, 4, sa); },

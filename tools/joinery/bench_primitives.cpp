@@ -166,7 +166,8 @@ class primitives_bench {
     }
     if (a_.partition_algorithms.empty()) {
       algos = {partition_algorithm::stable_cub, partition_algorithm::shared_atomic,
-               partition_algorithm::block_scatter, partition_algorithm::swwc};
+               partition_algorithm::block_scatter, partition_algorithm::swwc,
+               partition_algorithm::hierarchical};
     }
     for (auto algo : algos) {
       for (int bits = 8; bits <= 11; ++bits) {

@@ -60,9 +60,19 @@ enum class partition_algorithm : std::uint8_t {
   /// are whole runs however short a digit's run in one tile is; NOT stable. The key and at most
   /// one 4- or 8-byte payload column.
   swwc,
+  /// Lutz et al. 2022 section 4.3, Hierarchical software write-combining: swwc with a second
+  /// buffer level in device memory. The output is cut into chunks of 512 bytes of keys; a chunk
+  /// inside one partition is assembled in a per-digit ring of staging slots small enough to stay
+  /// in L2, and written out in one burst by the warp that completes it (the slot then passes to a
+  /// later chunk: the paper's double-buffering, with more than two buffers). Chunks at partition
+  /// ends, and chunks whose slot is still busy when their first row arrives, are written
+  /// directly. Longer DRAM write runs than swwc, for one more round trip through L2. NOT stable.
+  /// The key and at most one 4- or 8-byte payload column.
+  hierarchical,
 };
 std::string_view to_string(partition_algorithm a) noexcept;
-/// Parses "stable_cub", "shared_atomic", "block_scatter" or "swwc"; throws logic_error otherwise.
+/// Parses "stable_cub", "shared_atomic", "block_scatter", "swwc" or "hierarchical"; throws
+/// logic_error otherwise.
 partition_algorithm partition_algorithm_from_string(std::string_view name);
 
 /// Output of radix_partition: the columns reordered so that partition p occupies rows

@@ -21,9 +21,15 @@
 // to their rows: one round instead of tile / B (B-sized rounds made Zipf 1.5 keys 7-30x slower).
 // Short overflows keep the buffered path: direct writes of a few tuples per digit cost more than
 // the round.
+//
+// Staged = true is the Hierarchical variant (section 4.3): every output row goes through the
+// chunk staging of swwc_stage.cuh (its slot, or straight to the output where its chunk is
+// direct), and after each round, once the block's writes are done, the block counts the rows it
+// wrote into each chunk; a warp whose count completes a staged chunk writes it out.
 
 #include "primitives/detail/partition_policy.hpp"
 #include "primitives/detail/radix_digit.cuh"
+#include "primitives/detail/swwc_stage.cuh"
 #include "primitives/partition_dispatch.hpp"
 
 #include <cstddef>
@@ -32,7 +38,7 @@
 
 namespace joinery::detail::gpu {
 
-template <class Policy, class K, class P>
+template <class Policy, class K, class P, bool Staged = false>
 struct agent_swwc_partition {
   static constexpr int threads = Policy::threads_per_block;
   static constexpr int vt = Policy::items_per_thread;
@@ -74,6 +80,8 @@ struct agent_swwc_partition {
   K* __restrict__ keys_out;
   P* __restrict__ payload_out;
   unsigned long long* __restrict__ cursors;  // global, fanout: next free output row per digit
+  swwc_stage<K, pay_t> stage{};  // Staged only: the second buffer level
+  int listed = 0;                // buffers listed by the last flush (Staged: the commit's list)
 
   __device__ __forceinline__ agent_swwc_partition(unsigned char* smem, int fanout_, int log2_b_,
                                                   radix_digit<K> digit_, K const* keys_,
@@ -94,6 +102,8 @@ struct agent_swwc_partition {
     flush_count = reinterpret_cast<unsigned*>(next + (sizeof(unsigned) + sizeof(int)) * fanout);
   }
 
+  __device__ __forceinline__ void set_stage(swwc_stage<K, pay_t> const& s) { stage = s; }
+
   /// The write cursors of the digits (a segmented pass moves them between segments).
   __device__ __forceinline__ void set_cursors(unsigned long long* c) { cursors = c; }
 
@@ -107,6 +117,21 @@ struct agent_swwc_partition {
     auto const i = (static_cast<std::size_t>(d) << log2_b) + slot;
     buf_keys[i] = k;
     if constexpr (has_payload) { buf_pay[i] = v; }
+  }
+
+  /// Writes one tuple of digit d at output row `row`: into its chunk's staging slot if `staged`,
+  /// else to the output. Returns `staged`.
+  __device__ __forceinline__ bool put(unsigned d, unsigned long long row, bool staged, K key,
+                                      pay_t v) {
+    if (Staged && staged) {
+      auto const si = stage.slot_index(d, row);
+      stage.keys[si] = key;
+      if constexpr (has_payload) { stage.pay[si] = v; }
+      return true;
+    }
+    keys_out[row] = key;
+    if constexpr (has_payload) { payload_out[row] = v; }
+    return false;
   }
 
   /// Writes out buffers: with Drain, every non-empty one (its fill count of tuples, at most b),
@@ -126,6 +151,7 @@ struct agent_swwc_partition {
     }
     __syncthreads();
     int const count = static_cast<int>(*flush_count);
+    listed = count;
     int const lane = static_cast<int>(threadIdx.x) & 31;
     int const warp = static_cast<int>(threadIdx.x) >> 5;
     int const share = (count + warps - 1) / warps;
@@ -145,23 +171,88 @@ struct agent_swwc_partition {
         taken = Drain ? f : (f >= direct_factor * b ? f & ~(b - 1) : b);
         size = Drain ? f : b;
         base = atomicAdd(cursors + q, static_cast<unsigned long long>(taken));
-        if constexpr (!Drain) { flushed[q] = (base << taken_bits) | taken; }
+        if constexpr (!Drain || Staged) { flushed[q] = (base << taken_bits) | taken; }
       }
+      // Staged: whether the buffer's first and last rows (at most two chunks) go through the
+      // staging slots, bits 0 and 1.
+      unsigned modes = 0;
+      if constexpr (Staged) {
+        if (mine < end) {
+          unsigned long long const k0 = base >> stage.log2_c;
+          unsigned long long const k1 = (base + size - 1) >> stage.log2_c;
+          modes = stage.staged_pair(k0, k1);
+        }
+      }
+      bool wrote_staged = false;
       int const here = end - chunk < 32 ? end - chunk : 32;
       for (int first = 0; first < here; first += per_step) {
         int const src = first + (lane >> log2_b);  // the lane that took this buffer's range
         int const qq = __shfl_sync(0xffffffffU, q, src & 31);
         unsigned const n = __shfl_sync(0xffffffffU, size, src & 31);
         unsigned long long const at = __shfl_sync(0xffffffffU, base, src & 31);
+        unsigned const md = Staged ? __shfl_sync(0xffffffffU, modes, src & 31) : 0U;
         if (src < here && static_cast<unsigned>(e) < n) {
           auto const i = (static_cast<std::size_t>(qq) << log2_b) + static_cast<std::size_t>(e);
-          keys_out[at + static_cast<unsigned long long>(e)] = buf_keys[i];
-          if constexpr (has_payload) {
-            payload_out[at + static_cast<unsigned long long>(e)] = buf_pay[i];
-          }
+          auto const row = at + static_cast<unsigned long long>(e);
+          bool const staged =
+            Staged && ((md >> ((row >> stage.log2_c) != (at >> stage.log2_c) ? 1 : 0)) & 1U);
+          wrote_staged |= put(static_cast<unsigned>(qq), row, staged, buf_keys[i],
+                              has_payload ? buf_pay[i] : pay_t{});
         }
       }
       if (mine < end) { fill[q] -= taken; }
+      // A staged row must reach L2 before the commit counts it (the counting lane's fence
+      // covers only its own writes).
+      if (Staged && wrote_staged) { stage_fence(); }
+    }
+  }
+
+  /// Staged: counts the rows of the last flush's ranges (buffers and the pending tuples written
+  /// into them) into their chunks, and writes out every staged chunk this completes. Each warp
+  /// takes the share of the list it flushed. Needs a barrier before (every write of the round
+  /// done) and after (the next flush rewrites the list and the ranges).
+  __device__ __forceinline__ void commit() {
+    static_assert(Staged, "only the Hierarchical variant stages chunks");
+    int const count = listed;
+    int const lane = static_cast<int>(threadIdx.x) & 31;
+    int const warp = static_cast<int>(threadIdx.x) >> 5;
+    int const share = (count + warps - 1) / warps;
+    int const begin = warp * share;
+    int const end = begin + share < count ? begin + share : count;
+    int const lc = stage.log2_c;
+    for (int chunk = begin; chunk < end; chunk += 32) {
+      int const mine = chunk + lane;
+      unsigned q = 0;
+      unsigned long long lo = 0;
+      unsigned long long hi = 0;
+      if (mine < end) {
+        q = static_cast<unsigned>(flush_list[mine]);
+        unsigned long long const f = flushed[q];
+        lo = f >> taken_bits;
+        hi = lo + (f & ((1ULL << taken_bits) - 1));
+      }
+      // Chunk by chunk through each lane's range: a buffer spans at most two chunks, a skewed
+      // digit's multiple-of-b range several.
+      unsigned long long k = lo >> lc;
+      while (true) {
+        bool const has = lo < hi && (k << lc) < hi;
+        if (!__any_sync(0xffffffffU, has)) { break; }
+        bool done = false;
+        if (has) {
+          unsigned long long const from = lo > (k << lc) ? lo : (k << lc);
+          unsigned long long const to = hi < ((k + 1) << lc) ? hi : ((k + 1) << lc);
+          done = stage.add_rows(k, static_cast<unsigned>(to - from));
+        }
+        unsigned todo = __ballot_sync(0xffffffffU, done);
+        while (todo != 0) {
+          int const src = __ffs(static_cast<int>(todo)) - 1;
+          todo &= todo - 1;
+          unsigned long long const kk = __shfl_sync(0xffffffffU, k, src);
+          unsigned const qq = __shfl_sync(0xffffffffU, q, src);
+          stage.template write_out<has_payload>(kk, qq, src, keys_out, payload_out);
+        }
+        ++k;
+      }
     }
   }
 
@@ -212,6 +303,7 @@ struct agent_swwc_partition {
       __syncthreads();
       reset_list();
       pending = false;
+      bool wrote_staged = false;
 #pragma unroll
       for (int j = 0; j < vt; ++j) {
         if (striped_valid<threads, Full>(j, valid) && slot[j] >= b) {
@@ -220,8 +312,10 @@ struct agent_swwc_partition {
           auto const taken = static_cast<unsigned>(f & ((1ULL << taken_bits) - 1));
           if (slot[j] < taken) {
             auto const row = (f >> taken_bits) + slot[j];
-            keys_out[row] = k[j];
-            if constexpr (has_payload) { payload_out[row] = v[j]; }
+            wrote_staged |= put(d, row, Staged && stage.staged(row >> stage.log2_c), k[j], v[j]);
+            // Written: not pending any more. (Else a later round would write it again at the
+            // same row; harmless for the output, but Staged may have handed the slot on.)
+            slot[j] = 0;
           } else {
             slot[j] -= taken;
             if (slot[j] < b) {
@@ -231,6 +325,11 @@ struct agent_swwc_partition {
             }
           }
         }
+      }
+      if constexpr (Staged) {
+        if (wrote_staged) { stage_fence(); }  // see flush()
+        __syncthreads();
+        commit();
       }
     }
   }
