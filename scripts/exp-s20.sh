@@ -20,3 +20,16 @@ if [ "${PART:-1}" = 2 ]; then
   step racecheck-hier sanitizer 300 compute-sanitizer --tool racecheck $T --gtest_filter='*PartitionAlgorithms*hierarchical*:-*BeyondTwoToThe31Rows*:*SizesAroundTiles*'
   step beyond tests 200 $T --gtest_filter='*PartitionAlgorithms.BeyondTwoToThe31Rows/hierarchical'
 fi
+if [ "${PART:-1}" = 3 ]; then  # where the staged kernel waits: ncu at 8 bits, 4+4 B, 2^26 tuples
+  step tests-hier tests 300 $T --gtest_filter='*PartitionAlgorithms*hierarchical*:Partition.Hierarchical*:-*BeyondTwoToThe31Rows*'
+  for a in hierarchical swwc; do
+    step "ncu-$a" ncu 200 ncu --clock-control none --kernel-name regex:swwc_partition_kernel --launch-count 1 --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats --section Occupancy --section LaunchStats --section SourceCounters $J bench primitives --algorithm $a --rows 2^26 --runs 1 --warmup 0
+  done
+fi
+if [ "${PART:-1}" = 4 ]; then  # the map primitive; every primitive at 2^28 and at 2^24 (He et al.'s 16 M)
+  step tests-map tests 300 $T --gtest_filter='Map.*:MapRefusals.*:Gather*:Scatter*'
+  step memcheck-map sanitizer 200 compute-sanitizer --tool memcheck --report-api-errors no $T --gtest_filter='Map.*:-*BeyondTwoToThe31Rows*'
+  step racecheck-map sanitizer 200 compute-sanitizer --tool racecheck $T --gtest_filter='Map.*:-*BeyondTwoToThe31Rows*'
+  step bench-all bench 300 $J bench primitives --runs 5 --warmup 1 --out "$OUT/prim-all.jsonl"
+  step bench-16m bench 200 $J bench primitives --rows 2^24 --runs 5 --warmup 1 --out "$OUT/prim-16m.jsonl"
+fi

@@ -6,6 +6,8 @@
 
 #include <joinery/gen.hpp>
 #include <joinery/primitives/checksum.hpp>
+#include <joinery/primitives/gather.hpp>
+#include <joinery/primitives/map.hpp>
 #include <joinery/primitives/partition.hpp>
 #include <joinery/primitives/sort.hpp>
 
@@ -157,9 +159,12 @@ class primitives_bench {
     auto const key_sum = checksum(keys.view(), s);
     std::vector<partition_algorithm> algos;
     bool with_split = a_.partition_algorithms.empty();
+    bool with_access = a_.partition_algorithms.empty();  // map, gather, scatter
     for (auto const& name : a_.partition_algorithms) {
       if (name == "split") {
         with_split = true;
+      } else if (name == "access") {
+        with_access = true;
       } else {
         algos.push_back(partition_algorithm_from_string(name));
       }
@@ -242,6 +247,7 @@ class primitives_bench {
       measure(params, nd * 4 + 2 * nd * w,
               [&] { auto const r = split(ids.view(), 256, {payload.view()}, s); });
     }
+    if (with_access) { run_access(width, keys, payload); }
     // The histogram reads the keys once.
     for (int bits : {8, 11}) {
       auto params = base;
@@ -260,6 +266,65 @@ class primitives_bench {
       measure(params, 2 * nd * 8, [&] { auto const o = prefix_scan(counts, s); });
     }
     s.synchronize();
+  }
+
+  /// He et al.'s map, gather and scatter: the map hashes the keys (read + written); gather and
+  /// scatter move the payload through int64 row ids (ids read, values read + written), once in
+  /// order ("clustered", Wu et al. 4.1.1) and once through a pseudo-random permutation
+  /// ("unclustered": every warp's 32 values lie in 32 different lines).
+  void run_access(int width, column const& keys, column const& payload) {
+    auto const s = stream_.ref();
+    auto const n = a_.rows;
+    auto const nd = static_cast<double>(n);
+    auto const w = static_cast<double>(width);
+    nlohmann::json base{{"key_bytes", width}, {"payload_bytes", 0}, {"zipf", a_.zipf}};
+    {
+      auto params = base;
+      params["primitive"] = "map";
+      params["algorithm"] = "hash_murmur";
+      measure(params, 2 * nd * w, [&] { auto const h = hash_keys(keys.view(), hash_function::murmur, s); });
+    }
+    auto const pay_sum = checksum(payload.view(), s);
+    column target(payload.type(), n, device_resource(), s);
+    for (bool clustered : {true, false}) {
+      column ids;
+      {
+        // A bijection of [0, 2^k) (odd multiplies and xor-shifts, mod 2^k), cycle-walked into
+        // [0, n): a permutation of the rows.
+        int k = 1;
+        while ((std::int64_t{1} << k) < n) { ++k; }
+        std::uint64_t const mask = (std::uint64_t{1} << k) - 1;
+        auto const perm = [&](std::uint64_t x) {
+          do {
+            x = (x * 0x9e3779b97f4a7c15ULL) & mask;
+            x ^= x >> (k / 2 + 1);
+            x = (x * 0xbf58476d1ce4e5b9ULL) & mask;
+            x ^= x >> (k / 3 + 1);
+          } while (x >= static_cast<std::uint64_t>(n));
+          return x;
+        };
+        std::vector<std::int64_t> host_ids(static_cast<std::size_t>(n));
+#pragma omp parallel for schedule(static)
+        for (std::int64_t i = 0; i < n; ++i) {
+          host_ids[static_cast<std::size_t>(i)] =
+            clustered ? i : static_cast<std::int64_t>(perm(static_cast<std::uint64_t>(i)));
+        }
+        ids = column::copy_of(column_view::of(host_ids), device_resource(), s);
+      }
+      char const* algorithm = clustered ? "clustered" : "unclustered";
+      {  // Not timed: both move a permutation of the payload.
+        JOINERY_EXPECTS(checksum(gather(payload.view(), ids.view(), bounds_check::checked, s).view(), s) == pay_sum,
+                        "bench primitives: gather lost values");
+        scatter(payload.view(), ids.view(), target, bounds_check::checked, s);
+        JOINERY_EXPECTS(checksum(target.view(), s) == pay_sum, "bench primitives: scatter lost values");
+      }
+      auto params = base;
+      params["algorithm"] = algorithm;
+      params["primitive"] = "gather";
+      measure(params, nd * (8 + 2 * w), [&] { auto const g = gather(payload.view(), ids.view(), bounds_check::unchecked, s); });
+      params["primitive"] = "scatter";
+      measure(params, nd * (8 + 2 * w), [&] { scatter(payload.view(), ids.view(), target, bounds_check::unchecked, s); });
+    }
   }
 
   primitives_bench_args const& a_;

@@ -14,8 +14,8 @@ struct primitives_bench_args {
   std::uint64_t seed = 42;
   std::string revision;  // recorded with every line
   std::string date;
-  /// Partition algorithms to time (names of partition_algorithm, or "split"); empty: all, and the
-  /// sorts. A list skips the sorts (the slow rows), for quick A/B runs of the partitionings.
+  /// Partition algorithms to time (names of partition_algorithm, "split", or "access" for map,
+  /// gather and scatter); empty: all, and the sorts. A list skips the sorts (the slow rows), for quick A/B runs of the partitionings.
   std::vector<std::string> partition_algorithms;
   /// Zipf exponent of the keys (0: uniform over the key type); skewed keys are drawn from 2^24
   /// values, so few digits hold most tuples.
@@ -24,7 +24,8 @@ struct primitives_bench_args {
 
 /// For 4- and 8-byte tuples halves (key + payload of that width): the device-to-device copy
 /// (the roofline), one radix-partition pass at 8..11 bits per algorithm, the sort of the pairs
-/// (CUB radix sort and merge path merge sort), the radix histogram and the prefix scan; GB/s
+/// (CUB radix sort and merge path merge sort), He et al.'s map, gather and scatter (clustered and
+/// unclustered) and split, the radix histogram and the prefix scan; GB/s
 /// counts bytes read + written. Needs a GPU.
 void run_primitives_bench(primitives_bench_args const& a);
 

@@ -55,11 +55,17 @@ struct bench_args {
   std::string index_type = "int64";
   std::string writer = "direct";
   double load_factor = 0.5;
-  std::string rows = "2^24";
+  std::string rows;  // empty: the experiment's default (2^24; primitives and gpu-groupby 2^28)
   std::string groups = "2^10";
   std::string max_rows = "2^24";
   std::uint64_t seed = 42;
 };
+
+/// --rows if given, else the experiment's default. (An explicit --rows equal to another
+/// experiment's default used to be taken for "not given".)
+std::int64_t rows_or(bench_args const& a, std::int64_t fallback) {
+  return a.rows.empty() ? fallback : parse_size(a.rows, "--rows");
+}
 
 std::string run_command(char const* cmd) {
   std::string out;
@@ -446,7 +452,7 @@ void run_bench(bench_args const& a) {
     run_join_point(rec, p, be, join_algorithm_from_string(a.algorithm), a.seed);
   } else if (a.experiment == "groupby") {
     auto const be = resolve_backend(a.backend, !groupby_algorithms_on(backend::gpu).empty());
-    run_groupby_point(rec, parse_size(a.rows, "--rows"), parse_size(a.groups, "--groups"), a.zipf,
+    run_groupby_point(rec, rows_or(a, std::int64_t{1} << 24), parse_size(a.groups, "--groups"), a.zipf,
                       be, groupby_algorithm_from_string(a.algorithm), a.seed);
   } else if (a.experiment == "cpu-join-scaling") {
     // |R| = |S| from 2^20 up to --max-rows, 4- and 8-byte keys, every CPU join but nested loops.
@@ -462,7 +468,7 @@ void run_bench(bench_args const& a) {
     }
   } else if (a.experiment == "cpu-bandwidth") {
     // The host's roofline: a parallel copy of --rows 8-byte values (bytes read + written).
-    auto const n = parse_size(a.rows, "--rows");
+    auto const n = rows_or(a, std::int64_t{1} << 24);
     std::unique_ptr<std::uint64_t[]> src(new std::uint64_t[static_cast<std::size_t>(n)]);
     std::unique_ptr<std::uint64_t[]> dst(new std::uint64_t[static_cast<std::size_t>(n)]);
 #pragma omp parallel for schedule(static)
@@ -480,7 +486,7 @@ void run_bench(bench_args const& a) {
               << " GB/s (read + write)\n";
   } else if (a.experiment == "cpu-groupby") {
     // g from 2^0 to 2^24 (capped by the rows), every CPU group-by.
-    auto const rows = parse_size(a.rows, "--rows");
+    auto const rows = rows_or(a, std::int64_t{1} << 24);
     for (std::int64_t g = 1; g <= std::min<std::int64_t>(rows, std::int64_t{1} << 24); g *= 16) {
       for (auto algo : groupby_algorithms_on(backend::cpu)) {
         run_groupby_point(rec, rows, g, 0.0, backend::cpu, algo, a.seed);
@@ -529,17 +535,18 @@ void run_bench(bench_args const& a) {
     std::cout << "bench smoke: all algorithms agree\n";
   } else if (a.experiment == "primitives") {
     // GPU primitives against the device-copy roofline (bench_primitives.cpp); --rows default 2^28.
-    // --algorithm: a comma-separated list of partition algorithms and/or "split" (then no sorts).
-    primitives_bench_args p{a.rows == bench_args{}.rows ? std::int64_t{1} << 28
-                                                        : parse_size(a.rows, "--rows"),
+    // --algorithm: a comma-separated list of partition algorithms, "split" and/or "access" (map,
+    // gather, scatter); then no sorts.
+    primitives_bench_args p{rows_or(a, std::int64_t{1} << 28),
                             a.runs, a.warmup, a.out, a.seed, git_revision(), today(), {},
                             a.zipf};
     if (a.algorithm != bench_args{}.algorithm) {
       for (std::size_t at = 0; at <= a.algorithm.size();) {
         auto const end = std::min(a.algorithm.find(',', at), a.algorithm.size());
         p.partition_algorithms.push_back(a.algorithm.substr(at, end - at));
-        if (p.partition_algorithms.back() != "split") {  // refuse unknown names early
-          (void)partition_algorithm_from_string(p.partition_algorithms.back());
+        auto const& name = p.partition_algorithms.back();
+        if (name != "split" && name != "access") {  // refuse unknown names early
+          (void)partition_algorithm_from_string(name);
         }
         at = end + 1;
       }
@@ -552,7 +559,7 @@ void run_bench(bench_args const& a) {
   } else if (a.experiment == "gpu-groupby") {
     // Every GPU group-by over g = 4^0 .. 2^26 (bench_groupby_gpu.cpp); --rows default 2^28.
     gpu_groupby_bench_args g;
-    g.rows = a.rows == bench_args{}.rows ? std::int64_t{1} << 28 : parse_size(a.rows, "--rows");
+    g.rows = rows_or(a, std::int64_t{1} << 28);
     g.key_type = a.key_type;
     g.zipf = a.zipf;
     g.spread_keys = a.spread_keys;
@@ -606,7 +613,8 @@ void add_bench(CLI::App& app) {
   c->add_option("--writer", args->writer,
                 "join on the GPU: direct (output buffer first, the default) or three_phase "
                 "(count, scan, write)");
-  c->add_option("--rows", args->rows, "groupby: input rows");
+  c->add_option("--rows", args->rows,
+                "input rows (groupby: 2^24; primitives, gpu-groupby: 2^28)");
   c->add_option("--groups", args->groups,
                 "groupby: number of groups; gpu-groupby: the largest g (2^26)");
   c->add_option("--max-rows", args->max_rows,
