@@ -3,20 +3,13 @@
 // blocks loop over tiles grid-stride. Explicitly instantiated over the key widths.
 #include "primitives/detail/hash.cuh"
 #include "primitives/detail/launch.cuh"
+#include "primitives/detail/map_policy.hpp"
 #include "primitives/detail/radix_digit.cuh"
 #include "primitives/map_dispatch.hpp"
 
 #include <cstdint>
 
 namespace joinery::detail::gpu {
-
-/// Tuning of the map: enough independent loads in flight per thread to cover DRAM latency.
-struct map_policy {
-  static constexpr int threads_per_block = 256;
-  static constexpr int items_per_thread = 8;
-  static constexpr int tile_items = threads_per_block * items_per_thread;
-  static constexpr int blocks_per_sm = 8;
-};
 
 template <class Policy, class K, class F>
 __global__ void __launch_bounds__(Policy::threads_per_block)

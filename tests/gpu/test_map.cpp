@@ -2,6 +2,7 @@
 // sizes around the tile, a non-blocking stream, > 2^31 rows; and the refusals (which also run
 // without a GPU).
 #include "core/hash.hpp"
+#include "primitives/detail/map_policy.hpp"
 #include "support/refusal.hpp"
 
 #include <joinery/primitives/map.hpp>
@@ -58,7 +59,7 @@ class Map : public ::testing::Test {
 };
 
 TEST_F(Map, EveryKeyTypeAndHashAroundTiles) {
-  constexpr size_type tile = 256 * 8;  // map_policy's tile
+  constexpr size_type tile = detail::gpu::map_policy::tile_items;
   std::uint64_t seed = 1;
   for (size_type n : {size_type{0}, size_type{1}, size_type{31}, tile - 1, tile, tile + 1,
                       37 * tile + 5, (size_type{1} << 20) + 3}) {
