@@ -33,3 +33,20 @@ if [ "${PART:-1}" = 4 ]; then  # the map primitive; every primitive at 2^28 and 
   step bench-all bench 300 $J bench primitives --runs 5 --warmup 1 --out "$OUT/prim-all.jsonl"
   step bench-16m bench 200 $J bench primitives --rows 2^24 --runs 5 --warmup 1 --out "$OUT/prim-16m.jsonl"
 fi
+if [ "${PART:-1}" = 5 ]; then  # every primitive at 2^24 (He et al.'s 16 M); hierarchical's chunk length A/B, alternated
+  step bench-16m bench 200 $J bench primitives --rows 2^24 --runs 5 --warmup 1 --out "$OUT/prim-16m.jsonl"
+  for i in 1 2; do
+    for c in 7 6 8; do
+      step "hier-c$c-$i" bench 120 env JOINERY_HSWWC_LOG2C=$c $J bench primitives --algorithm hierarchical --runs 5 --warmup 1 --out "$OUT/hier-c.jsonl"
+    done
+  done
+fi
+if [ "${PART:-1}" = 6 ]; then  # hierarchical with 256-row chunks (the new default): chunk and ring A/B; its tests
+  step tests-hier tests 300 $T --gtest_filter='*PartitionAlgorithms*hierarchical*:Partition.Hierarchical*:-*BeyondTwoToThe31Rows*'
+  for i in 1 2; do
+    step "hier-def-$i" bench 120 $J bench primitives --algorithm swwc,hierarchical --runs 5 --warmup 1 --out "$OUT/hier-ab.jsonl"
+    for v in JOINERY_HSWWC_LOG2C=9 JOINERY_HSWWC_LOG2C=10 JOINERY_HSWWC_LOG2R=1 JOINERY_HSWWC_LOG2R=4; do
+      step "hier-$v-$i" bench 120 env $v $J bench primitives --algorithm hierarchical --runs 5 --warmup 1 --out "$OUT/hier-ab.jsonl"
+    done
+  done
+fi

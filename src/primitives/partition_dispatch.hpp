@@ -48,7 +48,7 @@ void swwc_partition(K const* keys, P const* payload, size_type n, int bit_offset
                     memory_resource* mr);
 
 /// Lutz et al. 2022 section 4.3 (Hierarchical SWWC): swwc_partition with a second buffer level in
-/// device memory, output chunks of 512 bytes of keys assembled in per-digit L2-resident rings
+/// device memory, output chunks of 256 rows assembled in per-digit L2-resident rings
 /// and written out whole (swwc_stage.cuh). Not stable. Output pointers not 16-byte aligned get
 /// swwc_partition instead. P: no_payload, std::uint32_t or std::uint64_t. offsets: 2^bits + 1.
 template <class K, class P>

@@ -261,12 +261,8 @@ void swwc_partition_impl(K const* keys, P const* payload, size_type n, int bit_o
   buffer staged_pay;
   if constexpr (Staged) {
     using hp = hierarchical_partition_policy;
-    int log2_c = 0;
-    while ((static_cast<int>(sizeof(K)) << (log2_c + 1)) <= hp::chunk_key_bytes) { ++log2_c; }
-    log2_c = env_int("JOINERY_HSWWC_LOG2C", hp::min_log2_chunk, 16,
-                     std::max(log2_c, hp::min_log2_chunk));
-    int const log2_r =
-      env_int("JOINERY_HSWWC_LOG2R", 0, 16, std::max(1, hp::stage_tuples_log2 - bits - log2_c));
+    int const log2_c = env_int("JOINERY_HSWWC_LOG2C", hp::min_log2_chunk, 16, hp::log2_chunk);
+    int const log2_r = env_int("JOINERY_HSWWC_LOG2R", 0, 16, hp::log2_ring);
     auto const chunks = static_cast<std::size_t>(ceil_div(n, size_type{1} << log2_c));
     auto const slots = static_cast<std::size_t>(fanout) << (log2_r + log2_c);
     state = buffer(sizeof(unsigned) * chunks, mr, stream);

@@ -61,13 +61,16 @@ enum class partition_algorithm : std::uint8_t {
   /// one 4- or 8-byte payload column.
   swwc,
   /// Lutz et al. 2022 section 4.3, Hierarchical software write-combining: swwc with a second
-  /// buffer level in device memory. The output is cut into chunks of 512 bytes of keys; a chunk
+  /// buffer level in device memory. The output is cut into chunks of 256 rows; a chunk
   /// inside one partition is assembled in a per-digit ring of staging slots small enough to stay
   /// in L2, and written out in one burst by the warp that completes it (the slot then passes to a
   /// later chunk: the paper's double-buffering, with more than two buffers). Chunks at partition
   /// ends, and chunks whose slot is still busy when their first row arrives, are written
-  /// directly. Longer DRAM write runs than swwc, for one more round trip through L2. NOT stable.
-  /// The key and at most one 4- or 8-byte payload column.
+  /// directly. Longer DRAM write runs than swwc, for one more round trip through L2. Device to
+  /// device it runs at a third to a half of swwc's speed on an H200 (each chunk's write-out
+  /// costs a few L2 round trips on its block's critical path): prefer swwc there; this one is
+  /// for destinations where long writes matter more (host memory). NOT stable. The key and at
+  /// most one 4- or 8-byte payload column.
   hierarchical,
 };
 std::string_view to_string(partition_algorithm a) noexcept;

@@ -89,12 +89,19 @@ struct swwc_partition_policy_t {
 using swwc_partition_policy = swwc_partition_policy_t<512, 8>;
 
 /// Lutz et al. section 4.3, Hierarchical: swwc's shared buffers (swwc_partition_policy) plus a
-/// second level in device memory: output chunks of `chunk_key_bytes` of keys (512 B: the run
-/// length at which the H200's DRAM writes reach ~91% of copy, against ~56% for 128 B) staged in
-/// a ring per digit, about 2^stage_tuples_log2 tuples in all so that the rings stay in L2.
+/// second level in device memory: output chunks of 2^log2_chunk rows staged in a ring of
+/// 2^log2_ring slots per digit (at most 2^12 x 2 x 256 x 16 B = 32 MiB, in L2 at the usual
+/// fanouts). Chunks of at least 512 bytes of keys are the run length at which the H200's DRAM
+/// writes reach ~91% of copy (~56% for 128 B); longer ones mean fewer write-outs, whose latency
+/// is what the pass waits on. Measured on an H200, 2^28 tuples, ms at 8 / 9 / 10 / 11 bits, 4+4
+/// B (BENCHMARKS.md, primitives, session 20): chunks of 64 rows 7.63 / 8.40 / 14.6 / 14.7, 128
+/// rows 6.37 / 6.71 / 11.6 / 11.3, 256 rows 5.83 / 5.92 / 9.98 / 9.93, 512 rows 5.56 / 5.40 /
+/// 9.00 / 9.75 but 8+8 B 5-17% slower than 256, 1024 rows slower still at 8+8 B; with 256-row
+/// chunks, rings of 2 slots 4.76 / 5.14 / 9.39 / 9.99 (8+8 B 10.2 / 11.6 / 12.8 / 20.8) against
+/// 2^20 tuples of rings (16 .. 2 slots) 5.83 / 5.92 / 9.98 / 9.93 (12.7 / 13.6 / 14.1 / 20.7).
 struct hierarchical_partition_policy {
-  static constexpr int chunk_key_bytes = 512;
-  static constexpr int stage_tuples_log2 = 20;
+  static constexpr int log2_chunk = 8;
+  static constexpr int log2_ring = 1;
   static constexpr int min_log2_chunk = 5;  // a buffer (<= 32 tuples) spans at most two chunks
 };
 
