@@ -50,3 +50,9 @@ if [ "${PART:-1}" = 6 ]; then  # hierarchical with 256-row chunks (the new defau
     done
   done
 fi
+if [ "${PART:-1}" = 7 ]; then  # the final hierarchical defaults: bench, tests, sanitizers
+  step bench-final bench 120 $J bench primitives --algorithm swwc,hierarchical --runs 5 --warmup 1 --out "$OUT/prim-final.jsonl"
+  step tests-part tests 400 $T --gtest_filter='*PartitionAlgorithms*:Partition.*:PartitionRefusals.*:Map*:SwwcRowIds.*:-*BeyondTwoToThe31Rows*'
+  step memcheck-hier sanitizer 300 compute-sanitizer --tool memcheck --report-api-errors no $T --gtest_filter='*PartitionAlgorithms*hierarchical*:Partition.Hierarchical*:-*BeyondTwoToThe31Rows*'
+  step racecheck-hier sanitizer 300 compute-sanitizer --tool racecheck $T --gtest_filter='*PartitionAlgorithms*hierarchical*:-*BeyondTwoToThe31Rows*:*SizesAroundTiles*'
+fi
