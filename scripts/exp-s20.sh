@@ -56,3 +56,28 @@ if [ "${PART:-1}" = 7 ]; then  # the final hierarchical defaults: bench, tests, 
   step memcheck-hier sanitizer 300 compute-sanitizer --tool memcheck --report-api-errors no $T --gtest_filter='*PartitionAlgorithms*hierarchical*:Partition.Hierarchical*:-*BeyondTwoToThe31Rows*'
   step racecheck-hier sanitizer 300 compute-sanitizer --tool racecheck $T --gtest_filter='*PartitionAlgorithms*hierarchical*:-*BeyondTwoToThe31Rows*:*SizesAroundTiles*'
 fi
+if [ "${PART:-1}" = 8 ]; then  # swwc thread/item policies (JOINERY_SWWC_POLICY), alternated; the swwc tests under each
+  for i in 1 2; do
+    for p in 0 1 2; do
+      step "swwc-p$p-$i" bench 120 env JOINERY_SWWC_POLICY=$p $J bench primitives --algorithm swwc --runs 5 --warmup 1 --out "$OUT/swwc-policy.jsonl"
+    done
+  done
+  for p in 1 2; do
+    step "tests-p$p" tests 200 env JOINERY_SWWC_POLICY=$p $T --gtest_filter='*PartitionAlgorithms*swwc*:-*BeyondTwoToThe31Rows*'
+  done
+fi
+if [ "${PART:-1}" = 9 ]; then  # swwc policies 0-3 alternated; the swwc tests under policy 3
+  for i in 1 2; do
+    for p in 0 1 2 3; do
+      step "swwc-p$p-$i" bench 120 env JOINERY_SWWC_POLICY=$p $J bench primitives --algorithm swwc --runs 5 --warmup 1 --out "$OUT/swwc-policy.jsonl"
+    done
+  done
+  step "tests-p3" tests 200 env JOINERY_SWWC_POLICY=3 $T --gtest_filter='*PartitionAlgorithms*swwc*:-*BeyondTwoToThe31Rows*'
+fi
+if [ "${PART:-1}" = 10 ]; then  # swwc's policy chosen per digit width: bench, partition tests, sanitizers
+  step bench-swwc bench 120 $J bench primitives --algorithm swwc,stable_cub --runs 5 --warmup 1 --out "$OUT/prim-swwc.jsonl"
+  step tests-part tests 400 $T --gtest_filter='*PartitionAlgorithms*:Partition.*:PartitionRefusals.*:SwwcRowIds.*:Split*:-*BeyondTwoToThe31Rows*'
+  step beyond-swwc tests 200 $T --gtest_filter='*PartitionAlgorithms.BeyondTwoToThe31Rows/swwc'
+  step memcheck-swwc sanitizer 300 compute-sanitizer --tool memcheck --report-api-errors no $T --gtest_filter='*PartitionAlgorithms*swwc*:-*BeyondTwoToThe31Rows*'
+  step racecheck-swwc sanitizer 300 compute-sanitizer --tool racecheck $T --gtest_filter='*PartitionAlgorithms*swwc*:-*BeyondTwoToThe31Rows*:*SizesAroundTiles*'
+fi

@@ -222,11 +222,11 @@ int env_int(char const* name, int lo, int hi, int fallback) {
   return v >= lo && v <= hi ? v : fallback;
 }
 
-template <bool Staged, class K, class P>
+template <bool Staged, class Policy, class K, class P>
 void swwc_partition_impl(K const* keys, P const* payload, size_type n, int bit_offset, int bits,
                          K* keys_out, P* payload_out, std::int64_t* offsets, stream_ref stream,
                          memory_resource* mr) {
-  using policy = swwc_partition_policy;
+  using policy = Policy;
   using agent_t = agent_swwc_partition<policy, K, P, Staged>;
   using pay_t = typename agent_t::pay_t;
   static_assert(agent_t::smem_bytes(1 << policy::max_radix_bits, 1) <= policy::large_smem_bytes,
@@ -299,8 +299,31 @@ template <class K, class P>
 void swwc_partition(K const* keys, P const* payload, size_type n, int bit_offset, int bits,
                     K* keys_out, P* payload_out, std::int64_t* offsets, stream_ref stream,
                     memory_resource* mr) {
-  swwc_partition_impl<false>(keys, payload, n, bit_offset, bits, keys_out, payload_out, offsets,
-                             stream, mr);
+  // The policy by digit width and tuple size (swwc_variant_for). Generated row ids (the radix
+  // join's pass, payload == nullptr) keep the base policy, the one the join was measured with.
+  // JOINERY_SWWC_POLICY (A/B runs) forces one: 0 base, 1 wide, 2 long_tile, 3 wide_long.
+  std::size_t const tuple_bytes =
+    sizeof(K) + (std::is_same_v<P, no_payload> ? 0 : sizeof(P));
+  bool const row_ids = !std::is_same_v<P, no_payload> && payload == nullptr;
+  auto const chosen = row_ids ? swwc_variant::base : swwc_variant_for(bits, tuple_bytes);
+  switch (static_cast<swwc_variant>(
+    env_int("JOINERY_SWWC_POLICY", 0, 3, static_cast<int>(chosen)))) {
+    case swwc_variant::wide:
+      swwc_partition_impl<false, swwc_partition_policy_wide>(
+        keys, payload, n, bit_offset, bits, keys_out, payload_out, offsets, stream, mr);
+      return;
+    case swwc_variant::long_tile:
+      swwc_partition_impl<false, swwc_partition_policy_long>(
+        keys, payload, n, bit_offset, bits, keys_out, payload_out, offsets, stream, mr);
+      return;
+    case swwc_variant::wide_long:
+      swwc_partition_impl<false, swwc_partition_policy_wide_long>(
+        keys, payload, n, bit_offset, bits, keys_out, payload_out, offsets, stream, mr);
+      return;
+    case swwc_variant::base:
+      swwc_partition_impl<false, swwc_partition_policy>(keys, payload, n, bit_offset, bits,
+                                                        keys_out, payload_out, offsets, stream, mr);
+  }
 }
 
 template <class K, class P>
@@ -310,12 +333,12 @@ void hierarchical_partition(K const* keys, P const* payload, size_type n, int bi
   bool aligned = vector_aligned(keys_out);
   if constexpr (!std::is_same_v<P, no_payload>) { aligned = aligned && vector_aligned(payload_out); }
   if (!aligned) {  // chunks are written out in 16-byte moves: Shared's direct writes instead
-    swwc_partition_impl<false>(keys, payload, n, bit_offset, bits, keys_out, payload_out, offsets,
-                               stream, mr);
+    swwc_partition_impl<false, swwc_partition_policy>(keys, payload, n, bit_offset, bits,
+                                                      keys_out, payload_out, offsets, stream, mr);
     return;
   }
-  swwc_partition_impl<true>(keys, payload, n, bit_offset, bits, keys_out, payload_out, offsets,
-                            stream, mr);
+  swwc_partition_impl<true, swwc_partition_policy>(keys, payload, n, bit_offset, bits, keys_out,
+                                                   payload_out, offsets, stream, mr);
 }
 
 template <class K>

@@ -269,9 +269,11 @@ TEST_P(PartitionAlgorithms, SizesAroundTilesAndBlocks) {
   constexpr size_type b = block_scatter_partition_policy::tile_items;
   constexpr size_type bh = block_scatter_partition_policy_high::tile_items;
   constexpr size_type w = swwc_partition_policy::tile_items;
+  constexpr size_type wl = detail::gpu::swwc_partition_policy_long::tile_items;
   std::vector<size_type> const sizes{0,     1,     2,         31,        33,    t - 1, t,
                                      t + 1, 2 * t + 1, h - 1, h + 1, 37 * t + 11, b - 1,
-                                     b + 1, 3 * b,     bh + 1, 5 * bh - 1, w - 1, w + 1, 9 * w + 5};
+                                     b + 1, 3 * b,     bh + 1, 5 * bh - 1, w - 1, w + 1, 9 * w + 5,
+                                     wl - 1, wl + 1, 3 * wl + 7};
   std::vector<std::vector<type_id>> const payload_sets{{}, {type_id::int32}, {type_id::uint64}};
   std::uint64_t seed = 100;
   {  // one algorithm per instance
@@ -280,8 +282,11 @@ TEST_P(PartitionAlgorithms, SizesAroundTilesAndBlocks) {
       for (auto const& payloads : payload_sets) {
         for (auto n : sizes) {
           auto const d = make_data({key, n, payloads, true, 0, 0, ++seed}, stream_);
-          EXPECT_EQ(partition_and_check(d, 0, 6, a, stream_), "")
-            << describe(a, key, n, 0, 6, payloads.size());
+          // 6 bits; and 9, 10, 11 bits, where swwc takes its other policies (other tiles).
+          for (int bits : {6, 9, 10, 11}) {
+            EXPECT_EQ(partition_and_check(d, 0, bits, a, stream_), "")
+              << describe(a, key, n, 0, bits, payloads.size());
+          }
         }
       }
     }

@@ -39,6 +39,24 @@ TEST(SwwcPolicy, BufferSizesOfTheMeasuredConfigurations) {
   EXPECT_EQ(buffer_tuples(11, 4, 8), 4);
 }
 
+TEST(SwwcPolicy, ThreadsAndItemsOfTheMeasuredConfigurations) {
+  // BENCHMARKS.md, primitives, session 20: the fastest policy on the H200 per digit width for
+  // 4+4 and 8+8 bytes.
+  using detail::gpu::swwc_variant;
+  using detail::gpu::swwc_variant_for;
+  EXPECT_EQ(swwc_variant_for(8, 8), swwc_variant::base);
+  EXPECT_EQ(swwc_variant_for(9, 8), swwc_variant::wide);
+  EXPECT_EQ(swwc_variant_for(10, 8), swwc_variant::wide_long);
+  EXPECT_EQ(swwc_variant_for(11, 8), swwc_variant::long_tile);
+  EXPECT_EQ(swwc_variant_for(8, 16), swwc_variant::wide);
+  EXPECT_EQ(swwc_variant_for(9, 16), swwc_variant::wide);
+  EXPECT_EQ(swwc_variant_for(10, 16), swwc_variant::long_tile);
+  EXPECT_EQ(swwc_variant_for(11, 16), swwc_variant::long_tile);
+  // One-block policies take the large budget: 4+4 B at 9 bits gets 32-tuple buffers there.
+  EXPECT_EQ(1 << swwc_buffer_log2<detail::gpu::swwc_partition_policy_wide>(1 << 9, 4, 4), 32);
+  EXPECT_EQ(detail::gpu::swwc_partition_policy_long::tile_items, 8192);
+}
+
 TEST(SwwcPolicy, EveryWidthAndFanoutFitsItsBudget) {
   using policy = swwc_partition_policy;
   for (std::size_t key : {4, 8}) {

@@ -69,7 +69,7 @@ using block_scatter_partition_policy_high = block_scatter_partition_policy_t<256
 /// `small_smem_bytes` (two blocks per SM) for tuples under `small_max_tuple_bytes` whose buffer
 /// keys fill `small_min_key_bytes` there, else the largest that fits `large_smem_bytes` (one block
 /// per SM). Blocks loop over tiles grid-stride.
-template <int Threads, int VT>
+template <int Threads, int VT, int MinBlocksPerSm = 2>
 struct swwc_partition_policy_t {
   static constexpr int threads_per_block = Threads;
   static constexpr int items_per_thread = VT;
@@ -84,9 +84,34 @@ struct swwc_partition_policy_t {
   static constexpr std::size_t small_max_tuple_bytes = 16;
   static constexpr std::size_t small_smem_bytes = 96 * 1024;
   static constexpr std::size_t large_smem_bytes = 200 * 1024;
-  static constexpr int min_blocks_per_sm = 2;  // caps registers so two blocks fit an SM
+  /// 2: caps registers so two blocks fit an SM; 1: one block an SM, always the large budget.
+  static constexpr int min_blocks_per_sm = MinBlocksPerSm;
 };
 using swwc_partition_policy = swwc_partition_policy_t<512, 8>;
+/// One block an SM of 1024 threads x 4 items, 512 x 16, 1024 x 8 (the large buffer budget).
+using swwc_partition_policy_wide = swwc_partition_policy_t<1024, 4, 1>;
+using swwc_partition_policy_long = swwc_partition_policy_t<512, 16, 1>;
+using swwc_partition_policy_wide_long = swwc_partition_policy_t<1024, 8, 1>;
+
+/// Which swwc policy a pass takes.
+enum class swwc_variant : int { base = 0, wide = 1, long_tile = 2, wide_long = 3 };
+
+/// The swwc policy of a digit width and tuple size (key + payload bytes). Measured on an H200
+/// (2^28 tuples, ms at 8 / 9 / 10 / 11 bits; BENCHMARKS.md, primitives, session 20): 4+4 B base
+/// 2.25 / 2.45 / 3.08 / 3.70, wide 2.30 / 2.27 / 2.79 / 3.50, long 2.65 / 2.50 / 2.78 / 3.27,
+/// wide_long 2.38 / 2.30 / 2.61 / 3.40; 8+8 B base 3.76 / 4.35 / 4.82 / 5.94, wide 3.24 / 3.76 /
+/// 4.58 / 6.32, long 3.65 / 4.07 / 4.43 / 5.66, wide_long 3.52 / 3.99 / 4.68 / 5.80. More warps
+/// an SM (one block of 1024) pay at middle fanouts, longer tiles (fewer rounds per tuple) at high
+/// ones. Other tuple sizes take the rule of the nearer measured one.
+constexpr swwc_variant swwc_variant_for(int bits, std::size_t tuple_bytes) {
+  if (tuple_bytes < 16) {
+    if (bits <= 8) { return swwc_variant::base; }
+    if (bits == 9) { return swwc_variant::wide; }
+    if (bits == 10) { return swwc_variant::wide_long; }
+    return swwc_variant::long_tile;
+  }
+  return bits <= 9 ? swwc_variant::wide : swwc_variant::long_tile;
+}
 
 /// Lutz et al. section 4.3, Hierarchical: swwc's shared buffers (swwc_partition_policy) plus a
 /// second level in device memory: output chunks of 2^log2_chunk rows staged in a ring of
@@ -132,7 +157,7 @@ constexpr int swwc_buffer_log2(int fanout, std::size_t key_bytes, std::size_t pa
     return log2_b;
   };
   int const small = largest(Policy::small_smem_bytes);
-  if (key_bytes + payload_bytes < Policy::small_max_tuple_bytes &&
+  if (Policy::min_blocks_per_sm > 1 && key_bytes + payload_bytes < Policy::small_max_tuple_bytes &&
       (key_bytes << small) >= static_cast<std::size_t>(Policy::small_min_key_bytes)) {
     return small;
   }
