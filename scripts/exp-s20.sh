@@ -81,3 +81,10 @@ if [ "${PART:-1}" = 10 ]; then  # swwc's policy chosen per digit width: bench, p
   step memcheck-swwc sanitizer 300 compute-sanitizer --tool memcheck --report-api-errors no $T --gtest_filter='*PartitionAlgorithms*swwc*:-*BeyondTwoToThe31Rows*'
   step racecheck-swwc sanitizer 300 compute-sanitizer --tool racecheck $T --gtest_filter='*PartitionAlgorithms*swwc*:-*BeyondTwoToThe31Rows*:*SizesAroundTiles*'
 fi
+if [ "${PART:-1}" = 11 ]; then  # swwc at 9 bits: the one-block policies with their buffer size forced
+  for p in 1 3; do
+    for b in 3 4 5; do
+      step "swwc-p$p-b$b" bench 120 env JOINERY_SWWC_POLICY=$p JOINERY_SWWC_LOG2B=$b $J bench primitives --algorithm swwc --runs 5 --warmup 1 --out "$OUT/swwc-pb.jsonl"
+    done
+  done
+fi
