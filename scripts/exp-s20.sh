@@ -88,3 +88,14 @@ if [ "${PART:-1}" = 11 ]; then  # swwc at 9 bits: the one-block policies with th
     done
   done
 fi
+if [ "${PART:-1}" = 12 ]; then  # swwc probes 768x8 and 1024x6 against the chosen policy, alternated; their tests
+  for i in 1 2; do
+    step "swwc-chosen-$i" bench 120 $J bench primitives --algorithm swwc --runs 5 --warmup 1 --out "$OUT/swwc-probe.jsonl"
+    for p in 4 5; do
+      step "swwc-p$p-$i" bench 120 env JOINERY_SWWC_POLICY=$p $J bench primitives --algorithm swwc --runs 5 --warmup 1 --out "$OUT/swwc-probe.jsonl"
+    done
+  done
+  for p in 4 5; do
+    step "tests-p$p" tests 200 env JOINERY_SWWC_POLICY=$p $T --gtest_filter='*PartitionAlgorithms*swwc*:-*BeyondTwoToThe31Rows*'
+  done
+fi
