@@ -99,3 +99,18 @@ if [ "${PART:-1}" = 12 ]; then  # swwc probes 768x8 and 1024x6 against the chose
     step "tests-p$p" tests 200 env JOINERY_SWWC_POLICY=$p $T --gtest_filter='*PartitionAlgorithms*swwc*:-*BeyondTwoToThe31Rows*'
   done
 fi
+if [ "${PART:-1}" = 13 ]; then  # hierarchical under swwc's chosen policies (JOINERY_HSWWC_POLICY=1) against base, alternated
+  for i in 1 2; do
+    for p in 0 1; do
+      step "hier-p$p-$i" bench 120 env JOINERY_HSWWC_POLICY=$p $J bench primitives --algorithm hierarchical --runs 5 --warmup 1 --out "$OUT/hier-policy.jsonl"
+    done
+  done
+  step tests-hp1 tests 300 env JOINERY_HSWWC_POLICY=1 $T --gtest_filter='*PartitionAlgorithms*hierarchical*:Partition.Hierarchical*:-*BeyondTwoToThe31Rows*'
+fi
+if [ "${PART:-1}" = 14 ]; then  # final: hierarchical with its own policy choice; bench, every partition test, sanitizers
+  step bench-final2 bench 120 $J bench primitives --algorithm swwc,hierarchical --runs 5 --warmup 1 --out "$OUT/prim-final2.jsonl"
+  step tests-part tests 400 $T --gtest_filter='*PartitionAlgorithms*:Partition.*:PartitionRefusals.*:SwwcRowIds.*:Split*:Map*:-*BeyondTwoToThe31Rows*'
+  step memcheck-hier sanitizer 300 compute-sanitizer --tool memcheck --report-api-errors no $T --gtest_filter='*PartitionAlgorithms*hierarchical*:Partition.Hierarchical*:-*BeyondTwoToThe31Rows*'
+  step racecheck-hier sanitizer 300 compute-sanitizer --tool racecheck $T --gtest_filter='*PartitionAlgorithms*hierarchical*:-*BeyondTwoToThe31Rows*:*SizesAroundTiles*'
+  step beyond-hier tests 200 $T --gtest_filter='*PartitionAlgorithms.BeyondTwoToThe31Rows/hierarchical'
+fi

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <type_traits>
 
@@ -295,35 +296,56 @@ bool vector_aligned(void const* p) { return reinterpret_cast<std::uintptr_t>(p) 
 
 }  // namespace
 
+namespace {
+
+/// One swwc or Hierarchical pass with the policy of `variant`.
+template <bool Staged, class K, class P>
+void swwc_with_variant(swwc_variant variant, K const* keys, P const* payload, size_type n,
+                       int bit_offset, int bits, K* keys_out, P* payload_out,
+                       std::int64_t* offsets, stream_ref stream, memory_resource* mr) {
+  switch (variant) {
+    case swwc_variant::wide:
+      swwc_partition_impl<Staged, swwc_partition_policy_wide>(
+        keys, payload, n, bit_offset, bits, keys_out, payload_out, offsets, stream, mr);
+      return;
+    case swwc_variant::long_tile:
+      swwc_partition_impl<Staged, swwc_partition_policy_long>(
+        keys, payload, n, bit_offset, bits, keys_out, payload_out, offsets, stream, mr);
+      return;
+    case swwc_variant::wide_long:
+      swwc_partition_impl<Staged, swwc_partition_policy_wide_long>(
+        keys, payload, n, bit_offset, bits, keys_out, payload_out, offsets, stream, mr);
+      return;
+    case swwc_variant::base:
+      swwc_partition_impl<Staged, swwc_partition_policy>(
+        keys, payload, n, bit_offset, bits, keys_out, payload_out, offsets, stream, mr);
+  }
+}
+
+/// The policy `chooser` gives the digit width and tuple size, or `fixed` where given;
+/// JOINERY_SWWC_POLICY (A/B runs) forces one: 0 base, 1 wide, 2 long_tile, 3 wide_long.
+template <class K, class P>
+swwc_variant pick_variant(int bits, swwc_variant (*chooser)(int, std::size_t),
+                          std::optional<swwc_variant> fixed = std::nullopt) {
+  std::size_t const tuple_bytes = sizeof(K) + (std::is_same_v<P, no_payload> ? 0 : sizeof(P));
+  auto const chosen = fixed ? *fixed : chooser(bits, tuple_bytes);
+  return static_cast<swwc_variant>(env_int("JOINERY_SWWC_POLICY", 0, 3, static_cast<int>(chosen)));
+}
+
+}  // namespace
+
 template <class K, class P>
 void swwc_partition(K const* keys, P const* payload, size_type n, int bit_offset, int bits,
                     K* keys_out, P* payload_out, std::int64_t* offsets, stream_ref stream,
                     memory_resource* mr) {
-  // The policy by digit width and tuple size (swwc_variant_for). Generated row ids (the radix
-  // join's pass, payload == nullptr) keep the base policy, the one the join was measured with.
-  // JOINERY_SWWC_POLICY (A/B runs) forces one: 0 base, 1 wide, 2 long_tile, 3 wide_long.
-  std::size_t const tuple_bytes =
-    sizeof(K) + (std::is_same_v<P, no_payload> ? 0 : sizeof(P));
+  // Generated row ids (the radix join's pass, payload == nullptr) keep the base policy, the one
+  // the join was measured with.
   bool const row_ids = !std::is_same_v<P, no_payload> && payload == nullptr;
-  auto const chosen = row_ids ? swwc_variant::base : swwc_variant_for(bits, tuple_bytes);
-  switch (static_cast<swwc_variant>(
-    env_int("JOINERY_SWWC_POLICY", 0, 3, static_cast<int>(chosen)))) {
-    case swwc_variant::wide:
-      swwc_partition_impl<false, swwc_partition_policy_wide>(
-        keys, payload, n, bit_offset, bits, keys_out, payload_out, offsets, stream, mr);
-      return;
-    case swwc_variant::long_tile:
-      swwc_partition_impl<false, swwc_partition_policy_long>(
-        keys, payload, n, bit_offset, bits, keys_out, payload_out, offsets, stream, mr);
-      return;
-    case swwc_variant::wide_long:
-      swwc_partition_impl<false, swwc_partition_policy_wide_long>(
-        keys, payload, n, bit_offset, bits, keys_out, payload_out, offsets, stream, mr);
-      return;
-    case swwc_variant::base:
-      swwc_partition_impl<false, swwc_partition_policy>(keys, payload, n, bit_offset, bits,
-                                                        keys_out, payload_out, offsets, stream, mr);
-  }
+  auto const variant = pick_variant<K, P>(
+    bits, &swwc_variant_for,
+    row_ids ? std::optional<swwc_variant>(swwc_variant::base) : std::nullopt);
+  swwc_with_variant<false>(variant, keys, payload, n, bit_offset, bits, keys_out, payload_out,
+                           offsets, stream, mr);
 }
 
 template <class K, class P>
@@ -332,13 +354,14 @@ void hierarchical_partition(K const* keys, P const* payload, size_type n, int bi
                             stream_ref stream, memory_resource* mr) {
   bool aligned = vector_aligned(keys_out);
   if constexpr (!std::is_same_v<P, no_payload>) { aligned = aligned && vector_aligned(payload_out); }
+  auto const variant = pick_variant<K, P>(bits, &hierarchical_variant_for);
   if (!aligned) {  // chunks are written out in 16-byte moves: Shared's direct writes instead
-    swwc_partition_impl<false, swwc_partition_policy>(keys, payload, n, bit_offset, bits,
-                                                      keys_out, payload_out, offsets, stream, mr);
+    swwc_with_variant<false>(variant, keys, payload, n, bit_offset, bits, keys_out, payload_out,
+                             offsets, stream, mr);
     return;
   }
-  swwc_partition_impl<true, swwc_partition_policy>(keys, payload, n, bit_offset, bits, keys_out,
-                                                   payload_out, offsets, stream, mr);
+  swwc_with_variant<true>(variant, keys, payload, n, bit_offset, bits, keys_out, payload_out,
+                          offsets, stream, mr);
 }
 
 template <class K>

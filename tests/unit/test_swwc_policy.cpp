@@ -52,6 +52,12 @@ TEST(SwwcPolicy, ThreadsAndItemsOfTheMeasuredConfigurations) {
   EXPECT_EQ(swwc_variant_for(9, 16), swwc_variant::wide);
   EXPECT_EQ(swwc_variant_for(10, 16), swwc_variant::long_tile);
   EXPECT_EQ(swwc_variant_for(11, 16), swwc_variant::long_tile);
+  using detail::gpu::hierarchical_variant_for;
+  EXPECT_EQ(hierarchical_variant_for(9, 8), swwc_variant::base);
+  EXPECT_EQ(hierarchical_variant_for(10, 8), swwc_variant::wide_long);
+  EXPECT_EQ(hierarchical_variant_for(11, 8), swwc_variant::long_tile);
+  EXPECT_EQ(hierarchical_variant_for(9, 16), swwc_variant::wide);
+  EXPECT_EQ(hierarchical_variant_for(10, 16), swwc_variant::base);
   // One-block policies take the large budget: 4+4 B at 9 bits gets 32-tuple buffers there.
   EXPECT_EQ(1 << swwc_buffer_log2<detail::gpu::swwc_partition_policy_wide>(1 << 9, 4, 4), 32);
   EXPECT_EQ(detail::gpu::swwc_partition_policy_long::tile_items, 8192);

@@ -113,6 +113,19 @@ constexpr swwc_variant swwc_variant_for(int bits, std::size_t tuple_bytes) {
   return bits <= 9 ? swwc_variant::wide : swwc_variant::long_tile;
 }
 
+/// The swwc policy of the Hierarchical pass (its staged kernel). Measured on an H200 (2^28 tuples,
+/// ms at 8 / 9 / 10 / 11 bits; BENCHMARKS.md, primitives, session 20), base against the one
+/// swwc_variant_for picks: 4+4 B 4.79 / 5.11 / 9.47 / 10.03 against 4.79 (base) / 6.56 (wide) /
+/// 5.95 (wide_long) / 9.07 (long_tile); 8+8 B 10.2 / 11.7 / 12.8 / 20.6 against 8.18 (wide) /
+/// 9.20 (wide) / 14.0 (long_tile) / 21.8 (long_tile). The better of the two per width.
+constexpr swwc_variant hierarchical_variant_for(int bits, std::size_t tuple_bytes) {
+  if (tuple_bytes < 16) {
+    if (bits <= 9) { return swwc_variant::base; }
+    return bits == 10 ? swwc_variant::wide_long : swwc_variant::long_tile;
+  }
+  return bits <= 9 ? swwc_variant::wide : swwc_variant::base;
+}
+
 /// Lutz et al. section 4.3, Hierarchical: swwc's shared buffers (swwc_partition_policy) plus a
 /// second level in device memory: output chunks of 2^log2_chunk rows staged in a ring of
 /// 2^log2_ring slots per digit (at most 2^12 x 2 x 256 x 16 B = 32 MiB, in L2 at the usual
