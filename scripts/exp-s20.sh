@@ -114,3 +114,8 @@ if [ "${PART:-1}" = 14 ]; then  # final: hierarchical with its own policy choice
   step racecheck-hier sanitizer 300 compute-sanitizer --tool racecheck $T --gtest_filter='*PartitionAlgorithms*hierarchical*:-*BeyondTwoToThe31Rows*:*SizesAroundTiles*'
   step beyond-hier tests 200 $T --gtest_filter='*PartitionAlgorithms.BeyondTwoToThe31Rows/hierarchical'
 fi
+if [ "${PART:-1}" = 15 ]; then  # after the review: the commit's release fence, knob caps; bench, tests, racecheck
+  step bench-final3 bench 120 $J bench primitives --algorithm swwc,hierarchical,access --runs 5 --warmup 1 --out "$OUT/prim-final3.jsonl"
+  step tests-part tests 400 $T --gtest_filter='*PartitionAlgorithms*hierarchical*:Partition.*:PartitionRefusals.*:-*BeyondTwoToThe31Rows*'
+  step racecheck-hier sanitizer 300 compute-sanitizer --tool racecheck $T --gtest_filter='*PartitionAlgorithms*hierarchical*:-*BeyondTwoToThe31Rows*:*SizesAroundTiles*'
+fi

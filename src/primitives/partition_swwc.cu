@@ -262,8 +262,11 @@ void swwc_partition_impl(K const* keys, P const* payload, size_type n, int bit_o
   buffer staged_pay;
   if constexpr (Staged) {
     using hp = hierarchical_partition_policy;
-    int const log2_c = env_int("JOINERY_HSWWC_LOG2C", hp::min_log2_chunk, 16, hp::log2_chunk);
-    int const log2_r = env_int("JOINERY_HSWWC_LOG2R", 0, 16, hp::log2_ring);
+    int log2_c = env_int("JOINERY_HSWWC_LOG2C", hp::min_log2_chunk, 12, hp::log2_chunk);
+    int log2_r = env_int("JOINERY_HSWWC_LOG2R", 0, 8, hp::log2_ring);
+    // The knobs may not ask for more than 2^26 staged tuples (at most 1 GiB).
+    while (bits + log2_r + log2_c > 26 && log2_r > 0) { --log2_r; }
+    while (bits + log2_r + log2_c > 26 && log2_c > hp::min_log2_chunk) { --log2_c; }
     auto const chunks = static_cast<std::size_t>(ceil_div(n, size_type{1} << log2_c));
     auto const slots = static_cast<std::size_t>(fanout) << (log2_r + log2_c);
     state = buffer(sizeof(unsigned) * chunks, mr, stream);

@@ -318,7 +318,9 @@ class primitives_bench {
         scatter(payload.view(), ids.view(), target, bounds_check::checked, s);
         JOINERY_EXPECTS(checksum(target.view(), s) == pay_sum, "bench primitives: scatter lost values");
       }
-      auto params = base;
+      auto params = base;  // the values are payloads: 0 + w bytes
+      params["key_bytes"] = 0;
+      params["payload_bytes"] = width;
       params["algorithm"] = algorithm;
       params["primitive"] = "gather";
       measure(params, nd * (8 + 2 * w), [&] { auto const g = gather(payload.view(), ids.view(), bounds_check::unchecked, s); });

@@ -220,6 +220,9 @@ struct agent_swwc_partition {
     int const begin = warp * share;
     int const end = begin + share < count ? begin + share : count;
     int const lc = stage.log2_c;
+    // Release: the rows this block wrote (each writer fenced, then the barrier) before the counts
+    // that may let another warp read them.
+    if (begin < end) { stage_fence(); }
     for (int chunk = begin; chunk < end; chunk += 32) {
       int const mine = chunk + lane;
       unsigned q = 0;
