@@ -119,3 +119,8 @@ if [ "${PART:-1}" = 15 ]; then  # after the review: the commit's release fence, 
   step tests-part tests 400 $T --gtest_filter='*PartitionAlgorithms*hierarchical*:Partition.*:PartitionRefusals.*:-*BeyondTwoToThe31Rows*'
   step racecheck-hier sanitizer 300 compute-sanitizer --tool racecheck $T --gtest_filter='*PartitionAlgorithms*hierarchical*:-*BeyondTwoToThe31Rows*:*SizesAroundTiles*'
 fi
+if [ "${PART:-1}" = 16 ]; then  # the unaligned-output test of hierarchical, and the row-id tests; memcheck of the new test
+  step tests-rowids tests 200 $T --gtest_filter='SwwcRowIds.*'
+  step memcheck-unaligned sanitizer 200 compute-sanitizer --tool memcheck --report-api-errors no $T --gtest_filter='SwwcRowIds.HierarchicalWithUnalignedOutputs'
+  step memcheck-hier sanitizer 300 compute-sanitizer --tool memcheck --report-api-errors no $T --gtest_filter='*PartitionAlgorithms*hierarchical*:Partition.Hierarchical*:-*BeyondTwoToThe31Rows*'
+fi

@@ -4,7 +4,8 @@
 // partition's digit, every row id appears once, and each output key is its row's input key.
 // Sizes around tiles and segments, one and two passes, skew (every key in one partition, one hot
 // key), empty partitions, 4- and 8-byte keys. Also the radix join's partitioning that starts with
-// swwc and ends with CUB's stable pass.
+// swwc and ends with CUB's stable pass. And Hierarchical (swwc with staged chunks) with its
+// outputs off a 16-byte boundary, which takes the unstaged path.
 #include "core/cuda_try.hpp"
 #include "join/gpu/join_sort.hpp"
 #include "primitives/partition_dispatch.hpp"
@@ -63,7 +64,11 @@ std::vector<K> make_keys(std::size_t n, int bits, shape sh, std::uint64_t seed) 
   return keys;
 }
 
-enum class partitioner { swwc_two_level, join_swwc_then_cub };
+enum class partitioner {
+  swwc_two_level,
+  join_swwc_then_cub,
+  hierarchical_unaligned,  // the row ids passed as a payload, outputs 4 bytes past an alignment
+};
 
 /// "" when the partitioning of `keys` over [0, bits) is right, else the first problem.
 template <class K>
@@ -71,11 +76,22 @@ std::string run_and_check(std::size_t n, int bits, shape sh, std::uint64_t seed,
                           partitioner how = partitioner::swwc_two_level) {
   auto const keys = make_keys<K>(n, bits, sh, seed);
   std::size_t const fanout = std::size_t{1} << bits;
-  device_array<K> in(n), out(n);
-  device_array<std::uint32_t> rows(n);
+  device_array<K> in(n), out(n + 1);
+  device_array<std::uint32_t> rows(n + 1);
   device_array<std::int64_t> offsets(fanout + 1);
   in.from_host(keys);
-  if (how == partitioner::swwc_two_level) {
+  // Outputs one element past the allocation's start: 4 or 8 bytes off a 16-byte boundary.
+  std::size_t const shift = how == partitioner::hierarchical_unaligned ? 1 : 0;
+  if (how == partitioner::hierarchical_unaligned) {
+    std::vector<std::uint32_t> ids(n);
+    for (std::size_t i = 0; i < n; ++i) { ids[i] = static_cast<std::uint32_t>(i); }
+    device_array<std::uint32_t> ids_in(n);
+    ids_in.from_host(ids);
+    detail::gpu::hierarchical_partition<K, std::uint32_t>(
+      in.p, ids_in.p, static_cast<size_type>(n), 0, bits, out.p + shift, rows.p + shift,
+      offsets.p, default_stream(), device_resource());
+    JOINERY_CUDA_TRY(cudaDeviceSynchronize());
+  } else if (how == partitioner::swwc_two_level) {
     detail::gpu::swwc_partition_with_row_ids<K>(in.p, static_cast<size_type>(n), bits, out.p,
                                                 rows.p, offsets.p, default_stream(),
                                                 device_resource());
@@ -86,8 +102,10 @@ std::string run_and_check(std::size_t n, int bits, shape sh, std::uint64_t seed,
                                             default_stream());
   }
   JOINERY_CUDA_TRY(cudaDeviceSynchronize());
-  auto const k_out = out.to_host(n);
-  auto const r_out = rows.to_host(n);
+  auto k_out = out.to_host(n + 1);
+  auto r_out = rows.to_host(n + 1);
+  k_out.erase(k_out.begin(), k_out.begin() + static_cast<std::ptrdiff_t>(shift));
+  r_out.erase(r_out.begin(), r_out.begin() + static_cast<std::ptrdiff_t>(shift));
   auto const off = offsets.to_host(fanout + 1);
   std::string const where = "n = " + std::to_string(n) + ", bits = " + std::to_string(bits) + ": ";
   if (off[0] != 0 || off[fanout] != static_cast<std::int64_t>(n)) {
@@ -170,6 +188,18 @@ TEST_F(SwwcRowIds, JoinPartitioningSwwcThenCub) {
     }
   }
   EXPECT_EQ(run_and_check<std::uint32_t>(0, 16, shape::uniform, 1, how), "");
+}
+
+// Hierarchical writes staged chunks out in 16-byte moves; outputs off that alignment take swwc's
+// direct writes instead (a caller of the detail layer can pass any pointers).
+TEST_F(SwwcRowIds, HierarchicalWithUnalignedOutputs) {
+  auto const how = partitioner::hierarchical_unaligned;
+  for (int bits : {6, 9, 11}) {
+    for (std::size_t n : {std::size_t{1}, std::size_t{100'003}, (std::size_t{1} << 20) + 5}) {
+      EXPECT_EQ(run_and_check<std::uint32_t>(n, bits, shape::uniform, 23 * n + bits, how), "");
+      EXPECT_EQ(run_and_check<std::uint64_t>(n, bits, shape::uniform, 29 * n + bits, how), "");
+    }
+  }
 }
 
 TEST_F(SwwcRowIds, NoRows) {
