@@ -124,3 +124,8 @@ if [ "${PART:-1}" = 16 ]; then  # the unaligned-output test of hierarchical, and
   step memcheck-unaligned sanitizer 200 compute-sanitizer --tool memcheck --report-api-errors no $T --gtest_filter='SwwcRowIds.HierarchicalWithUnalignedOutputs'
   step memcheck-hier sanitizer 300 compute-sanitizer --tool memcheck --report-api-errors no $T --gtest_filter='*PartitionAlgorithms*hierarchical*:Partition.Hierarchical*:-*BeyondTwoToThe31Rows*'
 fi
+if [ "${PART:-1}" = 17 ]; then  # after the chunk-state refactor (decide / load_state): tests, racecheck, bench
+  step tests-part tests 400 $T --gtest_filter='*PartitionAlgorithms*hierarchical*:Partition.*:SwwcRowIds.*:-*BeyondTwoToThe31Rows*'
+  step racecheck-hier sanitizer 300 compute-sanitizer --tool racecheck $T --gtest_filter='*PartitionAlgorithms*hierarchical*:-*BeyondTwoToThe31Rows*:*SizesAroundTiles*'
+  step bench-hier bench 120 $J bench primitives --algorithm hierarchical --runs 5 --warmup 1 --out "$OUT/prim-refactor.jsonl"
+fi

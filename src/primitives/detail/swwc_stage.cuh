@@ -44,31 +44,18 @@ struct swwc_stage {
   /// Whether rows of chunk k go through its staging slot: decided once, by the first writer if
   /// nobody did before.
   __device__ __forceinline__ bool staged(unsigned long long k) const {
-    unsigned st = *reinterpret_cast<unsigned const volatile*>(state + k);
-    if ((st & (stage_staged | stage_direct)) == 0) {
-      unsigned const old = atomicCAS(state + k, 0U, stage_direct);
-      st = old == 0 ? stage_direct : old;
-    }
-    return (st & stage_staged) != 0;
+    return (decide(k, load_state(k)) & stage_staged) != 0;
   }
 
   /// staged() of the chunks of a buffer's first and last rows (bits 0 and 1), both states loaded
   /// at once.
   __device__ __forceinline__ unsigned staged_pair(unsigned long long k0,
                                                   unsigned long long k1) const {
-    unsigned st0 = *reinterpret_cast<unsigned const volatile*>(state + k0);
-    unsigned st1 = *reinterpret_cast<unsigned const volatile*>(state + k1);
-    if ((st0 & (stage_staged | stage_direct)) == 0) {
-      unsigned const old = atomicCAS(state + k0, 0U, stage_direct);
-      st0 = old == 0 ? stage_direct : old;
-    }
-    if (k1 == k0) {
-      st1 = st0;
-    } else if ((st1 & (stage_staged | stage_direct)) == 0) {
-      unsigned const old = atomicCAS(state + k1, 0U, stage_direct);
-      st1 = old == 0 ? stage_direct : old;
-    }
-    return ((st0 & stage_staged) != 0 ? 1U : 0U) | ((st1 & stage_staged) != 0 ? 2U : 0U);
+    unsigned const st0 = load_state(k0);
+    unsigned const st1 = load_state(k1);
+    unsigned const d0 = decide(k0, st0);
+    unsigned const d1 = k1 == k0 ? d0 : decide(k1, st1);
+    return ((d0 & stage_staged) != 0 ? 1U : 0U) | ((d1 & stage_staged) != 0 ? 2U : 0U);
   }
 
   /// Index of output row `row` (digit d) in the staging arrays.
@@ -115,6 +102,18 @@ struct swwc_stage {
   }
 
  private:
+  __device__ __forceinline__ unsigned load_state(unsigned long long k) const {
+    return *reinterpret_cast<unsigned const volatile*>(state + k);
+  }
+
+  /// The state `st` seen for chunk k, decided: an undecided chunk (its slot not handed to it yet)
+  /// goes DIRECT with one CAS, unless the hand-off made it STAGED first.
+  __device__ __forceinline__ unsigned decide(unsigned long long k, unsigned st) const {
+    if ((st & (stage_staged | stage_direct)) != 0) { return st; }
+    unsigned const old = atomicCAS(state + k, 0U, stage_direct);
+    return old == 0 ? stage_direct : old;
+  }
+
   template <class T>
   __device__ __forceinline__ void copy_chunk(T const* src, T* dst, int lane) const {
     int const vectors = static_cast<int>((sizeof(T) << log2_c) / sizeof(uint4));
