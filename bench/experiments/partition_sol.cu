@@ -12,6 +12,11 @@
 // bytes at 8 bits, 128 B per array), a dense partitioning pass cannot reach 85% of copy on this
 // GPU whatever its ranking costs.
 //
+// Second table ("global cursors"): the runs of all blocks to one region abut, as swwc's global
+// write cursors place them: a warp takes each run's rows with one atomic on the region's cursor.
+// Regions start aligned, or 4 bytes past (shifted), so either every run is aligned or none is;
+// the gap between the two is what aligned flushes could gain.
+//
 //   joinery_exp_partition_sol [rows_log2 = 28]   one line per (F, run, alignment): median ms,
 //                                                GB/s (16 bytes a tuple), % of the copy
 #include "exp_timing.cuh"
@@ -57,6 +62,44 @@ __global__ void __launch_bounds__(threads)
       vals_out[at + i] = vals[from + i];
     }
   }
+}
+
+/// As scatter_runs, but run q's rows come from an atomic on its region's global cursor.
+__global__ void __launch_bounds__(threads)
+    scatter_cursor_runs(std::uint32_t const* __restrict__ keys,
+                        std::uint32_t const* __restrict__ vals, long long per_block, int fanout,
+                        int run, unsigned long long* __restrict__ cursors,
+                        std::uint32_t* __restrict__ keys_out, std::uint32_t* __restrict__ vals_out) {
+  int const lane = static_cast<int>(threadIdx.x) & 31;
+  int const warp = static_cast<int>(threadIdx.x) >> 5;
+  long long const first = static_cast<long long>(blockIdx.x) * per_block;
+  long long const runs = per_block / run;
+  int const per_step = run <= 32 ? 32 / run : 1;
+  int const sub = run <= 32 ? lane / run : 0;
+  int const start = run <= 32 ? lane % run : lane;
+  for (long long q0 = static_cast<long long>(warp) * per_step; q0 < runs;
+       q0 += static_cast<long long>(warps) * per_step) {
+    long long const q = q0 + sub;
+    // Region of run q: spread by block so that blocks do not march in step.
+    int const region = static_cast<int>((q + blockIdx.x * 37) % fanout);
+    unsigned long long at = 0;
+    if (q < runs && (run <= 32 ? start == 0 : lane == 0)) {
+      at = atomicAdd(cursors + region, static_cast<unsigned long long>(run));
+    }
+    at = __shfl_sync(0xffffffffU, at, run <= 32 ? sub * run : 0);
+    if (q >= runs) { continue; }
+    long long const from = first + q * run;
+    for (int i = start; i < run; i += 32) {
+      keys_out[at + i] = keys[from + i];
+      vals_out[at + i] = vals[from + i];
+    }
+  }
+}
+
+__global__ void set_cursors(unsigned long long* cursors, int fanout, long long region_rows,
+                            int shift) {
+  int const r = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (r < fanout) { cursors[r] = static_cast<unsigned long long>(r * region_rows + shift); }
 }
 
 __global__ void fill(std::uint32_t* __restrict__ a, std::uint32_t* __restrict__ b, long long n) {
@@ -119,6 +162,28 @@ int main(int argc, char** argv) {
       }
     }
   }
+  unsigned long long* cursors = nullptr;
+  EXP_CHECK(cudaMalloc(&cursors, sizeof(unsigned long long) * 2048));
+  std::printf("global cursors (runs of all blocks to a region abut)\n");
+  for (int fanout : {256, 512, 1024}) {
+    for (int run : {16, 32, 64, 128}) {
+      if (per_block % (static_cast<long long>(run) * fanout) != 0) { continue; }
+      for (int shifted = 0; shifted <= 1; ++shifted) {
+        long long const region_rows = n / fanout + (shifted != 0 ? 1 : 0);
+        int const shift = shifted != 0 ? 1 : 0;
+        float const ms = median_ms([&] {
+          set_cursors<<<(fanout + 255) / 256, 256>>>(cursors, fanout, region_rows, shift);
+          scatter_cursor_runs<<<blocks, threads>>>(keys, vals, per_block, fanout, run, cursors,
+                                                   keys_out, vals_out);
+        });
+        double const gbps = bytes / (ms * 1e6);
+        std::printf("F = %4d run = %3d tuples (%3d B)  %-7s  %7.3f ms  %7.1f GB/s  %5.1f%% of copy\n",
+                    fanout, run, 4 * run, shifted != 0 ? "shifted" : "aligned", ms, gbps,
+                    100.0 * gbps / copy_gbps);
+      }
+    }
+  }
+  EXP_CHECK(cudaFree(cursors));
   EXP_CHECK(cudaFree(keys));
   EXP_CHECK(cudaFree(vals));
   EXP_CHECK(cudaFree(keys_out));

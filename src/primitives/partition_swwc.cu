@@ -21,17 +21,19 @@
 
 namespace joinery::detail::gpu {
 
-template <class Policy, class K, class P, bool Staged>
+template <class Policy, class K, class P, bool Staged, bool Aligned>
 __global__ void __launch_bounds__(Policy::threads_per_block, Policy::min_blocks_per_sm)
     swwc_partition_kernel(K const* __restrict__ keys, P const* __restrict__ payload, size_type n,
-                          int bit_offset, int bits, int log2_b,
-                          unsigned long long* __restrict__ cursors, K* __restrict__ keys_out,
+                          int bit_offset, int bits, unsigned b,
+                          unsigned long long* __restrict__ cursors,
+                          std::int64_t const* __restrict__ aligned_spans, K* __restrict__ keys_out,
                           P* __restrict__ payload_out,
                           swwc_stage<K, typename agent_swwc_partition<Policy, K, P>::pay_t> stage) {
-  using agent_t = agent_swwc_partition<Policy, K, P, Staged>;
-  agent_t agent(radix_dynamic_smem, 1 << bits, log2_b, radix_digit<K>(bit_offset, bits), keys,
+  using agent_t = agent_swwc_partition<Policy, K, P, Staged, Aligned>;
+  agent_t agent(radix_dynamic_smem, 1 << bits, b, radix_digit<K>(bit_offset, bits), keys,
                 payload, keys_out, payload_out, cursors);
   if constexpr (Staged) { agent.set_stage(stage); }
+  if constexpr (Aligned) { agent.set_aligned(aligned_spans); }
   agent.init();
   __syncthreads();
   size_type const tiles = ceil_div(n, Policy::tile_items);
@@ -177,10 +179,10 @@ __global__ void __launch_bounds__(Policy::threads_per_block, Policy::min_blocks_
     swwc_segmented_kernel(K const* __restrict__ keys, P const* __restrict__ payload,
                           std::int64_t const* __restrict__ seg,
                           size_type const* __restrict__ tile_start, int segments, int bit_offset,
-                          int bits, int log2_b, unsigned long long* __restrict__ cursors,
+                          int bits, unsigned b, unsigned long long* __restrict__ cursors,
                           K* __restrict__ keys_out, P* __restrict__ payload_out) {
   using agent_t = agent_swwc_partition<Policy, K, P>;
-  agent_t agent(radix_dynamic_smem, 1 << bits, log2_b, radix_digit<K>(bit_offset, bits), keys,
+  agent_t agent(radix_dynamic_smem, 1 << bits, b, radix_digit<K>(bit_offset, bits), keys,
                 payload, keys_out, payload_out, cursors);
   agent.init();
   size_type t0 = 0;
@@ -225,8 +227,8 @@ int env_int(char const* name, int lo, int hi, int fallback) {
 
 template <bool Staged, class Policy, class K, class P>
 void swwc_partition_impl(K const* keys, P const* payload, size_type n, int bit_offset, int bits,
-                         K* keys_out, P* payload_out, std::int64_t* offsets, stream_ref stream,
-                         memory_resource* mr) {
+                         K* keys_out, P* payload_out, std::int64_t* offsets, bool aligned_flushes,
+                         stream_ref stream, memory_resource* mr) {
   using policy = Policy;
   using agent_t = agent_swwc_partition<policy, K, P, Staged>;
   using pay_t = typename agent_t::pay_t;
@@ -241,19 +243,36 @@ void swwc_partition_impl(K const* keys, P const* payload, size_type n, int bit_o
   buffer counts(sizeof(std::int64_t) * fanout, mr, stream);
   radix_histogram(keys, n, bit_offset, bits, static_cast<std::int64_t*>(counts.data()), stream, mr);
   prefix_scan(static_cast<std::int64_t const*>(counts.data()), fanout, offsets, stream, mr);
-  buffer cursors(sizeof(unsigned long long) * fanout, mr, stream);
-  JOINERY_CUDA_TRY(cudaMemcpyAsync(cursors.data(), offsets, sizeof(std::int64_t) * fanout,
-                                   cudaMemcpyDeviceToDevice, s));
+  // Aligned flushes (the agent's set_aligned): positions from zero, two cursors a digit; else the
+  // digits' first rows. JOINERY_SWWC_ALIGN=0|1 forces them off or on (A/B runs).
+  bool const aligned = !Staged && env_int("JOINERY_SWWC_ALIGN", 0, 1, aligned_flushes ? 1 : 0) == 1;
+  buffer cursors(sizeof(unsigned long long) * fanout * (aligned ? 2 : 1), mr, stream);
+  if (aligned) {
+    JOINERY_CUDA_TRY(cudaMemsetAsync(cursors.data(), 0, cursors.size(), s));
+  } else {
+    JOINERY_CUDA_TRY(cudaMemcpyAsync(cursors.data(), offsets, sizeof(std::int64_t) * fanout,
+                                     cudaMemcpyDeviceToDevice, s));
+  }
 
   int log2_b = swwc_buffer_log2<policy>(fanout, sizeof(K), agent_t::has_payload ? sizeof(P) : 0);
   // JOINERY_SWWC_LOG2B forces the buffer size (A/B runs of the benchmark), within the policy's
   // cap and the device's shared memory.
   if (char const* env = std::getenv("JOINERY_SWWC_LOG2B"); env != nullptr) {
     int const forced = std::atoi(env);
-    if (forced >= 0 && forced < 31 && (1 << forced) <= policy::max_buffer_tuples &&
+    if (forced >= 0 && forced < 31 && (1 << forced) <= policy::max_forced_buffer_tuples &&
         agent_t::smem_bytes(fanout, 1 << forced) <= policy::large_smem_bytes) {
       log2_b = forced;
     }
+  }
+  // Hierarchical's chunks (at least 32 rows) must hold a buffer within two of them.
+  if constexpr (Staged) { log2_b = std::min(log2_b, 5); }
+  auto b = 1U << log2_b;
+  // JOINERY_SWWC_B (A/B runs) forces a buffer of 48..128 tuples, a multiple of 16, within all
+  // of the device's shared memory a block (not with Hierarchical).
+  if (int const forced = env_int("JOINERY_SWWC_B", 48, policy::max_forced_buffer_tuples, 0);
+      !Staged && forced % 16 == 0 && forced > 0 &&
+      agent_t::smem_bytes(fanout, forced) <= current_max_block_smem()) {
+    b = static_cast<unsigned>(forced);
   }
   // Hierarchical: the chunk states and the staging rings (swwc_stage.cuh).
   swwc_stage<K, pay_t> stage{};
@@ -280,18 +299,28 @@ void swwc_partition_impl(K const* keys, P const* payload, size_type n, int bit_o
     stage = {static_cast<unsigned*>(state.data()), static_cast<K*>(staged_keys.data()),
              static_cast<pay_t*>(staged_pay.data()), offsets, log2_c, log2_r};
   }
-  auto const kernel = swwc_partition_kernel<policy, K, P, Staged>;
-  std::size_t const smem = agent_t::smem_bytes(fanout, 1 << log2_b);
-  JOINERY_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        static_cast<int>(smem)));
-  int const resident = resident_blocks_per_sm(kernel, policy::threads_per_block, smem);
-  size_type const tiles = ceil_div(n, policy::tile_items);
-  int const blocks = static_cast<int>(
-    std::min<size_type>(tiles, static_cast<size_type>(current_sm_count()) * resident));
-  kernel<<<blocks, policy::threads_per_block, smem, s>>>(
-    keys, payload, n, bit_offset, bits, log2_b,
-    static_cast<unsigned long long*>(cursors.data()), keys_out, payload_out, stage);
-  JOINERY_CHECK_LAUNCH();
+  std::size_t const smem = agent_t::smem_bytes(fanout, static_cast<int>(b));
+  auto launch = [&](auto kernel) {
+    JOINERY_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          static_cast<int>(smem)));
+    int const resident = resident_blocks_per_sm(kernel, policy::threads_per_block, smem);
+    size_type const tiles = ceil_div(n, policy::tile_items);
+    int const blocks = static_cast<int>(
+      std::min<size_type>(tiles, static_cast<size_type>(current_sm_count()) * resident));
+    kernel<<<blocks, policy::threads_per_block, smem, s>>>(
+      keys, payload, n, bit_offset, bits, b, static_cast<unsigned long long*>(cursors.data()),
+      offsets, keys_out, payload_out, stage);
+    JOINERY_CHECK_LAUNCH();
+  };
+  if constexpr (Staged) {
+    launch(swwc_partition_kernel<policy, K, P, true, false>);
+  } else {
+    if (aligned) {
+      launch(swwc_partition_kernel<policy, K, P, false, true>);
+    } else {
+      launch(swwc_partition_kernel<policy, K, P, false, false>);
+    }
+  }
 }
 
 /// Whether a pointer may be moved in 16-byte vectors (the staged chunks' write-out).
@@ -303,35 +332,40 @@ namespace {
 
 /// One swwc or Hierarchical pass with the policy of `variant`.
 template <bool Staged, class K, class P>
-void swwc_with_variant(swwc_variant variant, K const* keys, P const* payload, size_type n,
-                       int bit_offset, int bits, K* keys_out, P* payload_out,
+void swwc_with_variant(swwc_variant variant, bool aligned, K const* keys, P const* payload,
+                       size_type n, int bit_offset, int bits, K* keys_out, P* payload_out,
                        std::int64_t* offsets, stream_ref stream, memory_resource* mr) {
   switch (variant) {
     case swwc_variant::wide:
       swwc_partition_impl<Staged, swwc_partition_policy_wide>(
-        keys, payload, n, bit_offset, bits, keys_out, payload_out, offsets, stream, mr);
+        keys, payload, n, bit_offset, bits, keys_out, payload_out, offsets, aligned, stream, mr);
       return;
     case swwc_variant::long_tile:
       swwc_partition_impl<Staged, swwc_partition_policy_long>(
-        keys, payload, n, bit_offset, bits, keys_out, payload_out, offsets, stream, mr);
+        keys, payload, n, bit_offset, bits, keys_out, payload_out, offsets, aligned, stream, mr);
       return;
     case swwc_variant::wide_long:
       swwc_partition_impl<Staged, swwc_partition_policy_wide_long>(
-        keys, payload, n, bit_offset, bits, keys_out, payload_out, offsets, stream, mr);
+        keys, payload, n, bit_offset, bits, keys_out, payload_out, offsets, aligned, stream, mr);
       return;
     case swwc_variant::base:
       swwc_partition_impl<Staged, swwc_partition_policy>(
-        keys, payload, n, bit_offset, bits, keys_out, payload_out, offsets, stream, mr);
+        keys, payload, n, bit_offset, bits, keys_out, payload_out, offsets, aligned, stream, mr);
   }
 }
 
 /// The policy `chooser` gives the digit width and tuple size, or `fixed` where given;
 /// JOINERY_SWWC_POLICY (A/B runs) forces one: 0 base, 1 wide, 2 long_tile, 3 wide_long.
+/// Key + payload bytes of a tuple.
+template <class K, class P>
+constexpr std::size_t tuple_bytes() {
+  return sizeof(K) + (std::is_same_v<P, no_payload> ? 0 : sizeof(P));
+}
+
 template <class K, class P>
 swwc_variant pick_variant(int bits, swwc_variant (*chooser)(int, std::size_t),
                           std::optional<swwc_variant> fixed = std::nullopt) {
-  std::size_t const tuple_bytes = sizeof(K) + (std::is_same_v<P, no_payload> ? 0 : sizeof(P));
-  auto const chosen = fixed ? *fixed : chooser(bits, tuple_bytes);
+  auto const chosen = fixed ? *fixed : chooser(bits, tuple_bytes<K, P>());
   return static_cast<swwc_variant>(env_int("JOINERY_SWWC_POLICY", 0, 3, static_cast<int>(chosen)));
 }
 
@@ -347,24 +381,25 @@ void swwc_partition(K const* keys, P const* payload, size_type n, int bit_offset
   auto const variant = pick_variant<K, P>(
     bits, &swwc_variant_for,
     row_ids ? std::optional<swwc_variant>(swwc_variant::base) : std::nullopt);
-  swwc_with_variant<false>(variant, keys, payload, n, bit_offset, bits, keys_out, payload_out,
-                           offsets, stream, mr);
+  bool const aligned = !row_ids && swwc_aligned_for(bits, tuple_bytes<K, P>());
+  swwc_with_variant<false>(variant, aligned, keys, payload, n, bit_offset, bits, keys_out,
+                           payload_out, offsets, stream, mr);
 }
 
 template <class K, class P>
 void hierarchical_partition(K const* keys, P const* payload, size_type n, int bit_offset,
                             int bits, K* keys_out, P* payload_out, std::int64_t* offsets,
                             stream_ref stream, memory_resource* mr) {
-  bool aligned = vector_aligned(keys_out);
-  if constexpr (!std::is_same_v<P, no_payload>) { aligned = aligned && vector_aligned(payload_out); }
+  bool vectors = vector_aligned(keys_out);
+  if constexpr (!std::is_same_v<P, no_payload>) { vectors = vectors && vector_aligned(payload_out); }
   auto const variant = pick_variant<K, P>(bits, &hierarchical_variant_for);
-  if (!aligned) {  // chunks are written out in 16-byte moves: Shared's direct writes instead
-    swwc_with_variant<false>(variant, keys, payload, n, bit_offset, bits, keys_out, payload_out,
-                             offsets, stream, mr);
+  if (!vectors) {  // chunks are written out in 16-byte moves: Shared's direct writes instead
+    swwc_with_variant<false>(variant, swwc_aligned_for(bits, tuple_bytes<K, P>()), keys, payload,
+                             n, bit_offset, bits, keys_out, payload_out, offsets, stream, mr);
     return;
   }
-  swwc_with_variant<true>(variant, keys, payload, n, bit_offset, bits, keys_out, payload_out,
-                          offsets, stream, mr);
+  swwc_with_variant<true>(variant, false, keys, payload, n, bit_offset, bits, keys_out,
+                          payload_out, offsets, stream, mr);
 }
 
 template <class K>
@@ -435,7 +470,7 @@ void swwc_partition_with_row_ids(K const* keys, size_type n, int bits, K* keys_o
     static_cast<size_type>(sms) * resident_blocks_per_sm(kernel, policy::threads_per_block, smem)));
   kernel<<<blocks, policy::threads_per_block, smem, s>>>(
     static_cast<K const*>(keys1.data()), static_cast<std::uint32_t const*>(rows1.data()), seg_p,
-    ts, segments, 0, lo, log2_b, static_cast<unsigned long long*>(cursors.data()), keys_out,
+    ts, segments, 0, lo, 1U << log2_b, static_cast<unsigned long long*>(cursors.data()), keys_out,
     rows_out);
   JOINERY_CHECK_LAUNCH();
 }

@@ -40,18 +40,26 @@ TEST(SwwcPolicy, BufferSizesOfTheMeasuredConfigurations) {
 }
 
 TEST(SwwcPolicy, ThreadsAndItemsOfTheMeasuredConfigurations) {
-  // BENCHMARKS.md, primitives, session 20: the fastest policy on the H200 per digit width for
-  // 4+4 and 8+8 bytes.
+  // BENCHMARKS.md, primitives, session 21: the fastest policy and flush alignment on the H200 per
+  // digit width for 4+4 and 8+8 bytes.
+  using detail::gpu::swwc_aligned_for;
   using detail::gpu::swwc_variant;
   using detail::gpu::swwc_variant_for;
-  EXPECT_EQ(swwc_variant_for(8, 8), swwc_variant::base);
-  EXPECT_EQ(swwc_variant_for(9, 8), swwc_variant::wide);
+  EXPECT_EQ(swwc_variant_for(8, 8), swwc_variant::wide_long);
+  EXPECT_EQ(swwc_variant_for(9, 8), swwc_variant::base);
   EXPECT_EQ(swwc_variant_for(10, 8), swwc_variant::wide_long);
-  EXPECT_EQ(swwc_variant_for(11, 8), swwc_variant::long_tile);
-  EXPECT_EQ(swwc_variant_for(8, 16), swwc_variant::wide);
-  EXPECT_EQ(swwc_variant_for(9, 16), swwc_variant::wide);
-  EXPECT_EQ(swwc_variant_for(10, 16), swwc_variant::long_tile);
-  EXPECT_EQ(swwc_variant_for(11, 16), swwc_variant::long_tile);
+  EXPECT_EQ(swwc_variant_for(11, 8), swwc_variant::wide_long);
+  for (int bits = 8; bits <= 11; ++bits) {
+    EXPECT_EQ(swwc_variant_for(bits, 16), swwc_variant::wide) << bits;
+    EXPECT_TRUE(swwc_aligned_for(bits, 16)) << bits;
+    EXPECT_EQ(swwc_aligned_for(bits, 8), bits > 8) << bits;
+  }
+  // wide_long's buffers grow past 32 tuples: 64 at 8 bits (128 KiB of 4+4-byte tuples), while
+  // 9 bits keeps 32.
+  using wide_long = detail::gpu::swwc_partition_policy_wide_long;
+  EXPECT_EQ(1 << swwc_buffer_log2<wide_long>(1 << 8, 4, 4), 64);
+  EXPECT_EQ(1 << swwc_buffer_log2<wide_long>(1 << 9, 4, 4), 32);
+  EXPECT_EQ(1 << swwc_buffer_log2<wide_long>(1 << 10, 4, 4), 16);
   using detail::gpu::hierarchical_variant_for;
   EXPECT_EQ(hierarchical_variant_for(9, 8), swwc_variant::base);
   EXPECT_EQ(hierarchical_variant_for(10, 8), swwc_variant::wide_long);

@@ -38,13 +38,15 @@
 
 namespace joinery::detail::gpu {
 
-template <class Policy, class K, class P, bool Staged = false>
+template <class Policy, class K, class P, bool Staged = false, bool Aligned = false>
 struct agent_swwc_partition {
+  static_assert(!(Staged && Aligned),
+                "aligned flushes keep Hierarchical's contiguous buffers out (its chunks)");
   static constexpr int threads = Policy::threads_per_block;
   static constexpr int vt = Policy::items_per_thread;
   static constexpr int warps = threads / 32;
-  static_assert(Policy::max_buffer_tuples >= 1 && Policy::max_buffer_tuples <= 32,
-                "a warp writes 32 / b buffers a step: b must not exceed 32");
+  static_assert(Policy::max_buffer_tuples >= 1 && Policy::max_forced_buffer_tuples <= 128,
+                "buffers hold at most 128 tuples");
   static constexpr bool has_payload = !std::is_same_v<P, no_payload>;
   using pay_t = std::conditional_t<has_payload, P, K>;  // buffer element type (unused if none)
   /// A digit's flush takes all its claims (rounded down to whole buffers) from this many buffers'
@@ -56,7 +58,7 @@ struct agent_swwc_partition {
   /// A flushed digit's range, as its pending tuples read it: the first output row (high 48 bits)
   /// and the rows taken (low 16; at most b - 1 + tile < 2^16).
   static constexpr int taken_bits = 16;
-  static_assert(Policy::tile_items + Policy::max_buffer_tuples < (1 << taken_bits),
+  static_assert(Policy::tile_items + Policy::max_forced_buffer_tuples < (1 << taken_bits),
                 "a digit's rows taken in one flush must fit 16 bits");
 
   /// Dynamic shared memory: each flushed digit's range (64-bit), key buffers, payload buffers
@@ -73,24 +75,29 @@ struct agent_swwc_partition {
   int* flush_list;          // shared, fanout: the digits whose buffers a flush writes
   unsigned* flush_count;    // shared: entries of flush_list
   int fanout;
-  int log2_b;
+  unsigned b;       // buffer tuples: a power of two up to 32, any count from 32 to 128
+  int log2_lanes;   // log2 of the lanes that write one buffer: log2(b) up to 32 tuples, else 5
   radix_digit<K> digit;
   K const* __restrict__ keys;
   P const* __restrict__ payload;  // nullptr with a 32-bit payload: row ids generated (row i: i)
   K* __restrict__ keys_out;
   P* __restrict__ payload_out;
   unsigned long long* __restrict__ cursors;  // global, fanout: next free output row per digit
+  /// Aligned flushes (set_aligned): the digits' first output rows (fanout + 1), else nullptr.
+  std::int64_t const* __restrict__ spans = nullptr;
+  unsigned align_mask = 0;  // aligned flushes: rows a full flush starts on a multiple of, - 1
   swwc_stage<K, pay_t> stage{};  // Staged only: the second buffer level
   int listed = 0;                // buffers listed by the last flush (Staged: the commit's list)
 
-  __device__ __forceinline__ agent_swwc_partition(unsigned char* smem, int fanout_, int log2_b_,
+  __device__ __forceinline__ agent_swwc_partition(unsigned char* smem, int fanout_, unsigned b_,
                                                   radix_digit<K> digit_, K const* keys_,
                                                   P const* payload_, K* keys_out_,
                                                   P* payload_out_,
                                                   unsigned long long* cursors_)
-      : fanout(fanout_), log2_b(log2_b_), digit(digit_), keys(keys_), payload(payload_),
+      : fanout(fanout_), b(b_), log2_lanes(lanes_log2(b_)),
+        digit(digit_), keys(keys_), payload(payload_),
         keys_out(keys_out_), payload_out(payload_out_), cursors(cursors_) {
-    auto const slots = static_cast<std::size_t>(fanout) << log2_b;
+    auto const slots = static_cast<std::size_t>(fanout) * b;
     flushed = reinterpret_cast<unsigned long long*>(smem);
     smem += sizeof(unsigned long long) * static_cast<std::size_t>(fanout);
     buf_keys = reinterpret_cast<K*>(smem);
@@ -102,7 +109,51 @@ struct agent_swwc_partition {
     flush_count = reinterpret_cast<unsigned*>(next + (sizeof(unsigned) + sizeof(int)) * fanout);
   }
 
+  /// log2 of the lanes that write one buffer of b tuples: log2(b), at most 5.
+  __device__ __forceinline__ static int lanes_log2(unsigned b) {
+    int l = 0;
+    while (l < 5 && (2U << l) <= b) { ++l; }
+    return l;
+  }
+
   __device__ __forceinline__ void set_stage(swwc_stage<K, pay_t> const& s) { stage = s; }
+
+  /// Aligned flushes: every full buffer lands on a row that is a multiple of its size (the
+  /// largest power of two up to b), so its runs cover whole sectors and lines. The cursors
+  /// (2 x fanout, zeroed) then count positions within each digit's range: full flushes take
+  /// positions upward from 0, drains downward from its end, and position x is row
+  /// spans[d] + (h + x) mod n (n the digit's rows, h the rows up to the first aligned one), so
+  /// only the drains and the one run that wraps land off the alignment. Not with Staged (its
+  /// chunk bookkeeping needs each buffer's rows contiguous).
+  __device__ __forceinline__ void set_aligned(std::int64_t const* digit_spans) {
+    static_assert(Aligned, "aligned flushes are the Aligned variant's");
+    spans = digit_spans;
+    unsigned a = 1;
+    while (2 * a <= b) { a *= 2; }
+    align_mask = a - 1;
+  }
+
+  /// Digit d's first row s, rows n and rotation h (aligned flushes).
+  __device__ __forceinline__ void digit_span(unsigned d, unsigned long long& s,
+                                             unsigned long long& n,
+                                             unsigned long long& h) const {
+    s = static_cast<unsigned long long>(spans[d]);
+    n = static_cast<unsigned long long>(spans[d + 1]) - s;
+    h = (0ULL - s) & align_mask;
+    if (h >= n) { h = 0; }
+  }
+
+  /// The output row of position `pos` of digit d: pos itself unless flushes are aligned.
+  __device__ __forceinline__ unsigned long long row_of(unsigned d, unsigned long long pos) const {
+    if constexpr (!Aligned) { return pos; }
+    unsigned long long s = 0;
+    unsigned long long n = 0;
+    unsigned long long h = 0;
+    digit_span(d, s, n, h);
+    unsigned long long r = h + pos;
+    if (r >= n) { r -= n; }
+    return s + r;
+  }
 
   /// The write cursors of the digits (a segmented pass moves them between segments).
   __device__ __forceinline__ void set_cursors(unsigned long long* c) { cursors = c; }
@@ -114,7 +165,7 @@ struct agent_swwc_partition {
   }
 
   __device__ __forceinline__ void store(unsigned d, unsigned slot, K k, pay_t v) {
-    auto const i = (static_cast<std::size_t>(d) << log2_b) + slot;
+    auto const i = static_cast<std::size_t>(d) * b + slot;
     buf_keys[i] = k;
     if constexpr (has_payload) { buf_pay[i] = v; }
   }
@@ -144,7 +195,6 @@ struct agent_swwc_partition {
   /// buffers reused); the caller then resets the list with reset_list().
   template <bool Drain>
   __device__ __forceinline__ void flush() {
-    unsigned const b = 1U << log2_b;
     for (int p = static_cast<int>(threadIdx.x); p < fanout; p += threads) {
       unsigned const f = fill[p];
       if (Drain ? f > 0 : f >= b) { flush_list[atomicAdd(flush_count, 1U)] = p; }
@@ -157,20 +207,39 @@ struct agent_swwc_partition {
     int const share = (count + warps - 1) / warps;
     int const begin = warp * share;
     int const end = begin + share < count ? begin + share : count;
-    int const per_step = 32 >> log2_b;
-    int const e = lane & static_cast<int>(b - 1);  // tuple of the buffer this lane moves
+    // Buffers of up to 32 tuples: 32 / b of them a step, one tuple a lane; longer ones one a
+    // step, up to b / 32 tuples a lane.
+    int const per_step = 32 >> log2_lanes;
+    int const e0 = lane & ((1 << log2_lanes) - 1);  // first tuple of the buffer this lane moves
     for (int chunk = begin; chunk < end; chunk += 32) {
       int const mine = chunk + lane;
       int q = 0;
       unsigned size = 0;
-      unsigned long long base = 0;
+      unsigned long long base = 0;  // first row, or with aligned flushes first position
       unsigned taken = 0;
+      unsigned long long first_row = 0;
+      unsigned cut = 0;              // tuples of the buffer before its rows wrap
+      unsigned long long span = 0;   // aligned flushes: the digit's rows, taken off past `cut`
       if (mine < end) {
         q = flush_list[mine];
         unsigned const f = fill[q];
-        taken = Drain ? f : (f >= direct_factor * b ? f & ~(b - 1) : b);
+        taken = Drain ? f : (f >= direct_factor * b ? f - f % b : b);
         size = Drain ? f : b;
-        base = atomicAdd(cursors + q, static_cast<unsigned long long>(taken));
+        cut = size;
+        if constexpr (!Aligned) {
+          base = atomicAdd(cursors + q, static_cast<unsigned long long>(taken));
+          first_row = base;
+        } else {
+          unsigned long long s = 0;
+          unsigned long long h = 0;
+          digit_span(static_cast<unsigned>(q), s, span, h);
+          base = Drain ? span - atomicAdd(cursors + fanout + q, static_cast<unsigned long long>(f)) - f
+                       : atomicAdd(cursors + q, static_cast<unsigned long long>(taken));
+          unsigned long long rel = h + base;
+          if (rel >= span) { rel -= span; }
+          first_row = s + rel;
+          if (span - rel < size) { cut = static_cast<unsigned>(span - rel); }
+        }
         if constexpr (!Drain || Staged) { flushed[q] = (base << taken_bits) | taken; }
       }
       // Staged: whether the buffer's first and last rows (at most two chunks) go through the
@@ -186,18 +255,22 @@ struct agent_swwc_partition {
       bool wrote_staged = false;
       int const here = end - chunk < 32 ? end - chunk : 32;
       for (int first = 0; first < here; first += per_step) {
-        int const src = first + (lane >> log2_b);  // the lane that took this buffer's range
+        int const src = first + (lane >> log2_lanes);  // the lane that took this buffer's range
         int const qq = __shfl_sync(0xffffffffU, q, src & 31);
         unsigned const n = __shfl_sync(0xffffffffU, size, src & 31);
-        unsigned long long const at = __shfl_sync(0xffffffffU, base, src & 31);
+        unsigned long long const at = __shfl_sync(0xffffffffU, first_row, src & 31);
+        unsigned const ct = Aligned ? __shfl_sync(0xffffffffU, cut, src & 31) : 0U;
+        unsigned long long const sp = Aligned ? __shfl_sync(0xffffffffU, span, src & 31) : 0;
         unsigned const md = Staged ? __shfl_sync(0xffffffffU, modes, src & 31) : 0U;
-        if (src < here && static_cast<unsigned>(e) < n) {
-          auto const i = (static_cast<std::size_t>(qq) << log2_b) + static_cast<std::size_t>(e);
-          auto const row = at + static_cast<unsigned long long>(e);
-          bool const staged =
-            Staged && ((md >> ((row >> stage.log2_c) != (at >> stage.log2_c) ? 1 : 0)) & 1U);
-          wrote_staged |= put(static_cast<unsigned>(qq), row, staged, buf_keys[i],
-                              has_payload ? buf_pay[i] : pay_t{});
+        if (src < here) {
+          for (unsigned e = static_cast<unsigned>(e0); e < n; e += 32) {
+            auto const i = static_cast<std::size_t>(qq) * b + e;
+            auto const row = at + static_cast<unsigned long long>(e) - (Aligned && e >= ct ? sp : 0);
+            bool const staged =
+              Staged && ((md >> ((row >> stage.log2_c) != (at >> stage.log2_c) ? 1 : 0)) & 1U);
+            wrote_staged |= put(static_cast<unsigned>(qq), row, staged, buf_keys[i],
+                                has_payload ? buf_pay[i] : pay_t{});
+          }
         }
       }
       if (mine < end) { fill[q] -= taken; }
@@ -283,7 +356,6 @@ struct agent_swwc_partition {
         load_striped<threads, vt, Full>(payload, base, valid, v);
       }
     }
-    unsigned const b = 1U << log2_b;
     unsigned slot[vt];
     bool pending = false;
 #pragma unroll
@@ -314,7 +386,7 @@ struct agent_swwc_partition {
           unsigned long long const f = flushed[d];
           auto const taken = static_cast<unsigned>(f & ((1ULL << taken_bits) - 1));
           if (slot[j] < taken) {
-            auto const row = (f >> taken_bits) + slot[j];
+            auto const row = row_of(d, (f >> taken_bits) + slot[j]);
             wrote_staged |= put(d, row, Staged && stage.staged(row >> stage.log2_c), k[j], v[j]);
             // Written: not pending any more. (Else a later round would write it again at the
             // same row; harmless for the output, but Staged may have handed the slot on.)

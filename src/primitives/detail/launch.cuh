@@ -31,6 +31,15 @@ inline int current_sm_count() {
   return sms;
 }
 
+/// The most dynamic shared memory a block of the current device may opt into.
+inline std::size_t current_max_block_smem() {
+  int dev = 0;
+  JOINERY_CUDA_TRY(cudaGetDevice(&dev));
+  int bytes = 0;
+  JOINERY_CUDA_TRY(cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+  return static_cast<std::size_t>(bytes);
+}
+
 /// Blocks of `kernel` resident per SM with this block size and dynamic shared memory (>= 1).
 template <class Kernel>
 int resident_blocks_per_sm(Kernel kernel, int threads, std::size_t dynamic_smem) {

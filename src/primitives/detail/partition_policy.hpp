@@ -64,18 +64,20 @@ using block_scatter_partition_policy = block_scatter_partition_policy_t<256, 16,
 using block_scatter_partition_policy_high = block_scatter_partition_policy_t<256, 16, 4>;
 
 /// Lutz et al. section 4, Shared software write-combining: per block and digit a shared-memory
-/// buffer of b tuples (b a power of two, at most 32 so that one warp writes a buffer in one step),
-/// written out whole at a range taken with one global atomic. b is the largest that fits
-/// `small_smem_bytes` (two blocks per SM) for tuples under `small_max_tuple_bytes` whose buffer
-/// keys fill `small_min_key_bytes` there, else the largest that fits `large_smem_bytes` (one block
-/// per SM). Blocks loop over tiles grid-stride.
-template <int Threads, int VT, int MinBlocksPerSm = 2>
+/// buffer of b tuples (b a power of two up to `max_buffer_tuples`), written out whole at a range
+/// taken with one global atomic. b is the largest that fits `small_smem_bytes` (two blocks per
+/// SM) for tuples under `small_max_tuple_bytes` whose buffer keys fill `small_min_key_bytes`
+/// there, else the largest that fits `large_smem_bytes` (one block per SM). Blocks loop over
+/// tiles grid-stride.
+template <int Threads, int VT, int MinBlocksPerSm = 2, int MaxBufferTuples = 32>
 struct swwc_partition_policy_t {
   static constexpr int threads_per_block = Threads;
   static constexpr int items_per_thread = VT;
   static constexpr int tile_items = Threads * VT;
   static constexpr int max_radix_bits = joinery::max_radix_bits;
-  static constexpr int max_buffer_tuples = 32;
+  static constexpr int max_buffer_tuples = MaxBufferTuples;
+  /// Longest buffer an A/B knob (JOINERY_SWWC_LOG2B) may force.
+  static constexpr int max_forced_buffer_tuples = 128;
   /// Measured on an H200, 2^28 tuples (GB/s, small -> large): 4+4 B at 9 bits 1761 -> 1695 but
   /// at 10 bits 1295 -> 1421; 8+8 B at 8 / 9 / 10 bits 2223 -> 2302, 1853 -> 1982, 1537 -> 1788.
   /// Two blocks an SM pay off only for small tuples whose buffers already write whole sectors.
@@ -91,26 +93,34 @@ using swwc_partition_policy = swwc_partition_policy_t<512, 8>;
 /// One block an SM of 1024 threads x 4 items, 512 x 16, 1024 x 8 (the large buffer budget).
 using swwc_partition_policy_wide = swwc_partition_policy_t<1024, 4, 1>;
 using swwc_partition_policy_long = swwc_partition_policy_t<512, 16, 1>;
-using swwc_partition_policy_wide_long = swwc_partition_policy_t<1024, 8, 1>;
+/// wide_long's buffers may grow to 128 tuples: at 8 bits with 4+4-byte tuples they take 64
+/// (128 KiB; 256-byte runs per array), 1.94-1.95 ms against 2.42 with 32 and 2.23-2.27 for base
+/// (H200, 2^28 tuples; BENCHMARKS.md, primitives, session 21).
+using swwc_partition_policy_wide_long = swwc_partition_policy_t<1024, 8, 1, 128>;
 
 /// Which swwc policy a pass takes.
 enum class swwc_variant : int { base = 0, wide = 1, long_tile = 2, wide_long = 3 };
 
-/// The swwc policy of a digit width and tuple size (key + payload bytes). Measured on an H200
-/// (2^28 tuples, ms at 8 / 9 / 10 / 11 bits; BENCHMARKS.md, primitives, session 20): 4+4 B base
-/// 2.25 / 2.45 / 3.08 / 3.70, wide 2.30 / 2.27 / 2.79 / 3.50, long 2.65 / 2.50 / 2.78 / 3.27,
-/// wide_long 2.38 / 2.30 / 2.61 / 3.40; 8+8 B base 3.76 / 4.35 / 4.82 / 5.94, wide 3.24 / 3.76 /
-/// 4.58 / 6.32, long 3.65 / 4.07 / 4.43 / 5.66, wide_long 3.52 / 3.99 / 4.68 / 5.80. More warps
-/// an SM (one block of 1024) pay at middle fanouts, longer tiles (fewer rounds per tuple) at high
-/// ones. Other tuple sizes take the rule of the nearer measured one.
+/// The swwc policy of a digit width and tuple size (key + payload bytes), with
+/// swwc_aligned_for. Measured on an H200 (2^28 tuples, ms at 8 / 9 / 10 / 11 bits, each with
+/// unaligned / aligned flushes; BENCHMARKS.md, primitives, session 21): 4+4 B base 2.22 / 2.43 /
+/// 3.01 / 3.35 and 2.15 / **2.18** / 3.11 / 3.52, wide 2.37 / 2.34 / 2.66 / 3.33 and 2.45 / 2.44
+/// / 2.52 / 2.66, long 2.61 / 2.44 / 2.72 / 3.13 and 2.73 / 2.36 / 2.41 / 2.79, wide_long (64
+/// tuples a buffer at 8 bits) **1.92-1.96** / 2.37 / 2.59 / 3.34 and 2.02 / 2.23 / **2.29** /
+/// **2.58**; 8+8 B base 3.55 / 3.82 / 4.66 / 5.95 and 4.24 / 4.41 / 5.31 / 6.22, wide 3.27 / 3.81
+/// / 4.58 / 6.24 and **3.19 / 3.36 / 3.82 / 4.52**, long 3.49 / 3.89 / 4.31 / 5.52 and 3.94 /
+/// 4.10 / 4.20 / 5.30, wide_long 3.45 / 3.91 / 4.65 / 5.71 and 3.97 / 4.09 / 4.38 / 5.46. Other
+/// tuple sizes take the rule of the nearer measured one.
 constexpr swwc_variant swwc_variant_for(int bits, std::size_t tuple_bytes) {
-  if (tuple_bytes < 16) {
-    if (bits <= 8) { return swwc_variant::base; }
-    if (bits == 9) { return swwc_variant::wide; }
-    if (bits == 10) { return swwc_variant::wide_long; }
-    return swwc_variant::long_tile;
-  }
-  return bits <= 9 ? swwc_variant::wide : swwc_variant::long_tile;
+  if (tuple_bytes < 16) { return bits == 9 ? swwc_variant::base : swwc_variant::wide_long; }
+  return swwc_variant::wide;
+}
+
+/// Whether swwc's full buffers land on aligned rows (the agent's aligned flushes): everywhere
+/// but 8-bit digits of tuples under 16 bytes, whose 64-tuple buffers already write 256-byte
+/// runs (measured with swwc_variant_for above).
+constexpr bool swwc_aligned_for(int bits, std::size_t tuple_bytes) {
+  return !(bits <= 8 && tuple_bytes < 16);
 }
 
 /// The swwc policy of the Hierarchical pass (its staged kernel). Measured on an H200 (2^28 tuples,
