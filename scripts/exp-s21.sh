@@ -94,3 +94,22 @@ if [ "${PART:-1}" = 7 ]; then  # the new rule (swwc_variant_for / swwc_aligned_f
     sw "p0-b48-$i" JOINERY_SWWC_POLICY=0 JOINERY_SWWC_B=48
   done
 fi
+if [ "${PART:-1}" = 8 ]; then  # the every-policy test; 9-bit probes with 24-tuple buffers (two blocks an SM)
+  step tests-policies tests 400 $T --gtest_filter='Partition.SwwcUnder*:*PartitionAlgorithms*swwc*:-*BeyondTwoToThe31Rows*'
+  for i in 1 2; do
+    sw "def-$i" X=0
+    sw "p0-b24-a1-$i" JOINERY_SWWC_POLICY=0 JOINERY_SWWC_B=24 JOINERY_SWWC_ALIGN=1
+    sw "p0-b24-a0-$i" JOINERY_SWWC_POLICY=0 JOINERY_SWWC_B=24 JOINERY_SWWC_ALIGN=0
+    sw "p0-b16-a1-$i" JOINERY_SWWC_POLICY=0 JOINERY_SWWC_LOG2B=4 JOINERY_SWWC_ALIGN=1
+    sw "p3-b96-a1-$i" JOINERY_SWWC_POLICY=3 JOINERY_SWWC_B=96 JOINERY_SWWC_ALIGN=1
+  done
+  step memcheck sanitizer 300 compute-sanitizer --tool memcheck --report-api-errors no $T --gtest_filter='Partition.SwwcUnder*'
+fi
+if [ "${PART:-1}" = 9 ]; then  # A/B of two binaries (the wrap row re-read vs kept in registers): $BINS2 unpacked to /tmp/b2
+  mkdir -p /tmp/b2 && tar xJf "$BINS2" -C /tmp/b2
+  step tests-policies tests 400 $T --gtest_filter='Partition.SwwcUnder*:*PartitionAlgorithms*swwc*:-*BeyondTwoToThe31Rows*'
+  for i in 1 2 3; do
+    step "new-$i" bench 120 $J bench primitives --algorithm swwc --runs 5 --warmup 1 --out "$OUT/sw.jsonl"
+    step "old-$i" bench 120 /tmp/b2/joinery bench primitives --algorithm swwc --runs 5 --warmup 1 --out "$OUT/sw-old.jsonl"
+  done
+fi

@@ -447,6 +447,44 @@ TEST_F(Partition, HierarchicalWithSmallRingsAndChunks) {
   }
 }
 
+TEST_F(Partition, SwwcUnderEveryPolicyAndFlushAlignment) {
+  // Each block shape with and without aligned flushes (rotated digit ranges: full buffers on
+  // aligned rows, drains from the top, the run that wraps), and buffers of 96 and 128 tuples
+  // (the long-buffer flush, one that is not a power of two). Small inputs give digits shorter than their alignment gap.
+  struct setting {
+    char const* policy;
+    char const* align;
+    char const* b;  // JOINERY_SWWC_B, "" for the policy's own
+  };
+  std::vector<setting> settings;
+  for (char const* policy : {"0", "1", "2", "3"}) {
+    for (char const* align : {"0", "1"}) { settings.push_back({policy, align, ""}); }
+  }
+  settings.push_back({"3", "1", "96"});
+  settings.push_back({"2", "0", "128"});
+  std::uint64_t seed = 5000;
+  for (auto const& st : settings) {
+    scoped_env const p("JOINERY_SWWC_POLICY", st.policy);
+    scoped_env const a("JOINERY_SWWC_ALIGN", st.align);
+    scoped_env const b("JOINERY_SWWC_B", st.b);
+    for (size_type n : {size_type{3001}, (size_type{1} << 18) + 77}) {
+      for (auto key : {type_id::uint32, type_id::int64}) {
+        for (auto const& payloads : std::vector<std::vector<type_id>>{{type_id::int32}, {type_id::uint64}}) {
+          for (double zipf : {0.0, 1.5}) {
+            auto const d = make_data({key, n, payloads, zipf == 0.0, 0, zipf, ++seed}, stream_);
+            for (int bits : {3, 8, 9, 11}) {
+              EXPECT_EQ(partition_and_check(d, 0, bits, partition_algorithm::swwc, stream_), "")
+                << "policy " << st.policy << ", aligned " << st.align << ", b '" << st.b
+                << "', Zipf " << zipf << ": "
+                << describe(partition_algorithm::swwc, key, n, 0, bits, payloads.size());
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 /// A device view of rows [begin, end) of a device column.
 column_view rows_of(column const& c, size_type begin, size_type end) {
   auto const* base = static_cast<char const*>(c.view().data());

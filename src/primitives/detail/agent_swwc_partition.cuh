@@ -219,13 +219,13 @@ struct agent_swwc_partition {
       unsigned taken = 0;
       unsigned long long first_row = 0;
       unsigned cut = 0;              // tuples of the buffer before its rows wrap
-      unsigned long long span = 0;   // aligned flushes: the digit's rows, taken off past `cut`
       if (mine < end) {
         q = flush_list[mine];
         unsigned const f = fill[q];
         taken = Drain ? f : (f >= direct_factor * b ? f - f % b : b);
         size = Drain ? f : b;
         cut = size;
+        unsigned long long span = 0;  // aligned flushes: the digit's rows
         if constexpr (!Aligned) {
           base = atomicAdd(cursors + q, static_cast<unsigned long long>(taken));
           first_row = base;
@@ -260,12 +260,14 @@ struct agent_swwc_partition {
         unsigned const n = __shfl_sync(0xffffffffU, size, src & 31);
         unsigned long long const at = __shfl_sync(0xffffffffU, first_row, src & 31);
         unsigned const ct = Aligned ? __shfl_sync(0xffffffffU, cut, src & 31) : 0U;
-        unsigned long long const sp = Aligned ? __shfl_sync(0xffffffffU, span, src & 31) : 0;
         unsigned const md = Staged ? __shfl_sync(0xffffffffU, modes, src & 31) : 0U;
         if (src < here) {
           for (unsigned e = static_cast<unsigned>(e0); e < n; e += 32) {
             auto const i = static_cast<std::size_t>(qq) * b + e;
-            auto const row = at + static_cast<unsigned long long>(e) - (Aligned && e >= ct ? sp : 0);
+            // Past the wrap (rare): on from the digit's first row, read again rather than
+            // kept in registers through the loop.
+            auto const row =
+              Aligned && e >= ct ? static_cast<unsigned long long>(spans[qq]) + (e - ct) : at + e;
             bool const staged =
               Staged && ((md >> ((row >> stage.log2_c) != (at >> stage.log2_c) ? 1 : 0)) & 1U);
             wrote_staged |= put(static_cast<unsigned>(qq), row, staged, buf_keys[i],
