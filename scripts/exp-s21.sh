@@ -113,3 +113,12 @@ if [ "${PART:-1}" = 9 ]; then  # A/B of two binaries (the wrap row re-read vs ke
     step "old-$i" bench 120 /tmp/b2/joinery bench primitives --algorithm swwc --runs 5 --warmup 1 --out "$OUT/sw-old.jsonl"
   done
 fi
+if [ "${PART:-1}" = 10 ]; then  # final code: partition tests, sanitizers, > 2^31 rows, bench primitives twice
+  step tests-part tests 400 $T --gtest_filter='*PartitionAlgorithms*:SwwcRowIds.*:Partition.*:PartitionRefusals.*:-*BeyondTwoToThe31Rows*'
+  step memcheck sanitizer 300 compute-sanitizer --tool memcheck --report-api-errors no $T --gtest_filter='*PartitionAlgorithms*swwc*:Partition.SwwcUnder*:-*BeyondTwoToThe31Rows*'
+  step racecheck sanitizer 400 compute-sanitizer --tool racecheck $T --gtest_filter='*PartitionAlgorithms*swwc*:-*BeyondTwoToThe31Rows*:*SizesAroundTiles*'
+  step beyond tests 200 $T --gtest_filter='*PartitionAlgorithms.BeyondTwoToThe31Rows/swwc'
+  for i in 1 2; do
+    step "bench-all-$i" bench 200 $J bench primitives --runs 5 --warmup 1 --out "$OUT/prim-all.jsonl"
+  done
+fi
