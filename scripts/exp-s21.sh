@@ -122,3 +122,8 @@ if [ "${PART:-1}" = 10 ]; then  # final code: partition tests, sanitizers, > 2^3
     step "bench-all-$i" bench 200 $J bench primitives --runs 5 --warmup 1 --out "$OUT/prim-all.jsonl"
   done
 fi
+if [ "${PART:-1}" = 11 ]; then  # the wrap test (and the every-policy test) with memcheck
+  step tests-wrap tests 300 $T --gtest_filter='Partition.SwwcAligned*:Partition.SwwcUnder*'
+  step memcheck-wrap sanitizer 300 compute-sanitizer --tool memcheck --report-api-errors no $T --gtest_filter='Partition.SwwcAligned*'
+  step racecheck-wrap sanitizer 300 compute-sanitizer --tool racecheck $T --gtest_filter='Partition.SwwcAligned*'
+fi

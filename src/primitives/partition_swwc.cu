@@ -1,6 +1,7 @@
 // GPU radix partitioning with shared-memory software write-combining (Lutz et al. 2022,
 // section 4, "Shared"), dispatch layer and kernel: the global digit histogram and its scan give
-// each digit's first output row, which seeds one global write cursor per digit; then one pass in
+// each digit's first output row, which seeds one global write cursor per digit (or, with aligned
+// flushes, each digit's rotated range: agent_swwc_partition::set_aligned); then one pass in
 // which every block buffers tuples per digit in shared memory and writes full buffers at ranges
 // taken from the cursors. Explicitly instantiated over the key widths (uint32/uint64) and payload
 // widths (none/uint32/uint64).
@@ -255,8 +256,8 @@ void swwc_partition_impl(K const* keys, P const* payload, size_type n, int bit_o
   }
 
   int log2_b = swwc_buffer_log2<policy>(fanout, sizeof(K), agent_t::has_payload ? sizeof(P) : 0);
-  // JOINERY_SWWC_LOG2B forces the buffer size (A/B runs of the benchmark), within the policy's
-  // cap and the device's shared memory.
+  // JOINERY_SWWC_LOG2B forces the buffer size (A/B runs of the benchmark), up to the policies'
+  // max_forced_buffer_tuples and within the large budget.
   if (char const* env = std::getenv("JOINERY_SWWC_LOG2B"); env != nullptr) {
     int const forced = std::atoi(env);
     if (forced >= 0 && forced < 31 && (1 << forced) <= policy::max_forced_buffer_tuples &&
@@ -354,14 +355,14 @@ void swwc_with_variant(swwc_variant variant, bool aligned, K const* keys, P cons
   }
 }
 
-/// The policy `chooser` gives the digit width and tuple size, or `fixed` where given;
-/// JOINERY_SWWC_POLICY (A/B runs) forces one: 0 base, 1 wide, 2 long_tile, 3 wide_long.
 /// Key + payload bytes of a tuple.
 template <class K, class P>
 constexpr std::size_t tuple_bytes() {
   return sizeof(K) + (std::is_same_v<P, no_payload> ? 0 : sizeof(P));
 }
 
+/// The policy `chooser` gives the digit width and tuple size, or `fixed` where given;
+/// JOINERY_SWWC_POLICY (A/B runs) forces one: 0 base, 1 wide, 2 long_tile, 3 wide_long.
 template <class K, class P>
 swwc_variant pick_variant(int bits, swwc_variant (*chooser)(int, std::size_t),
                           std::optional<swwc_variant> fixed = std::nullopt) {

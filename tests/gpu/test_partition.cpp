@@ -485,6 +485,52 @@ TEST_F(Partition, SwwcUnderEveryPolicyAndFlushAlignment) {
   }
 }
 
+TEST_F(Partition, SwwcAlignedRunsThatWrap) {
+  // Aligned flushes rotate each digit's range by h rows (to the first aligned row), so the run
+  // that reaches the range's end continues at its start. Built to happen: one tile, n0 rows of
+  // digit 0 then n1 of digit 1, whose range starts at row n0 (h = -n0 mod the alignment). The
+  // tile's digit-1 claims go out as one skew range of n1 - n1 % b positions, whose pending tuples
+  // pass position n1 - h (row_of wraps) when n1 % b < h; the drain of the last n1 % b positions
+  // straddles n1 - h (the write loop wraps) when n1 % b > h > 0.
+  struct setting {
+    type_id key, payload;
+    char const* policy;
+    char const* log2_b;
+    char const* b;
+    size_type n0, n1;
+  };
+  for (auto const& st : {// b = 32, h = 31 / 12: row_of wraps / the drain (20 rows) wraps
+                         setting{type_id::uint32, type_id::int32, "0", "5", "", 1, 4000},
+                         setting{type_id::uint32, type_id::int32, "0", "5", "", 20, 4020},
+                         // b = 64, h = 61 / 24
+                         setting{type_id::uint32, type_id::int32, "3", "6", "", 3, 8000},
+                         setting{type_id::uint32, type_id::int32, "3", "6", "", 40, 8040},
+                         // b = 96 (aligned to 64 rows), h = 59
+                         setting{type_id::uint32, type_id::int32, "3", "", "96", 5, 7680},
+                         // 16-byte tuples, one block of 1024 x 4, b = 32
+                         setting{type_id::uint64, type_id::uint64, "1", "5", "", 1, 4000},
+                         setting{type_id::uint64, type_id::uint64, "1", "5", "", 20, 4020}}) {
+    scoped_env const a("JOINERY_SWWC_ALIGN", "1");
+    scoped_env const p("JOINERY_SWWC_POLICY", st.policy);
+    scoped_env const l("JOINERY_SWWC_LOG2B", st.log2_b);
+    scoped_env const b("JOINERY_SWWC_B", st.b);
+    auto d = make_data({st.key, st.n0 + st.n1, {st.payload}, true, 0, 0,
+                        static_cast<std::uint64_t>(6000 + st.n0)}, stream_);
+    dispatch_key_type(st.key, [&](auto tag) {
+      using K = typename decltype(tag)::type;
+      auto* k = d.host.column(0).template data_as<K>();
+      for (size_type i = 0; i < st.n0 + st.n1; ++i) {
+        k[i] = static_cast<K>((k[i] & ~K{1}) | (i < st.n0 ? K{0} : K{1}));
+      }
+    });
+    std::vector<column> dev;
+    for (auto const& c : d.host.view()) { dev.push_back(column::copy_of(c, device_resource(), stream_)); }
+    d.device = table(std::move(dev));
+    EXPECT_EQ(partition_and_check(d, 0, 1, partition_algorithm::swwc, stream_), "")
+      << "policy " << st.policy << ", n0 " << st.n0 << ", n1 " << st.n1;
+  }
+}
+
 /// A device view of rows [begin, end) of a device column.
 column_view rows_of(column const& c, size_type begin, size_type end) {
   auto const* base = static_cast<char const*>(c.view().data());

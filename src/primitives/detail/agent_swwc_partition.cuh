@@ -5,7 +5,8 @@
 // Each block keeps, per digit, a buffer of B tuples in shared memory and a fill count. A tile's
 // tuples claim buffer slots with one shared atomic each; a full buffer is written out by one warp
 // as B consecutive tuples at a slot range taken with one global atomic on the digit's write
-// cursor (initialised to the digit's first output row). Writes are therefore whole runs of B
+// cursor (initialised to the digit's first output row; with aligned flushes a position within the
+// digit's range, see set_aligned). Writes are therefore whole runs of B
 // tuples however short a digit's run within one tile is (B x key width is at least a 32-byte
 // sector up to 11 bits with 4-byte payloads; at 12 bits, or 11 with 4-byte keys and 8-byte
 // payloads, the buffers shrink to 8-16 bytes of keys). Not stable: runs land in the order blocks
@@ -45,7 +46,9 @@ struct agent_swwc_partition {
   static constexpr int threads = Policy::threads_per_block;
   static constexpr int vt = Policy::items_per_thread;
   static constexpr int warps = threads / 32;
-  static_assert(Policy::max_buffer_tuples >= 1 && Policy::max_forced_buffer_tuples <= 128,
+  static_assert(Policy::max_buffer_tuples >= 1 &&
+                  Policy::max_buffer_tuples <= Policy::max_forced_buffer_tuples &&
+                  Policy::max_forced_buffer_tuples <= 128,
                 "buffers hold at most 128 tuples");
   static constexpr bool has_payload = !std::is_same_v<P, no_payload>;
   using pay_t = std::conditional_t<has_payload, P, K>;  // buffer element type (unused if none)
@@ -55,8 +58,9 @@ struct agent_swwc_partition {
   /// 8+8 (with 2, uniform 10 bits lost 28%).
   static constexpr unsigned direct_factor =
     sizeof(K) + (has_payload ? sizeof(P) : 0) <= 8 ? 2 : 4;
-  /// A flushed digit's range, as its pending tuples read it: the first output row (high 48 bits)
-  /// and the rows taken (low 16; at most b - 1 + tile < 2^16).
+  /// A flushed digit's range, as its pending tuples read it: the first output row (aligned
+  /// flushes: position) in the high 48 bits and the rows taken (low 16; at most b - 1 + tile <
+  /// 2^16).
   static constexpr int taken_bits = 16;
   static_assert(Policy::tile_items + Policy::max_forced_buffer_tuples < (1 << taken_bits),
                 "a digit's rows taken in one flush must fit 16 bits");
@@ -68,21 +72,23 @@ struct agent_swwc_partition {
     return swwc_smem_bytes<Policy>(fanout, b, sizeof(K), has_payload ? sizeof(P) : 0);
   }
 
-  unsigned long long* flushed;  // shared, fanout: (first row << taken_bits) | rows taken
+  unsigned long long* flushed;  // shared, fanout: (first row or position << taken_bits) | taken
   K* buf_keys;        // shared, fanout x b
   pay_t* buf_pay;     // shared, fanout x b (has_payload only)
   unsigned* fill;     // shared, fanout: slots claimed in the digit's buffer
   int* flush_list;          // shared, fanout: the digits whose buffers a flush writes
   unsigned* flush_count;    // shared: entries of flush_list
   int fanout;
-  unsigned b;       // buffer tuples: a power of two up to 32, any count from 32 to 128
+  unsigned b;       // buffer tuples: a power of two up to 128; the A/B knob also 48..112 by 16
   int log2_lanes;   // log2 of the lanes that write one buffer: log2(b) up to 32 tuples, else 5
   radix_digit<K> digit;
   K const* __restrict__ keys;
   P const* __restrict__ payload;  // nullptr with a 32-bit payload: row ids generated (row i: i)
   K* __restrict__ keys_out;
   P* __restrict__ payload_out;
-  unsigned long long* __restrict__ cursors;  // global, fanout: next free output row per digit
+  /// Global: next free output row per digit (fanout); aligned flushes: next position upward,
+  /// then taken downward by the drains (2 x fanout).
+  unsigned long long* __restrict__ cursors;
   /// Aligned flushes (set_aligned): the digits' first output rows (fanout + 1), else nullptr.
   std::int64_t const* __restrict__ spans = nullptr;
   unsigned align_mask = 0;  // aligned flushes: rows a full flush starts on a multiple of, - 1
@@ -118,8 +124,10 @@ struct agent_swwc_partition {
 
   __device__ __forceinline__ void set_stage(swwc_stage<K, pay_t> const& s) { stage = s; }
 
-  /// Aligned flushes: every full buffer lands on a row that is a multiple of its size (the
-  /// largest power of two up to b), so its runs cover whole sectors and lines. The cursors
+  /// Aligned flushes: every full buffer lands on a row that is a multiple of its size, so its runs
+  /// cover whole sectors and lines. (For the A/B knob's sizes that are not powers of two, h
+  /// aligns to the largest power of two up to b and runs then start on multiples of
+  /// gcd(b, that power) only.) The cursors
   /// (2 x fanout, zeroed) then count positions within each digit's range: full flushes take
   /// positions upward from 0, drains downward from its end, and position x is row
   /// spans[d] + (h + x) mod n (n the digit's rows, h the rows up to the first aligned one), so
@@ -191,7 +199,7 @@ struct agent_swwc_partition {
   /// `flushed` tells them where); fill drops by the rows taken. The block first lists the buffers to write;
   /// each warp then takes an equal share of the list, issues the write-cursor atomics of up to 32
   /// buffers at once (one lane each, so their latencies overlap) and copies 32 / b buffers per
-  /// step. Needs a barrier before (the buffers' contents and fill counts) and after (fill counts,
+  /// step (one a step, b / 32 tuples a lane, past 32 tuples). Needs a barrier before (the buffers' contents and fill counts) and after (fill counts,
   /// buffers reused); the caller then resets the list with reset_list().
   template <bool Drain>
   __device__ __forceinline__ void flush() {

@@ -76,7 +76,7 @@ struct swwc_partition_policy_t {
   static constexpr int tile_items = Threads * VT;
   static constexpr int max_radix_bits = joinery::max_radix_bits;
   static constexpr int max_buffer_tuples = MaxBufferTuples;
-  /// Longest buffer an A/B knob (JOINERY_SWWC_LOG2B) may force.
+  /// Longest buffer an A/B knob (JOINERY_SWWC_LOG2B, JOINERY_SWWC_B) may force.
   static constexpr int max_forced_buffer_tuples = 128;
   /// Measured on an H200, 2^28 tuples (GB/s, small -> large): 4+4 B at 9 bits 1761 -> 1695 but
   /// at 10 bits 1295 -> 1421; 8+8 B at 8 / 9 / 10 bits 2223 -> 2302, 1853 -> 1982, 1537 -> 1788.
