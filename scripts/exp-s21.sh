@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Session 21 device runs (issue 4: swwc digit split, buffers past 32 tuples); logs in $OUT.
 # PART=1: swwc tests under the split / long-buffer knobs; bench sweep of JOINERY_SWWC_SPLIT x
-# JOINERY_SWWC_LOG2B x JOINERY_SWWC_POLICY.
+# JOINERY_SWWC_LOG2B x JOINERY_SWWC_POLICY (JOINERY_SWWC_SPLIT exists only on branch
+# wip/swwc-digit-split; PART 1-3 ran binaries built from it).
 set -u
 source "$(dirname "$0")/exp-lib.sh" "${BINS:-build/bins21.tar.xz}"
 J=/tmp/b/joinery
