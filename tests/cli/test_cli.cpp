@@ -255,6 +255,16 @@ TEST_F(Cli, GpuExperimentsRefuseWithoutAGpuAndWriteNothing) {
   EXPECT_TRUE(listing().empty());
 }
 
+TEST_F(Cli, BenchPrimitivesRefusesDigitWidthsOutOfRange) {
+  // Checked before anything runs, with or without a GPU.
+  for (auto const* bits : {"13", "0", "8,x"}) {
+    expect_refused("bench primitives --algorithm swwc --bits " + std::string(bits) + " --out " +
+                     path("p.jsonl"),
+                   "--bits");
+  }
+  EXPECT_TRUE(listing().empty());
+}
+
 TEST_F(Cli, BenchSmokeWritesJsonLines) {
   auto const o = run("bench join --build-rows 2^12 --probe-rows 2^14 --runs 3 --out " +
                      path("bench.jsonl"));

@@ -20,6 +20,8 @@ struct primitives_bench_args {
   /// Zipf exponent of the keys (0: uniform over the key type); skewed keys are drawn from 2^24
   /// values, so few digits hold most tuples.
   double zipf = 0;
+  /// Digit widths of the radix-partition rows (--bits).
+  std::vector<int> bits = {8, 9, 10, 11};
 };
 
 /// For 4- and 8-byte tuples halves (key + payload of that width): the device-to-device copy

@@ -56,6 +56,7 @@ struct bench_args {
   std::string writer = "direct";
   double load_factor = 0.5;
   std::string rows;  // empty: the experiment's default (2^24; primitives and gpu-groupby 2^28)
+  std::string bits;  // primitives: digit widths, comma-separated (empty: 8..11)
   std::string groups = "2^10";
   std::string max_rows = "2^24";
   std::uint64_t seed = 42;
@@ -551,6 +552,18 @@ void run_bench(bench_args const& a) {
         at = end + 1;
       }
     }
+    if (!a.bits.empty()) {
+      p.bits.clear();
+      std::stringstream list(a.bits);
+      for (std::string item; std::getline(list, item, ',');) {
+        auto const b = parse_size(item, "--bits");
+        if (b < 1 || b > max_radix_bits) {
+          throw input_error("--bits takes digit widths of 1.." + std::to_string(max_radix_bits) +
+                            " bits, not '" + item + "'");
+        }
+        p.bits.push_back(static_cast<int>(b));
+      }
+    }
     run_primitives_bench(p);
   } else if (a.experiment == "gpu-joins") {
     run_gpu_joins_bench(rec, a);
@@ -620,6 +633,8 @@ void add_bench(CLI::App& app) {
   c->add_option("--max-rows", args->max_rows,
                 "cpu-join-scaling: largest |R| = |S| (2^20 ..); gpu-joins, wide-joins: |S| of the "
                 "default workload (2^28)");
+  c->add_option("--bits", args->bits,
+                "primitives: digit widths of the radix-partition rows, comma-separated (8,9,10,11)");
   c->add_option("--seed", args->seed, "random seed");
   c->callback([args] { run_bench(*args); });
 }
