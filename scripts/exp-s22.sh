@@ -5,6 +5,8 @@
 # under the default, packed (unaligned / aligned) and 7-bit 128-tuple buffers, alternated.
 # PART=2: memcheck and racecheck over the packed tests. JOINERY_SWWC_PACK and the packed tests exist
 # only on branch wip/swwc-packed (b8529c8): PART 1 ran binaries built from it.
+# PART=3: the lo32 sum tests, the GPU group-by tests, memcheck / racecheck over the lo32 tests and
+# memcheck over the dense tier's tests (issue 7).
 set -u
 source "$(dirname "$0")/exp-lib.sh" "${BINS:-build/bins22.tar.xz}"
 J=/tmp/b/joinery
@@ -27,5 +29,12 @@ fi
 if [ "${PART:-1}" = 2 ]; then  # sanitizers over the packed tests
   step memcheck sanitizer 300 compute-sanitizer --tool memcheck --report-api-errors no $T --gtest_filter='Partition.SwwcPackedBuffers*'
   step racecheck sanitizer 280 compute-sanitizer --tool racecheck $T --gtest_filter='Partition.SwwcPackedBuffers'
+fi
+if [ "${PART:-1}" = 3 ]; then  # issue 7: lo32_sum.cuh (moved out of hash_groupby.cu) and its tests
+  step lo32 tests 120 $T --gtest_filter='Lo32Sum.*'
+  step gb-tests tests 200 $T --gtest_filter='GpuHashGroupby.*:Algorithms/GpuGroupby.*:GpuPartitionGroupby.*:GpuGroupbyRegistry.*:GpuDictionaryGroupby.*'
+  step memcheck-lo32 sanitizer 60 compute-sanitizer --tool memcheck --report-api-errors no $T --gtest_filter='Lo32Sum.*'
+  step racecheck-lo32 sanitizer 90 compute-sanitizer --tool racecheck $T --gtest_filter='Lo32Sum.*'
+  step memcheck-dense sanitizer 120 compute-sanitizer --tool memcheck --report-api-errors no $T --gtest_filter='GpuHashGroupby.DenseTier*'
 fi
 cat "$S"
