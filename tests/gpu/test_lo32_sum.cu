@@ -290,9 +290,9 @@ TEST_F(Lo32Sum, ConcurrentCountsStayExact) {
   // A block of 1024 threads on four counters in two words. Counts all one way per slot cross
   // the flush levels (slots 0 and 1 twice, from a shared word) with at most one flush under
   // way: the counters plus the spills must be exact and the flag stay down.
+  std::vector<int> const near{0, 0, flush_level - 100, -(flush_level - 100)};
   for (int steps : {1, 40}) {
-    EXPECT_FALSE(run_concurrent_counts({0, 0, flush_level - 100, -(flush_level - 100)}, steps, true))
-      << "steady counts raised the overflow flag";
+    EXPECT_FALSE(run_concurrent_counts(near, steps, true)) << "steady counts raised the flag";
   }
   // Counts both ways at the flush level (slot 2 alternating +1 and -1 one short of it: lanes of
   // a warp cross it several times in one instruction, so flushes queue up and may take the
