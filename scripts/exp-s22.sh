@@ -7,6 +7,8 @@
 # only on branch wip/swwc-packed (b8529c8): PART 1 ran binaries built from it.
 # PART=3: the lo32 sum tests, the GPU group-by tests, memcheck / racecheck over the lo32 tests and
 # memcheck over the dense tier's tests (issue 7).
+# PART=4 (not run in session 22, no device time left): ncu of swwc at 7 and 8 bits, for the stall
+# reasons of its SM-bound pass.
 set -u
 source "$(dirname "$0")/exp-lib.sh" "${BINS:-build/bins22.tar.xz}"
 J=/tmp/b/joinery
@@ -36,5 +38,10 @@ if [ "${PART:-1}" = 3 ]; then  # issue 7: lo32_sum.cuh (moved out of hash_groupb
   step memcheck-lo32 sanitizer 60 compute-sanitizer --tool memcheck --report-api-errors no $T --gtest_filter='Lo32Sum.*'
   step racecheck-lo32 sanitizer 90 compute-sanitizer --tool racecheck $T --gtest_filter='Lo32Sum.*'
   step memcheck-dense sanitizer 120 compute-sanitizer --tool memcheck --report-api-errors no $T --gtest_filter='GpuHashGroupby.DenseTier*'
+fi
+if [ "${PART:-1}" = 4 ]; then  # not run yet: where swwc's 8-bit pass spends its time (issue 4's next step)
+  for bits in 7 8; do
+    step "ncu-swwc-$bits" ncu 200 ncu --clock-control none --kernel-name regex:swwc_partition_kernel --launch-count 1 --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats --section InstructionStats --section SourceCounters env JOINERY_SWWC_ALIGN=$([ $bits = 7 ] && echo 1 || echo 0) $J bench primitives --algorithm swwc --bits $bits --rows 2^26 --runs 1 --warmup 0
+  done
 fi
 cat "$S"
