@@ -41,7 +41,7 @@ if [ "${PART:-1}" = 3 ]; then  # issue 7: lo32_sum.cuh (moved out of hash_groupb
 fi
 if [ "${PART:-1}" = 4 ]; then  # not run yet: where swwc's 8-bit pass spends its time (issue 4's next step)
   for bits in 7 8; do
-    step "ncu-swwc-$bits" ncu 200 ncu --clock-control none --kernel-name regex:swwc_partition_kernel --launch-count 1 --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats --section InstructionStats --section SourceCounters env JOINERY_SWWC_ALIGN=$([ $bits = 7 ] && echo 1 || echo 0) $J bench primitives --algorithm swwc --bits $bits --rows 2^26 --runs 1 --warmup 0
+    step "ncu-swwc-$bits" ncu 200 env JOINERY_SWWC_ALIGN=$([ $bits = 7 ] && echo 1 || echo 0) ncu --clock-control none --kernel-name regex:swwc_partition_kernel --launch-count 1 --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats --section InstructionStats --section SourceCounters $J bench primitives --algorithm swwc --bits $bits --rows 2^26 --runs 1 --warmup 0
   done
 fi
 cat "$S"
