@@ -4,7 +4,8 @@
 # PART=1: the swwc tests (packed forced, and the defaults); bench primitives swwc at 7 and 8 bits
 # under the default, packed (unaligned / aligned) and 7-bit 128-tuple buffers, alternated.
 # PART=2: memcheck and racecheck over the packed tests. JOINERY_SWWC_PACK and the packed tests exist
-# only on branch wip/swwc-packed (b8529c8): PART 1 ran binaries built from it.
+# only with bench/experiments/swwc-packed.patch applied (branch wip/swwc-packed, b8529c8): PART 1
+# ran binaries built from it.
 # PART=3: the lo32 sum tests, the GPU group-by tests, memcheck / racecheck over the lo32 tests and
 # memcheck over the dense tier's tests (issue 7).
 # PART=4 (not run in session 22, no device time left): ncu of swwc at 7 and 8 bits, for the stall
