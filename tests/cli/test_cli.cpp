@@ -257,7 +257,7 @@ TEST_F(Cli, GpuExperimentsRefuseWithoutAGpuAndWriteNothing) {
 
 TEST_F(Cli, BenchPrimitivesRefusesDigitWidthsOutOfRange) {
   // Checked before anything runs, with or without a GPU.
-  for (auto const* bits : {"13", "0", "8,x"}) {
+  for (auto const* bits : {"13", "0", "8,x", "8,", "8,,9"}) {
     expect_refused("bench primitives --algorithm swwc --bits " + std::string(bits) + " --out " +
                      path("p.jsonl"),
                    "--bits");

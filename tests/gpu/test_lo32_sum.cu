@@ -1,9 +1,10 @@
 // The dense tier's 32-bit partial sums (src/groupby/gpu/detail/lo32_sum.cuh) in their own test
 // kernels: the 16-bit overflow counters of counted sums (their flush to the spill array, the
 // limit that raises the overflow flag, large counts sent straight to the spills, two counters
-// sharing a word), counts from a whole block at once near the flush level (lanes adding +1 and -1
-// in turn: the queued flushes), and lo32_add's exact sums with and without counters, for single
-// int32 values and for a warp's reduced 64-bit sums; every result against a CPU sum.
+// sharing a word), counts from a whole block at once (one way through the flush levels, both ways
+// short of them, and lanes adding +1 and -1 in turn at a level: the queued flushes), and
+// lo32_add's exact sums with and without counters, for single int32 values and for a warp's
+// reduced 64-bit sums; every result against a CPU sum.
 #include "core/cuda_try.hpp"
 #include "core/hash.hpp"
 #include "groupby/gpu/detail/lo32_sum.cuh"
@@ -128,7 +129,20 @@ struct state {
   int* partials = nullptr;
   int* counts = nullptr;
   gb::insert_counters* flag = nullptr;
-  explicit state(int max_counts = 1) {
+  int max_counts = 1;
+  explicit state(int counts_capacity = 1) : max_counts(counts_capacity) {
+    try {
+      allocate();
+    } catch (...) {
+      release();
+      throw;
+    }
+  }
+  ~state() { release(); }
+  state(state const&) = delete;
+  state& operator=(state const&) = delete;
+
+  void allocate() {
     JOINERY_CUDA_TRY(cudaMalloc(&words, sizeof(unsigned) * slots / 2));
     JOINERY_CUDA_TRY(cudaMalloc(&spill, sizeof(unsigned) * slots));
     JOINERY_CUDA_TRY(cudaMalloc(&partials, sizeof(int) * slots));
@@ -138,15 +152,13 @@ struct state {
     JOINERY_CUDA_TRY(cudaMemset(partials, 0, sizeof(int) * slots));
     JOINERY_CUDA_TRY(cudaMemset(flag, 0, sizeof(gb::insert_counters)));
   }
-  ~state() {
-    cudaFree(words);
+  void release() noexcept {
+    cudaFree(words);  // cudaFree(nullptr) does nothing
     cudaFree(spill);
     cudaFree(partials);
     cudaFree(counts);
     cudaFree(flag);
   }
-  state(state const&) = delete;
-  state& operator=(state const&) = delete;
 
   /// Counter halves (less the bias) of each slot: slot s is half s % 2 of word s / 2.
   void set_counters(std::vector<int> const& c) const {
@@ -184,6 +196,7 @@ struct state {
   }
   /// Applies counts to slot gid from one thread.
   void apply(int gid, std::vector<int> const& c, bool large) const {
+    ASSERT_LE(static_cast<int>(c.size()), max_counts) << "more counts than the state holds";
     JOINERY_CUDA_TRY(cudaMemcpy(counts, c.data(), sizeof(int) * c.size(), cudaMemcpyHostToDevice));
     if (large) {
       count_sequence_kernel<true><<<1, 32>>>(words, gid, counts, static_cast<int>(c.size()), spill,
@@ -289,20 +302,31 @@ bool run_concurrent_counts(std::vector<int> const& preset, int steps, bool stead
 TEST_F(Lo32Sum, ConcurrentCountsStayExact) {
   // A block of 1024 threads on four counters in two words. Counts all one way per slot cross
   // the flush levels (slots 0 and 1 twice, from a shared word) with at most one flush under
-  // way: the counters plus the spills must be exact and the flag stay down.
+  // way (a second crossing would need 0x3000 more adds to land first): the counters plus the
+  // spills must be exact and the flag stay down.
   std::vector<int> const near{0, 0, flush_level - 100, -(flush_level - 100)};
   for (int steps : {1, 40}) {
     EXPECT_FALSE(run_concurrent_counts(near, steps, true)) << "steady counts raised the flag";
   }
-  // Counts both ways at the flush level (slot 2 alternating +1 and -1 one short of it: lanes of
-  // a warp cross it several times in one instruction, so flushes queue up and may take the
-  // counter past the limit). Either the flag is up (the run starts over with the hashed tiers)
-  // or every sum is exact: never a silently wrong count.
+  // Counts both ways (lanes of a warp on one slot with both signs in one instruction), too few
+  // (at most 8 x 1024 a slot) to reach a flush level: exact, flag down.
+  for (int steps : {1, 8}) {
+    EXPECT_FALSE(run_concurrent_counts({0, 0, 0, 0}, steps, false))
+      << "counts both ways, " << steps << " steps, raised the flag";
+  }
+}
+
+TEST_F(Lo32Sum, QueuedFlushesRaiseTheFlagOrStayExact) {
+  // Slot 2 one short of the flush level, its lanes adding +1 and -1 in turn: a warp's atomic
+  // crosses the level several times, and the flushes that queue up may take the counter past
+  // the limit. Whether they do depends on the order the atomics land, so only what must hold is
+  // asserted: the flag is up (the run starts over with the hashed tiers), or every sum is exact
+  // (run_concurrent_counts checks them when it is down). On the H200 (session 22) it came up in
+  // every run.
   for (int steps : {1, 8, 40}) {
-    bool const raised = run_concurrent_counts({0, 0, flush_level - 1, -(flush_level - 1)}, steps,
-                                              false);
-    std::cout << "[          ] counts both ways, " << steps << " steps: overflow flag "
-              << (raised ? "raised" : "down") << '\n';
+    bool const raised = run_concurrent_counts({0, 0, flush_level - 1, 0}, steps, false);
+    std::cout << "[          ] queued flushes, " << steps << " steps: overflow flag "
+              << (raised ? "raised" : "down, every sum exact") << '\n';
   }
 }
 

@@ -553,6 +553,7 @@ void run_bench(bench_args const& a) {
       }
     }
     if (!a.bits.empty()) {
+      if (a.bits.back() == ',') { throw input_error("--bits '" + a.bits + "' ends with a comma"); }
       p.bits.clear();
       std::stringstream list(a.bits);
       for (std::string item; std::getline(list, item, ',');) {
