@@ -64,6 +64,17 @@ struct bench_args {
 
 /// --rows if given, else the experiment's default. (An explicit --rows equal to another
 /// experiment's default used to be taken for "not given".)
+/// The items of a comma-separated list, empty ones kept (so that "a,,b" and "a," can be refused).
+std::vector<std::string> comma_items(std::string const& list) {
+  std::vector<std::string> items;
+  for (std::size_t at = 0; at <= list.size();) {
+    auto const end = std::min(list.find(',', at), list.size());
+    items.push_back(list.substr(at, end - at));
+    at = end + 1;
+  }
+  return items;
+}
+
 std::int64_t rows_or(bench_args const& a, std::int64_t fallback) {
   return a.rows.empty() ? fallback : parse_size(a.rows, "--rows");
 }
@@ -542,21 +553,16 @@ void run_bench(bench_args const& a) {
                             a.runs, a.warmup, a.out, a.seed, git_revision(), today(), {},
                             a.zipf};
     if (a.algorithm != bench_args{}.algorithm) {
-      for (std::size_t at = 0; at <= a.algorithm.size();) {
-        auto const end = std::min(a.algorithm.find(',', at), a.algorithm.size());
-        p.partition_algorithms.push_back(a.algorithm.substr(at, end - at));
-        auto const& name = p.partition_algorithms.back();
+      for (auto const& name : comma_items(a.algorithm)) {
         if (name != "split" && name != "access") {  // refuse unknown names early
           (void)partition_algorithm_from_string(name);
         }
-        at = end + 1;
+        p.partition_algorithms.push_back(name);
       }
     }
     if (!a.bits.empty()) {
-      if (a.bits.back() == ',') { throw input_error("--bits '" + a.bits + "' ends with a comma"); }
       p.bits.clear();
-      std::stringstream list(a.bits);
-      for (std::string item; std::getline(list, item, ',');) {
+      for (auto const& item : comma_items(a.bits)) {
         auto const b = parse_size(item, "--bits");
         if (b < 1 || b > max_radix_bits) {
           throw input_error("--bits takes digit widths of 1.." + std::to_string(max_radix_bits) +
