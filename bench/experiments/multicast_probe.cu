@@ -58,12 +58,20 @@ __global__ void fill(int* k, int* v0, int* v1, long long n, int groups, int seed
   }
 }
 
-enum { MAX32 = 0, SUM2x32 = 1, SUMLO = 2, SUMSH = 3, SUMSH2 = 4 };
+enum { MAX32 = 0, SUM2x32 = 1, SUMLO = 2, SUMSH = 3, SUMSH2 = 4, SUMB8 = 5 };
 
 __device__ unsigned g_danger;  // SUMSH: counters that neared their range
 
 template <int OP>
 constexpr int acc_bytes = OP == SUM2x32 ? 8 : 4;
+/// Counter bytes a slot after the second accumulator's array (both sums' counters).
+template <int OP>
+constexpr int cnt_bytes = OP == SUMB8 ? 2 : OP >= SUMSH ? 4 : 0;
+/// SUMB8 marks the groups it met in a bitmap (a bit a slot), the others in a byte a slot.
+template <int OP>
+std::size_t seen_bytes(std::size_t slots) {
+  return OP == SUMB8 ? (slots + 31) / 32 * 4 : slots;
+}
 
 template <int OP>
 __device__ __forceinline__ void upd(unsigned char* acc, unsigned slot, int v) {
@@ -85,6 +93,12 @@ __device__ void reset(unsigned char* a0, unsigned char* a1, unsigned char* seen,
     if constexpr (OP == MAX32) {
       reinterpret_cast<int*>(a0)[i] = INT_MIN;
       reinterpret_cast<int*>(a1)[i] = INT_MIN;
+    } else if constexpr (OP == SUMB8) {
+      reinterpret_cast<int*>(a0)[i] = 0;
+      reinterpret_cast<int*>(a1)[i] = 0;
+      if (i < (slots + 1) / 2) { reinterpret_cast<unsigned*>(a1 + slots * 4)[i] = 0x80808080u; }
+      if (i < (slots + 31) / 32) { reinterpret_cast<unsigned*>(seen)[i] = 0; }
+      continue;
     } else if constexpr (OP == SUMLO || OP == SUMSH || OP == SUMSH2) {
       reinterpret_cast<int*>(a0)[i] = 0;
       reinterpret_cast<int*>(a1)[i] = 0;
@@ -103,9 +117,23 @@ __device__ void merge(unsigned char const* a0, unsigned char const* a1, unsigned
                       long long* out1, unsigned* seen_out) {
   for (int i = threadIdx.x; i < slots; i += threads) {
     long long const g = first_key + i;
-    if (!seen[i] || g >= groups) { continue; }
+    bool const met = OP == SUMB8 ? (reinterpret_cast<unsigned const*>(seen)[i >> 5] >> (i & 31)) & 1u
+                                 : seen[i] != 0;
+    if (!met || g >= groups) { continue; }
     atomicOr(seen_out + g, 1u);
-    if constexpr (OP == MAX32) {
+    if constexpr (OP == SUMB8) {
+      unsigned const c = reinterpret_cast<unsigned const*>(a1 + slots * 4)[i >> 1] >> ((i & 1) * 16);
+      long long const c0 = static_cast<long long>(c & 0xffu) - 0x80;
+      long long const c1 = static_cast<long long>((c >> 8) & 0xffu) - 0x80;
+      atomicAdd(reinterpret_cast<unsigned long long*>(out0) + g,
+                static_cast<unsigned long long>(
+                    static_cast<long long>(reinterpret_cast<int const*>(a0)[i])) +
+                    (static_cast<unsigned long long>(c0) << 32));
+      atomicAdd(reinterpret_cast<unsigned long long*>(out1) + g,
+                static_cast<unsigned long long>(
+                    static_cast<long long>(reinterpret_cast<int const*>(a1)[i])) +
+                    (static_cast<unsigned long long>(c1) << 32));
+    } else if constexpr (OP == MAX32) {
       atomicMax(out0 + g, static_cast<long long>(reinterpret_cast<int const*>(a0)[i]));
       atomicMax(out1 + g, static_cast<long long>(reinterpret_cast<int const*>(a1)[i]));
     } else if constexpr (OP == SUMSH || OP == SUMSH2) {
@@ -214,6 +242,43 @@ __device__ __forceinline__ void add_sh2(unsigned char* a0, unsigned char* a1, un
   }
 }
 
+/// SUMB8 (session 23): both sums of a row, their overflows counted in 8-bit counters biased at
+/// 0x80, the slot's two in one 16-bit half of a word (2 bytes a slot, not 4); a counter 0x20 from
+/// its bias moves 0x20 * 2^32 to device memory. The group's bit is set by the add that found its
+/// first partial at 0 (the first add always does), so no byte a slot is stored a row.
+__device__ __forceinline__ void add_b8(unsigned char* a0, unsigned char* a1, unsigned* cnt,
+                                       unsigned* bits, unsigned slot, int x0, int x1,
+                                       long long* out0, long long* out1, unsigned key) {
+  int const o0 = atomicAdd(reinterpret_cast<int*>(a0) + slot, x0);
+  int const o1 = atomicAdd(reinterpret_cast<int*>(a1) + slot, x1);
+  if (o0 == 0) { atomicOr(bits + (slot >> 5), 1u << (slot & 31)); }
+  int const n0 = static_cast<int>(static_cast<unsigned>(o0) + static_cast<unsigned>(x0));
+  int const n1 = static_cast<int>(static_cast<unsigned>(o1) + static_cast<unsigned>(x1));
+  int const d0 = ((o0 ^ n0) & (x0 ^ n0)) < 0 ? (x0 < 0 ? -1 : 1) : 0;
+  int const d1 = ((o1 ^ n1) & (x1 ^ n1)) < 0 ? (x1 < 0 ? -1 : 1) : 0;
+  unsigned const shift = (slot & 1u) * 16u;
+  unsigned* const w = cnt + (slot >> 1);
+  unsigned const was = atomicAdd(w, static_cast<unsigned>(d0 + d1 * 256) << shift);
+  int const h0 = static_cast<int>((was >> shift) & 0xffu) + d0;
+  int const h1 = static_cast<int>((was >> (shift + 8)) & 0xffu) + d1;
+  bool const f0 = d0 != 0 && (h0 == 0xa0 || h0 == 0x60);
+  bool const f1 = d1 != 0 && (h1 == 0xa0 || h1 == 0x60);
+  if (f0 || f1) {
+    if (f0) {
+      atomicAdd(w, static_cast<unsigned>(d0 > 0 ? -0x20 : 0x20) << shift);
+      atomicAdd(reinterpret_cast<unsigned long long*>(out0) + key,
+                d0 > 0 ? (0x20ULL << 32) : static_cast<unsigned long long>(-(0x20LL << 32)));
+    }
+    if (f1) {
+      atomicAdd(w, static_cast<unsigned>(d1 > 0 ? -0x20 : 0x20) << (shift + 8));
+      atomicAdd(reinterpret_cast<unsigned long long*>(out1) + key,
+                d1 > 0 ? (0x20ULL << 32) : static_cast<unsigned long long>(-(0x20LL << 32)));
+    }
+  } else if (h0 - 0x10 >= 0xe0 || h1 - 0x10 >= 0xe0 || h0 < 0x10 || h1 < 0x10) {
+    atomicAdd(&g_danger, 1u);
+  }
+}
+
 template <int OP, int IPT>
 __device__ __forceinline__ void aggregate(int const (&kk)[IPT], int const (&x0)[IPT],
                                           int const (&x1)[IPT], unsigned first_key, int slots,
@@ -224,8 +289,12 @@ __device__ __forceinline__ void aggregate(int const (&kk)[IPT], int const (&x0)[
   for (int j = 0; j < IPT; ++j) {
     unsigned const local = static_cast<unsigned>(kk[j]) - first_key;
     if (local < static_cast<unsigned>(slots)) {
-      seen[local] = 1;
-      if constexpr (OP == SUMSH2) {
+      if constexpr (OP != SUMB8) { seen[local] = 1; }
+      if constexpr (OP == SUMB8) {
+        auto* cnt = reinterpret_cast<unsigned*>(a1 + static_cast<std::size_t>(slots) * 4);
+        add_b8(a0, a1, cnt, reinterpret_cast<unsigned*>(seen), local, x0[j], x1[j], out0, out1,
+               static_cast<unsigned>(kk[j]));
+      } else if constexpr (OP == SUMSH2) {
         auto* cnt = reinterpret_cast<unsigned*>(a1 + static_cast<std::size_t>(slots) * 4);
         add_sh2(a0, a1, cnt, local, x0[j], x1[j], out0, out1, static_cast<unsigned>(kk[j]));
       } else if constexpr (OP == SUMSH) {
@@ -273,8 +342,8 @@ __global__ void __launch_bounds__(1024, 1)
   extern __shared__ __align__(128) unsigned char smem[];
   unsigned char* a0 = smem;
   unsigned char* a1 = smem + static_cast<std::size_t>(slots) * acc_bytes<OP>;
-  unsigned char* seen =
-      a1 + static_cast<std::size_t>(slots) * (acc_bytes<OP> + (OP >= SUMSH ? 4 : 0));
+  unsigned char* seen = a1 + static_cast<std::size_t>(slots) * acc_bytes<OP> +
+                        ((static_cast<std::size_t>(slots) * cnt_bytes<OP> + 3) & ~std::size_t{3});
   reset<OP>(a0, a1, seen, slots, threads);
   __syncthreads();
   unsigned const first_key = (blockIdx.x % team) * static_cast<unsigned>(slots);
@@ -494,7 +563,8 @@ void report(char const* what, data const& d, int team, char const* shape, std::s
               : OP == SUM2x32 ? "SUM2x32"
               : OP == SUMLO   ? "SUMLO"
               : OP == SUMSH   ? "SUMSH"
-                              : "SUMSH2", d.groups, what, team, shape, smem, grid, ms,
+              : OP == SUMSH2  ? "SUMSH2"
+                              : "SUMB8", d.groups, what, team, shape, smem, grid, ms,
               static_cast<double>(d.n) / ms / 1e6, checked ? (ok ? "OK" : "WRONG") : "");
 }
 
@@ -504,9 +574,11 @@ template <int OP>
 void run_team(data const& d, outputs const& o, int team, int sms, bool checked, bool staged) {
   int const slots = (d.groups + team - 1) / team;
   auto const rows = static_cast<std::size_t>(slots);
-  std::size_t const accs = rows * (2 * acc_bytes<OP> + (OP >= SUMSH ? 4 : 0));
-  std::size_t const smem =
-      staged ? accs + ((rows + 15) & ~std::size_t{15}) + compact_stage_bytes : accs + rows;
+  if (staged && OP == SUMB8) { return; }
+  std::size_t const accs =
+      rows * 2 * acc_bytes<OP> + ((rows * cnt_bytes<OP> + 3) & ~std::size_t{3});
+  std::size_t const smem = staged ? accs + ((rows + 15) & ~std::size_t{15}) + compact_stage_bytes
+                                  : accs + seen_bytes<OP>(rows);
   if (smem > smem_limit) { return; }
   auto kern = staged ? team_compact_kernel<OP> : team_kernel<OP>;
   EXP_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -626,18 +698,21 @@ int main(int argc, char** argv) {
         variants<SUMLO>(d, o, sms, checked, {1, 2}, false);
         variants<SUMSH>(d, o, sms, checked, {1, 2}, false);
         variants<SUMSH2>(d, o, sms, checked, {1, 2}, false);
+        variants<SUMB8>(d, o, sms, checked, {1}, false);
       } else if (lg == 15) {
         variants<MAX32>(d, o, sms, checked, {2, 3}, multicast);
         variants<SUM2x32>(d, o, sms, checked, {3, 4}, multicast);
         variants<SUMLO>(d, o, sms, checked, {2, 3}, false);
         variants<SUMSH>(d, o, sms, checked, {2, 3}, false);
         variants<SUMSH2>(d, o, sms, checked, {2, 3}, false);
+        variants<SUMB8>(d, o, sms, checked, {2}, false);
       } else {
         variants<MAX32>(d, o, sms, checked, {3, 4, 6}, multicast);
         variants<SUM2x32>(d, o, sms, checked, {5, 6, 8}, multicast);
         variants<SUMLO>(d, o, sms, checked, {3, 4}, false);
         variants<SUMSH>(d, o, sms, checked, {4, 5}, false);
         variants<SUMSH2>(d, o, sms, checked, {4, 5}, false);
+        variants<SUMB8>(d, o, sms, checked, {3, 4}, false);
       }
     }
   }

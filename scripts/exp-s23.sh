@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Session 23 device runs; logs in $OUT.
+#   BINS=build/bins23.tar.xz PART=1 bash scripts/exp-s23.sh
+# PART=1: session 22's Lo32Sum tests (changed after their last GPU run), the GPU group-by tests,
+# memcheck / racecheck over Lo32Sum, memcheck over the dense tier; the counted-sum probe with 8-bit
+# counters (joinery_exp_multicast, SUMB8, issue 7); ncu of swwc at 7 and 8 bits (issue 4).
+set -u
+source "$(dirname "$0")/exp-lib.sh" "${BINS:-build/bins23.tar.xz}"
+J=/tmp/b/joinery
+T=/tmp/b/joinery_gpu_tests
+if [ "${PART:-1}" = 1 ]; then
+  step lo32 tests 120 $T --gtest_filter='Lo32Sum.*'
+  step probe probe 240 /tmp/b/joinery_exp_multicast
+  step gb-tests tests 200 $T --gtest_filter='GpuHashGroupby.*:Algorithms/GpuGroupby.*:GpuPartitionGroupby.*:GpuGroupbyRegistry.*:GpuDictionaryGroupby.*'
+  step memcheck-lo32 sanitizer 60 compute-sanitizer --tool memcheck --report-api-errors no $T --gtest_filter='Lo32Sum.*'
+  step racecheck-lo32 sanitizer 90 compute-sanitizer --tool racecheck $T --gtest_filter='Lo32Sum.*'
+  step memcheck-dense sanitizer 120 compute-sanitizer --tool memcheck --report-api-errors no $T --gtest_filter='GpuHashGroupby.DenseTier*'
+  for bits in 7 8; do
+    step "ncu-swwc-$bits" ncu 150 env JOINERY_SWWC_ALIGN=$([ $bits = 7 ] && echo 1 || echo 0) ncu --clock-control none --kernel-name regex:swwc_partition_kernel --launch-count 1 --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats --section InstructionStats --section SourceCounters $J bench primitives --algorithm swwc --bits $bits --rows 2^26 --runs 1 --warmup 0
+  done
+fi
+
+# PART=2: where the time goes: ncu stall reasons of the dense tier's kernel (g = 2^16, MAX and
+# SUM, int32 and int64 keys, 2^26 rows) and of swwc's 8-bit pass.
+if [ "${PART:-1}" = 2 ]; then
+  M='--metrics regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio,smsp__inst_executed.sum,smsp__cycles_active.avg,gpu__time_duration.sum,launch__grid_size,smsp__issue_active.avg.pct_of_peak_sustained_active'
+  for kt in int32 int64; do
+    step "ncu-dense-$kt" ncu 200 ncu --clock-control none --kernel-name regex:hgb_dense_kernel --launch-count 40 $M $J bench gpu-groupby --algorithm hash --groups 2^16 --rows 2^26 --runs 1 --warmup 0 --key-type $kt
+  done
+  for kt in int32 int64; do
+    step "gb-base-$kt" bench 150 $J bench gpu-groupby --algorithm hash --groups 2^16 --runs 3 --warmup 1 --key-type $kt --out "$OUT/gb-base.jsonl"
+  done
+  step ncu-swwc-8 ncu 120 ncu --clock-control none --kernel-name regex:swwc_partition_kernel --launch-count 1 $M $J bench primitives --algorithm swwc --bits 8 --rows 2^26 --runs 1 --warmup 0
+fi
+cat "$S"
