@@ -32,4 +32,34 @@ if [ "${PART:-1}" = 2 ]; then
   done
   step ncu-swwc-8 ncu 120 ncu --clock-control none --kernel-name regex:swwc_partition_kernel --launch-count 1 $M $J bench primitives --algorithm swwc --bits 8 --rows 2^26 --runs 1 --warmup 0
 fi
+# PART=3: the dense tier's narrow loads into 32-bit registers (BINS=build/bins23c.tar.xz: joinery
+# new, joinery_old built at a9b627f; the tests run where joinery_gpu_tests is in the tarball): the group-by tests, memcheck over the
+# dense tier, old and new alternated at g <= 2^16 for both key widths, ncu instruction counts.
+if [ "${PART:-1}" = 3 ]; then
+  if [ -x $T ]; then
+    step gb-tests tests 200 $T --gtest_filter='GpuHashGroupby.*:Algorithms/GpuGroupby.*:GpuPartitionGroupby.*:GpuGroupbyRegistry.*:GpuDictionaryGroupby.*:Lo32Sum.*'
+  fi
+  for i in 1 2; do
+    for b in old new; do
+      bin=$J; [ $b = old ] && bin=/tmp/b/joinery_old
+      for kt in int32 int64; do
+        step "gb-$b-$kt-$i" bench 150 $bin bench gpu-groupby --algorithm hash --groups 2^16 --runs 3 --warmup 1 --key-type $kt --out "$OUT/gb-$b.jsonl"
+      done
+    done
+  done
+  M='--metrics smsp__inst_executed.sum,gpu__time_duration.sum,smsp__issue_active.avg.pct_of_peak_sustained_active'
+  step ncu-dense ncu 120 ncu --clock-control none --kernel-name regex:hgb_dense_kernel --launch-skip 16 --launch-count 2 $M $J bench gpu-groupby --algorithm hash --groups 2^16 --rows 2^26 --runs 1 --warmup 0
+  [ -x $T ] && step memcheck-dense sanitizer 120 compute-sanitizer --tool memcheck --report-api-errors no $T --gtest_filter='GpuHashGroupby.DenseTier*'
+fi
+# PART=4: the tests of the change of PART 3 (BINS=build/bins23d.tar.xz: joinery_gpu_tests and
+# joinery_conformance_tests): the GPU group-by and Lo32Sum tests, the conformance suite's GPU
+# group-bys, memcheck over the dense tier and the skewed / distinct / hot conformance cases,
+# racecheck over the dense tier.
+if [ "${PART:-1}" = 4 ]; then
+  step gb-tests tests 200 $T --gtest_filter='GpuHashGroupby.*:Algorithms/GpuGroupby.*:GpuPartitionGroupby.*:GpuGroupbyRegistry.*:GpuDictionaryGroupby.*:Lo32Sum.*'
+  step conf-gb tests 240 /tmp/b/joinery_conformance_tests --gtest_filter='*GroupbyConformance*gpu*'
+  step memcheck-dense sanitizer 120 compute-sanitizer --tool memcheck --report-api-errors no $T --gtest_filter='GpuHashGroupby.DenseTier*'
+  step memcheck-conf sanitizer 240 compute-sanitizer --tool memcheck --report-api-errors no /tmp/b/joinery_conformance_tests --gtest_filter='*GroupbyConformance*gpu*zipf*:*GroupbyConformance*gpu*distinct*:*GroupbyConformance*gpu*hot*'
+  step racecheck-dense sanitizer 240 compute-sanitizer --tool racecheck $T --gtest_filter='GpuHashGroupby.DenseTier*'
+fi
 cat "$S"

@@ -9,7 +9,10 @@
 //         sums' in one word a slot; a counter 2^14 from its bias moves 2^14 * 2^32 to device
 //         memory; one 2^15 - 2^12 away would be about to carry into its neighbour and is counted
 //         as an error; 12 bytes + 1 a group), SUMSH2 (SUMSH with both sums' counts added in one
-//         shared atomic a row, 0 when neither overflowed: no branch around it).
+//         shared atomic a row, 0 when neither overflowed: no branch around it), SUMB8 (session
+//         23: SUMSH2 with 8-bit counters biased at 0x80, flushed 0x20 from the bias, and the
+//         groups met marked in a bitmap by the add that found a partial at 0, so that at 2^16 the
+//         sums fit a team of 3: 10 bytes and a bit a group).
 //   mc    (with the argument "multicast") a thread-block cluster of T blocks: member 0 multicasts
 //         each tile (cp.async.bulk ... .multicast::cluster) into a ring of S shared-memory stages
 //         of every member (mbarrier full/empty pipeline), so that a row crosses from L2 once and
@@ -121,25 +124,20 @@ __device__ void merge(unsigned char const* a0, unsigned char const* a1, unsigned
                                  : seen[i] != 0;
     if (!met || g >= groups) { continue; }
     atomicOr(seen_out + g, 1u);
-    if constexpr (OP == SUMB8) {
-      unsigned const c = reinterpret_cast<unsigned const*>(a1 + slots * 4)[i >> 1] >> ((i & 1) * 16);
-      long long const c0 = static_cast<long long>(c & 0xffu) - 0x80;
-      long long const c1 = static_cast<long long>((c >> 8) & 0xffu) - 0x80;
-      atomicAdd(reinterpret_cast<unsigned long long*>(out0) + g,
-                static_cast<unsigned long long>(
-                    static_cast<long long>(reinterpret_cast<int const*>(a0)[i])) +
-                    (static_cast<unsigned long long>(c0) << 32));
-      atomicAdd(reinterpret_cast<unsigned long long*>(out1) + g,
-                static_cast<unsigned long long>(
-                    static_cast<long long>(reinterpret_cast<int const*>(a1)[i])) +
-                    (static_cast<unsigned long long>(c1) << 32));
-    } else if constexpr (OP == MAX32) {
+    if constexpr (OP == MAX32) {
       atomicMax(out0 + g, static_cast<long long>(reinterpret_cast<int const*>(a0)[i]));
       atomicMax(out1 + g, static_cast<long long>(reinterpret_cast<int const*>(a1)[i]));
-    } else if constexpr (OP == SUMSH || OP == SUMSH2) {
-      unsigned const c = reinterpret_cast<unsigned const*>(a1 + slots * 4)[i];
-      long long const c0 = static_cast<long long>(c & 0xffffu) - 0x8000;
-      long long const c1 = static_cast<long long>(c >> 16) - 0x8000;
+    } else if constexpr (OP == SUMSH || OP == SUMSH2 || OP == SUMB8) {
+      long long c0 = 0, c1 = 0;  // the counters less their bias: units of 2^32
+      auto const* cnt = reinterpret_cast<unsigned const*>(a1 + slots * 4);
+      if constexpr (OP == SUMB8) {
+        unsigned const c = cnt[i >> 1] >> ((i & 1) * 16);
+        c0 = static_cast<long long>(c & 0xffu) - 0x80;
+        c1 = static_cast<long long>((c >> 8) & 0xffu) - 0x80;
+      } else {
+        c0 = static_cast<long long>(cnt[i] & 0xffffu) - 0x8000;
+        c1 = static_cast<long long>(cnt[i] >> 16) - 0x8000;
+      }
       atomicAdd(reinterpret_cast<unsigned long long*>(out0) + g,
                 static_cast<unsigned long long>(
                     static_cast<long long>(reinterpret_cast<int const*>(a0)[i])) +

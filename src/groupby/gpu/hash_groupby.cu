@@ -824,12 +824,17 @@ __global__ void __launch_bounds__(policy::shared_threads, 1)
 /// into 32-bit registers (dense_run). The general form loads row by row, a tile's rows threads
 /// apart, into 64-bit registers for any value width: at g = 2^16 (teams of 3, int32 keys, MAX)
 /// the tier took 1.92 ms with it and 1.58 with the narrow form (H200, 2^28 rows).
+/// A row's loaded value bits in load_dense_tiles: 32 bits in the narrow form (4-byte values
+/// only), so that no high word is zeroed and moved for every row.
+template <bool Narrow>
+using dense_raw = cuda::std::conditional_t<Narrow, unsigned, unsigned long long>;
+
 template <bool Full, bool Narrow, int Run, int NA, class K>
 __device__ __forceinline__ void load_dense_tiles(
     K const* __restrict__ keys, size_type end, size_type first, size_type second,
     acc_batch const& batch, K (&k)[policy::dense_items_per_thread],
     bool (&valid)[policy::dense_items_per_thread],
-    unsigned long long (&raw)[NA][policy::dense_items_per_thread]) {
+    dense_raw<Narrow> (&raw)[NA][policy::dense_items_per_thread]) {
   constexpr int half = policy::items_per_thread;
   constexpr int threads = policy::shared_threads;
   constexpr int run = Narrow ? Run : 1;
@@ -898,28 +903,28 @@ __device__ __forceinline__ void load_dense_tiles(
 #pragma unroll
         for (int j = 0; j < 2 * half; ++j) { raw[a][j] = valid[j] ? __ldg(p + row_of(j)) : 0U; }
       }
-      return;
-    }
-    unsigned char const* p[2] = {col + static_cast<std::uint64_t>(row_of(0)) * stride,
-                                 col + static_cast<std::uint64_t>(row_of(half)) * stride};
-    auto const step = stride * threads;
-    if (load && value_bytes(batch.in[a]) == 4) {
+    } else {  // the general form: any width, 64-bit registers
+      unsigned char const* p[2] = {col + static_cast<std::uint64_t>(row_of(0)) * stride,
+                                   col + static_cast<std::uint64_t>(row_of(half)) * stride};
+      auto const step = stride * threads;
+      if (load && value_bytes(batch.in[a]) == 4) {
 #pragma unroll
-      for (int j = 0; j < 2 * half; ++j) {
-        raw[a][j] = Full || valid[j]
-                      ? __ldg(reinterpret_cast<unsigned const*>(p[j / half] + (j % half) * step))
-                      : 0;
+        for (int j = 0; j < 2 * half; ++j) {
+          raw[a][j] = Full || valid[j]
+                        ? __ldg(reinterpret_cast<unsigned const*>(p[j / half] + (j % half) * step))
+                        : 0;
+        }
+      } else if (load) {
+#pragma unroll
+        for (int j = 0; j < 2 * half; ++j) {
+          raw[a][j] = Full || valid[j] ? __ldg(reinterpret_cast<unsigned long long const*>(
+                                             p[j / half] + (j % half) * step))
+                                       : 0;
+        }
+      } else {
+#pragma unroll
+        for (int j = 0; j < 2 * half; ++j) { raw[a][j] = 0; }
       }
-    } else if (load) {
-#pragma unroll
-      for (int j = 0; j < 2 * half; ++j) {
-        raw[a][j] = Full || valid[j] ? __ldg(reinterpret_cast<unsigned long long const*>(
-                                           p[j / half] + (j % half) * step))
-                                     : 0;
-      }
-    } else {
-#pragma unroll
-      for (int j = 0; j < 2 * half; ++j) { raw[a][j] = 0; }
     }
   });
 }
@@ -954,7 +959,7 @@ __device__ __forceinline__ void dense_tiles(K const* __restrict__ keys, size_typ
   constexpr int ipt = policy::dense_items_per_thread;
   K k[ipt];
   bool valid[ipt];
-  unsigned long long raw[NA][ipt];
+  dense_raw<Narrow> raw[NA][ipt];
   load_dense_tiles<Full, Narrow, dense_run<K, Team>, NA>(keys, end, first, second, batch, k,
                                                          valid, raw);
   int slot[ipt];
