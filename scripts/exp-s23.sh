@@ -62,4 +62,39 @@ if [ "${PART:-1}" = 4 ]; then
   step memcheck-conf sanitizer 240 compute-sanitizer --tool memcheck --report-api-errors no /tmp/b/joinery_conformance_tests --gtest_filter='*GroupbyConformance*gpu*zipf*:*GroupbyConformance*gpu*distinct*:*GroupbyConformance*gpu*hot*'
   step racecheck-dense sanitizer 240 compute-sanitizer --tool racecheck $T --gtest_filter='GpuHashGroupby.DenseTier*'
 fi
+# PART=5: per-instruction counts and stall samples (ncu source page, SASS) of swwc's 8-bit pass and
+# of the dense tier's team kernel at g = 2^16 (int32 keys, SUM), 2^26 rows (BINS=build/bins23c.tar.xz).
+if [ "${PART:-1}" = 5 ]; then
+  S2='--section SourceCounters --section WarpStateStats --import-source no'
+  step ncu-swwc-src ncu 150 ncu --clock-control none $S2 --kernel-name regex:swwc_partition_kernel --launch-count 1 -o /tmp/swwc $J bench primitives --algorithm swwc --bits 8 --rows 2^26 --runs 1 --warmup 0
+  step ncu-swwc-csv ncu 120 sh -c "ncu -i /tmp/swwc.ncu-rep --page source --csv --print-source sass | gzip > $OUT/swwc-src.csv.gz"
+  step ncu-dense-src ncu 150 ncu --clock-control none $S2 --kernel-name regex:hgb_dense_kernel --launch-skip 17 --launch-count 1 -o /tmp/dense $J bench gpu-groupby --algorithm hash --groups 2^16 --rows 2^26 --runs 1 --warmup 0
+  step ncu-dense-csv ncu 120 sh -c "ncu -i /tmp/dense.ncu-rep --page source --csv --print-source sass | gzip > $OUT/dense-src.csv.gz"
+fi
+# PART=6 (BINS=build/bins23e.tar.xz: joinery new, joinery_old built at a9b627f): swwc's flush
+# copy with its addresses once a buffer, and the dense tier's sum_lo32 loop on 32-bit shared
+# addresses, old and new alternated: bench primitives swwc at 8-11 bits, gpu-groupby to 2^16.
+if [ "${PART:-1}" = 6 ]; then
+  for i in 1 2; do
+    for b in old new; do
+      bin=$J; [ $b = old ] && bin=/tmp/b/joinery_old
+      step "sw-$b-$i" bench 150 $bin bench primitives --algorithm swwc --bits 8,9,10,11 --runs 5 --warmup 1 --out "$OUT/sw-$b.jsonl"
+      for kt in int32 int64; do
+        step "gb-$b-$kt-$i" bench 150 $bin bench gpu-groupby --algorithm hash --groups 2^16 --runs 3 --warmup 1 --key-type $kt --out "$OUT/gb-$b.jsonl"
+      done
+    done
+  done
+fi
+# PART=7 (BINS=build/bins23f.tar.xz: joinery_gpu_tests, joinery_conformance_tests): the tests of
+# PART 6's swwc change: swwc and Hierarchical (every policy, aligned runs that wrap, row ids,
+# 2^31+ rows), the radix joins that use swwc, the conformance suite's GPU joins and group-bys;
+# memcheck and racecheck over swwc. (The dense tier's change of PART 6 was dropped: it cost MAX
+# at 2^16 7%; bench/experiments/dense-lo32-shared-addresses.patch.)
+if [ "${PART:-1}" = 7 ]; then
+  F='*PartitionAlgorithms*swwc*:*PartitionAlgorithms*hierarchical*:Partition.Swwc*:Partition.Hierarchical*:SwwcRowIds.*:GpuJoin.RadixJoinPartitionedBySwwcThenCub:GpuJoin.ManyPartitions*'
+  step sw-tests tests 300 $T --gtest_filter="$F"
+  step conf tests 300 /tmp/b/joinery_conformance_tests --gtest_filter='*gpu*'
+  step memcheck-sw sanitizer 200 compute-sanitizer --tool memcheck --report-api-errors no $T --gtest_filter='*PartitionAlgorithms*swwc*:Partition.Swwc*:SwwcRowIds.*:-*BeyondTwoToThe31Rows*'
+  step racecheck-sw sanitizer 200 compute-sanitizer --tool racecheck $T --gtest_filter='*PartitionAlgorithms*swwc*:Partition.Swwc*:-*BeyondTwoToThe31Rows*'
+fi
 cat "$S"
