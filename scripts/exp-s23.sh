@@ -97,4 +97,12 @@ if [ "${PART:-1}" = 7 ]; then
   step memcheck-sw sanitizer 200 compute-sanitizer --tool memcheck --report-api-errors no $T --gtest_filter='*PartitionAlgorithms*swwc*:Partition.Swwc*:SwwcRowIds.*:-*BeyondTwoToThe31Rows*'
   step racecheck-sw sanitizer 200 compute-sanitizer --tool racecheck $T --gtest_filter='*PartitionAlgorithms*swwc*:Partition.Swwc*:-*BeyondTwoToThe31Rows*'
 fi
+# PART=8 (BINS=build/bins23e.tar.xz): the radix join, which partitions with swwc (row ids), old and
+# new alternated.
+if [ "${PART:-1}" = 8 ]; then
+  for b in old new old new; do
+    bin=$J; [ $b = old ] && bin=/tmp/b/joinery_old
+    step "join-$b" bench 60 $bin bench join --backend gpu --algorithm radix_hash --build-rows 2^27 --probe-rows 2^28 --payloads 0 --output-form index --index-type int32 --runs 5 --warmup 1 --out "$OUT/join-$b.jsonl"
+  done
+fi
 cat "$S"
