@@ -73,7 +73,8 @@ if [ "${PART:-1}" = 5 ]; then
 fi
 # PART=6 (BINS=build/bins23e.tar.xz: joinery new, joinery_old built at a9b627f): swwc's flush
 # copy with its addresses once a buffer, and the dense tier's sum_lo32 loop on 32-bit shared
-# addresses, old and new alternated: bench primitives swwc at 8-11 bits, gpu-groupby to 2^16.
+# addresses (dropped after this run: bench/experiments/dense-lo32-shared-addresses.patch), old and
+# new alternated: bench primitives swwc at 8-11 bits, gpu-groupby to 2^16.
 if [ "${PART:-1}" = 6 ]; then
   for i in 1 2; do
     for b in old new; do
