@@ -106,4 +106,21 @@ if [ "${PART:-1}" = 8 ]; then
     step "join-$b" bench 60 $bin bench join --backend gpu --algorithm radix_hash --build-rows 2^27 --probe-rows 2^28 --payloads 0 --output-form index --index-type int32 --runs 5 --warmup 1 --out "$OUT/join-$b.jsonl"
   done
 fi
+# PART=9 (prepared for the next session, not run): bench/experiments/dense-lo32-own-kernel.patch
+# (the dense tier's SUM-of-int32 batches in a kernel of their own, hgb_dense_kernel<..., Lo32Only>)
+# applied and built into joinery and joinery_gpu_tests, joinery_old from main without it: the
+# group-by tests (where joinery_gpu_tests is in BINS), then old and new alternated to 2^16. The
+# three do not fit one carry with the tracked files (64 MiB): two calls, two tarballs.
+if [ "${PART:-1}" = 9 ]; then
+  [ -x $T ] && step gb-tests tests 200 $T --gtest_filter='GpuHashGroupby.*:Algorithms/GpuGroupby.*:GpuPartitionGroupby.*:Lo32Sum.*'
+  for i in 1 2; do
+    [ -x $J ] || break
+    for b in old new; do
+      bin=$J; [ $b = old ] && bin=/tmp/b/joinery_old
+      for kt in int32 int64; do
+        step "gb-$b-$kt-$i" bench 150 $bin bench gpu-groupby --algorithm hash --groups 2^16 --runs 3 --warmup 1 --key-type $kt --out "$OUT/gb-$b.jsonl"
+      done
+    done
+  done
+fi
 cat "$S"

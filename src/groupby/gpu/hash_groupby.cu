@@ -877,7 +877,6 @@ __device__ __forceinline__ void load_dense_tiles(
   for_each_acc<NA>([&](auto a_constant) {
     constexpr int a = decltype(a_constant)::value;
     bool const load = a < batch.count && batch.op[a] != acc_op::count;
-    auto const stride = static_cast<std::uint64_t>(batch.src[a].stride);
     auto const* col = static_cast<unsigned char const*>(batch.src[a].base) + batch.src[a].offset;
     if constexpr (Narrow) {
       auto const* p = reinterpret_cast<unsigned const*>(col);
@@ -904,6 +903,7 @@ __device__ __forceinline__ void load_dense_tiles(
         for (int j = 0; j < 2 * half; ++j) { raw[a][j] = valid[j] ? __ldg(p + row_of(j)) : 0U; }
       }
     } else {  // the general form: any width, 64-bit registers
+      auto const stride = static_cast<std::uint64_t>(batch.src[a].stride);
       unsigned char const* p[2] = {col + static_cast<std::uint64_t>(row_of(0)) * stride,
                                    col + static_cast<std::uint64_t>(row_of(half)) * stride};
       auto const step = stride * threads;
