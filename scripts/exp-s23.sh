@@ -8,6 +8,17 @@ set -u
 source "$(dirname "$0")/exp-lib.sh" "${BINS:-build/bins23.tar.xz}"
 J=/tmp/b/joinery
 T=/tmp/b/joinery_gpu_tests
+# gpu-groupby (hash, to 2^16, both key widths) of $J and /tmp/b/joinery_old, alternated twice.
+gb_ab() {
+  for i in 1 2; do
+    for b in old new; do
+      bin=$J; [ $b = old ] && bin=/tmp/b/joinery_old
+      for kt in int32 int64; do
+        step "gb-$b-$kt-$i" bench 150 $bin bench gpu-groupby --algorithm hash --groups 2^16 --runs 3 --warmup 1 --key-type $kt --out "$OUT/gb-$b.jsonl"
+      done
+    done
+  done
+}
 if [ "${PART:-1}" = 1 ]; then
   step lo32 tests 120 $T --gtest_filter='Lo32Sum.*'
   step probe probe 240 /tmp/b/joinery_exp_multicast
@@ -39,14 +50,7 @@ if [ "${PART:-1}" = 3 ]; then
   if [ -x $T ]; then
     step gb-tests tests 200 $T --gtest_filter='GpuHashGroupby.*:Algorithms/GpuGroupby.*:GpuPartitionGroupby.*:GpuGroupbyRegistry.*:GpuDictionaryGroupby.*:Lo32Sum.*'
   fi
-  for i in 1 2; do
-    for b in old new; do
-      bin=$J; [ $b = old ] && bin=/tmp/b/joinery_old
-      for kt in int32 int64; do
-        step "gb-$b-$kt-$i" bench 150 $bin bench gpu-groupby --algorithm hash --groups 2^16 --runs 3 --warmup 1 --key-type $kt --out "$OUT/gb-$b.jsonl"
-      done
-    done
-  done
+  gb_ab
   M='--metrics smsp__inst_executed.sum,gpu__time_duration.sum,smsp__issue_active.avg.pct_of_peak_sustained_active'
   step ncu-dense ncu 120 ncu --clock-control none --kernel-name regex:hgb_dense_kernel --launch-skip 16 --launch-count 2 $M $J bench gpu-groupby --algorithm hash --groups 2^16 --rows 2^26 --runs 1 --warmup 0
   [ -x $T ] && step memcheck-dense sanitizer 120 compute-sanitizer --tool memcheck --report-api-errors no $T --gtest_filter='GpuHashGroupby.DenseTier*'
@@ -113,14 +117,6 @@ fi
 # three do not fit one carry with the tracked files (64 MiB): two calls, two tarballs.
 if [ "${PART:-1}" = 9 ]; then
   [ -x $T ] && step gb-tests tests 200 $T --gtest_filter='GpuHashGroupby.*:Algorithms/GpuGroupby.*:GpuPartitionGroupby.*:Lo32Sum.*'
-  for i in 1 2; do
-    [ -x $J ] || break
-    for b in old new; do
-      bin=$J; [ $b = old ] && bin=/tmp/b/joinery_old
-      for kt in int32 int64; do
-        step "gb-$b-$kt-$i" bench 150 $bin bench gpu-groupby --algorithm hash --groups 2^16 --runs 3 --warmup 1 --key-type $kt --out "$OUT/gb-$b.jsonl"
-      done
-    done
-  done
+  [ -x $J ] && gb_ab
 fi
 cat "$S"
