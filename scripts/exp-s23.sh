@@ -8,11 +8,15 @@ set -u
 source "$(dirname "$0")/exp-lib.sh" "${BINS:-build/bins23.tar.xz}"
 J=/tmp/b/joinery
 T=/tmp/b/joinery_gpu_tests
-# gpu-groupby (hash, to 2^16, both key widths) of $J and /tmp/b/joinery_old, alternated twice.
+# gpu-groupby (hash, to 2^16, both key widths) of $J and /tmp/b/joinery_old, alternated twice;
+# `gb_ab swwc` also runs bench primitives swwc at 8-11 bits before each binary's group-bys.
 gb_ab() {
   for i in 1 2; do
     for b in old new; do
       bin=$J; [ $b = old ] && bin=/tmp/b/joinery_old
+      if [ "${1:-}" = swwc ]; then
+        step "sw-$b-$i" bench 150 $bin bench primitives --algorithm swwc --bits 8,9,10,11 --runs 5 --warmup 1 --out "$OUT/sw-$b.jsonl"
+      fi
       for kt in int32 int64; do
         step "gb-$b-$kt-$i" bench 150 $bin bench gpu-groupby --algorithm hash --groups 2^16 --runs 3 --warmup 1 --key-type $kt --out "$OUT/gb-$b.jsonl"
       done
@@ -80,21 +84,13 @@ fi
 # addresses (dropped after this run: bench/experiments/dense-lo32-shared-addresses.patch), old and
 # new alternated: bench primitives swwc at 8-11 bits, gpu-groupby to 2^16.
 if [ "${PART:-1}" = 6 ]; then
-  for i in 1 2; do
-    for b in old new; do
-      bin=$J; [ $b = old ] && bin=/tmp/b/joinery_old
-      step "sw-$b-$i" bench 150 $bin bench primitives --algorithm swwc --bits 8,9,10,11 --runs 5 --warmup 1 --out "$OUT/sw-$b.jsonl"
-      for kt in int32 int64; do
-        step "gb-$b-$kt-$i" bench 150 $bin bench gpu-groupby --algorithm hash --groups 2^16 --runs 3 --warmup 1 --key-type $kt --out "$OUT/gb-$b.jsonl"
-      done
-    done
-  done
+  gb_ab swwc
 fi
 # PART=7 (BINS=build/bins23f.tar.xz: joinery_gpu_tests, joinery_conformance_tests): the tests of
 # PART 6's swwc change: swwc and Hierarchical (every policy, aligned runs that wrap, row ids,
 # 2^31+ rows), the radix joins that use swwc, the conformance suite's GPU joins and group-bys;
 # memcheck and racecheck over swwc. (The dense tier's change of PART 6 was dropped: it cost MAX
-# at 2^16 7%; bench/experiments/dense-lo32-shared-addresses.patch.)
+# at 2^16 4-10%; bench/experiments/dense-lo32-shared-addresses.patch.)
 if [ "${PART:-1}" = 7 ]; then
   F='*PartitionAlgorithms*swwc*:*PartitionAlgorithms*hierarchical*:Partition.Swwc*:Partition.Hierarchical*:SwwcRowIds.*:GpuJoin.RadixJoinPartitionedBySwwcThenCub:GpuJoin.ManyPartitions*'
   step sw-tests tests 300 $T --gtest_filter="$F"

@@ -292,11 +292,10 @@ struct agent_swwc_partition {
             auto const row = static_cast<unsigned long long>(spans[qq]) + (e - ct);
             put(static_cast<unsigned>(qq), row, false, bk[e], has_payload ? bp[e] : pay_t{});
           }
-        } else if (src < here) {
+        } else if (src < here) {  // Staged (never Aligned): a row may go to a staging slot
           for (unsigned e = static_cast<unsigned>(e0); e < n; e += 32) {
             auto const i = static_cast<std::size_t>(qq) * b + e;
-            auto const row =
-              Aligned && e >= ct ? static_cast<unsigned long long>(spans[qq]) + (e - ct) : at + e;
+            auto const row = at + e;
             bool const staged =
               Staged && ((md >> ((row >> stage.log2_c) != (at >> stage.log2_c) ? 1 : 0)) & 1U);
             wrote_staged |= put(static_cast<unsigned>(qq), row, staged, buf_keys[i],
