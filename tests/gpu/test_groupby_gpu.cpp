@@ -844,22 +844,28 @@ TEST(GpuHashGroupby, DenseTierSumsInt32ValuesInThirtyTwoBitPartials) {
       for (int const lo32 : {2, 1, -1}) {
         // one_group 0: every block runs hgb_dense_kernel, whose warps on one key (the first
         // third) add their reduced rows at once.
+        // own_kernel false: the two sums through the narrow kernel of every operation.
         for (int const one : {-1, 0, 1}) {
-          detail::gpu::groupby_tuning t;
-          t.hgb_dense_lo32 = lo32;
-          t.hgb_one_group = one;
-          t.hgb_dense_row_cost = 1000;
-          std::string const what = names[i] + ", " + std::to_string(aggs->size()) +
-                                   " aggregates, lo32 " + std::to_string(lo32) + ", one_group " +
-                                   std::to_string(one);
-          table host;
-          bool ran = lo32 < 0;
-          bool counted = lo32 != 2;
-          EXPECT_TRUE(dense_tier_ran(device, *aggs, t, host, nullptr, nullptr, &ran, &counted))
-              << what;
-          EXPECT_EQ(ran, lo32 > 0) << what;
-          EXPECT_EQ(counted, lo32 == 2) << what;
-          EXPECT_EQ(diff_groups(expected, groupby_rows(host.view())), "") << what;
+          for (bool const own_kernel : {true, false}) {
+            if (!own_kernel && (aggs != &sums || lo32 < 0)) { continue; }
+            detail::gpu::groupby_tuning t;
+            t.hgb_dense_lo32 = lo32;
+            t.hgb_one_group = one;
+            t.hgb_dense_row_cost = 1000;
+            t.hgb_dense_lo32_kernel = own_kernel;
+            std::string const what = names[i] + ", " + std::to_string(aggs->size()) +
+                                     " aggregates, lo32 " + std::to_string(lo32) + ", one_group " +
+                                     std::to_string(one) + ", own kernel " +
+                                     std::to_string(own_kernel);
+            table host;
+            bool ran = lo32 < 0;
+            bool counted = lo32 != 2;
+            EXPECT_TRUE(dense_tier_ran(device, *aggs, t, host, nullptr, nullptr, &ran, &counted))
+                << what;
+            EXPECT_EQ(ran, lo32 > 0) << what;
+            EXPECT_EQ(counted, lo32 == 2) << what;
+            EXPECT_EQ(diff_groups(expected, groupby_rows(host.view())), "") << what;
+          }
         }
       }
     }

@@ -45,6 +45,11 @@ struct groupby_tuning {
   /// the rows on the hottest sampled key). The environment variable JOINERY_DENSE_LO32=0|1|2
   /// sets it where this is 0 (A/B runs of the CLI's benchmarks).
   int hgb_dense_lo32 = 0;
+  /// HGB's dense tier: batches whose every accumulator is a 32-bit partial sum of int32 values
+  /// (narrow form) run a kernel of their own (hgb_dense_kernel's Lo32Only); false: the narrow
+  /// kernel of every operation. The environment variable JOINERY_DENSE_LO32_KERNEL=0 clears it
+  /// (A/B runs of the CLI's benchmarks).
+  bool hgb_dense_lo32_kernel = true;
   /// HGB tier 2: groups its first global table holds before the run restarts with a table for
   /// every row. 0: derived from the L2 cache size.
   std::int64_t hgb_initial_groups = 0;

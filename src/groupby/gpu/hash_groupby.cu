@@ -929,6 +929,28 @@ __device__ __forceinline__ void load_dense_tiles(
   });
 }
 
+/// The Lo32Only dense kernel's row updates in PTX on 32-bit shared-window addresses: with
+/// generic pointers ptxas rebuilt the window's base (S2R + MOV + LEA) for every row, and a
+/// predicated atomic became a branch of its own (BSSY / BSYNC) anyway.
+__device__ __forceinline__ unsigned shared_address(void const* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+/// `*address += v` in shared memory, returning the old value.
+__device__ __forceinline__ int shared_atomic_add(unsigned address, int v) {
+  int old = 0;
+  asm volatile("atom.shared.add.u32 %0, [%1], %2;" : "=r"(old) : "r"(address), "r"(v) : "memory");
+  return old;
+}
+/// One byte 1 at `address` in shared memory.
+__device__ __forceinline__ void shared_mark(unsigned address) {
+  asm volatile("st.shared.u8 [%0], %1;" : : "r"(address), "h"(static_cast<unsigned short>(1))
+               : "memory");
+}
+/// `*p += v` in device memory, no value returned.
+__device__ __forceinline__ void global_reduce_add(unsigned* p, unsigned v) {
+  asm volatile("red.global.add.u32 [%0], %1;" : : "l"(p), "r"(v) : "memory");
+}
+
 /// The narrow form's rows a run: 4 (16-byte key and value loads) but for 8-byte keys without a
 /// team, 2 (one 16-byte key load, 8-byte value loads). With 8-byte keys on the H200, runs of 4
 /// cost one block a window 5% at g <= 2^12, and runs of 2 cost teams of 3 7% at g = 2^16 (MAX,
@@ -950,7 +972,7 @@ inline constexpr int dense_run = sizeof(K) == 8 && !Team ? 2 : 4;
 /// - when every accumulator of the batch has the same operation and input (MAX of two columns,
 ///   SUM of two), one branch per row marks the slot and updates them all, as the probe does;
 ///   otherwise each accumulator's operation is resolved once per call and its rows follow.
-template <bool Full, bool Narrow, int NA, bool Team, class K>
+template <bool Full, bool Narrow, int NA, bool Lo32Only, bool Team, class K>
 __device__ __forceinline__ void dense_tiles(K const* __restrict__ keys, size_type end,
                                             size_type first, size_type second,
                                             acc_batch const& batch,
@@ -992,15 +1014,62 @@ __device__ __forceinline__ void dense_tiles(K const* __restrict__ keys, size_typ
   }
   int const leader = __shfl_sync(full_warp, slot[0], 0);
   bool const hot = __all_sync(full_warp, slot[0] >= 0 && slot[0] == leader);
-  bool same = batch.count == NA;
+  bool same = Lo32Only || batch.count == NA;
 #pragma unroll
-  for (int a = 1; a < NA; ++a) {
+  for (int a = 1; a < NA && !Lo32Only; ++a) {
     same = same && batch.op[a] == batch.op[0] && batch.in[a] == batch.in[0];
   }
+  // Lo32Only: every accumulator is a sum_lo32 of int32 values (the host checked), so the
+  // operation is a compile-time constant and no other operation's code shares the kernel.
+  auto const with_acc = [&](acc_op op, value_kind in, auto&& f) {
+    if constexpr (Lo32Only) {
+      f(static_op<acc_op::sum_lo32>{}, static_kind<value_kind::i32>{});
+    } else {
+      with_static_acc<true>(op, in, f);
+    }
+  };
   dense_accs<typename dense_group_table<K, Team>::bits_type> const accs{batch, smem, t.first,
                                                                         counters};
   if (!hot && same) {
-    with_static_acc<true>(batch.op[0], batch.in[0], [&](auto op, auto in) {
+    with_acc(batch.op[0], batch.in[0], [&](auto op, auto in) {
+      if constexpr (Lo32Only && decltype(op)::value == acc_op::sum_lo32) {
+        if (batch.count_offset[0] == 0) {
+          // Spilled partials: one branch a row, both adds issued before their tests, each lost
+          // 2^32 one device-memory add at a 32-bit index. The empty asm makes the addresses
+          // opaque, so that ptxas keeps them in registers instead of rebuilding them every row.
+          unsigned seen = shared_address(t.seen);
+          unsigned base[NA];
+          unsigned* spill[NA];
+#pragma unroll
+          for (int a = 0; a < NA; ++a) {
+            base[a] = shared_address(smem + batch.smem_offset[a]);
+            spill[a] = accs.spill(a);
+            asm volatile("" : "+r"(base[a]), "+l"(spill[a]));
+          }
+          asm volatile("" : "+r"(seen));
+#pragma unroll
+          for (int j = 0; j < ipt; ++j) {
+            if (slot[j] < 0) { continue; }
+            auto const s = static_cast<unsigned>(slot[j]);
+            shared_mark(seen + s);
+            int old[NA];
+#pragma unroll
+            for (int a = 0; a < NA; ++a) {
+              old[a] = shared_atomic_add(base[a] + 4 * s, static_cast<int>(raw[a][j]));
+            }
+#pragma unroll
+            for (int a = 0; a < NA; ++a) {
+              int const v = static_cast<int>(raw[a][j]);
+              int const now =
+                static_cast<int>(static_cast<unsigned>(old[a]) + static_cast<unsigned>(v));
+              if (((old[a] ^ now) & (v ^ now)) < 0) {
+                global_reduce_add(spill[a] + s, static_cast<unsigned>((v >> 31) | 1));
+              }
+            }
+          }
+          return;
+        }
+      }
       if constexpr (decltype(op)::value == acc_op::sum_lo32) {
         // The overflow test in 32 bits (the sign of the partial changed against both the old
         // partial's and the value's), counted in 32 bits: on the H200 (g = 2^16, two sums,
@@ -1070,7 +1139,7 @@ __device__ __forceinline__ void dense_tiles(K const* __restrict__ keys, size_typ
     for_each_acc<NA>([&](auto a_constant) {
       constexpr int a = decltype(a_constant)::value;
       if (a >= batch.count) { return; }
-      with_static_acc<true>(batch.op[a], batch.in[a], [&](auto op, auto in) {
+      with_acc(batch.op[a], batch.in[a], [&](auto op, auto in) {
 #pragma unroll
         for (int j = 0; j < ipt; ++j) {
           acc_value const v = to_acc(op, in, raw[a][j]);
@@ -1097,7 +1166,7 @@ __device__ __forceinline__ void dense_tiles(K const* __restrict__ keys, size_typ
 /// roofline at g <= 2^14 (session 13's ncu); this loop costs a few per row. Team: the blocks
 /// form teams over the window (dense_window). Narrow: the batch loads as load_dense_tiles'
 /// narrow form (dense_narrow_batch).
-template <class K, int NA, bool Team, bool Narrow>
+template <class K, int NA, bool Team, bool Narrow, bool Lo32Only = false>
 __global__ void __launch_bounds__(policy::shared_threads, 1)
     hgb_dense_kernel(K const* __restrict__ keys, size_type n, acc_batch batch, int slots,
                      std::uint32_t seen_offset, group_table_ref<K> table,
@@ -1133,9 +1202,9 @@ __global__ void __launch_bounds__(policy::shared_threads, 1)
     size_type const first = tile * tile_rows;
     size_type const second = (tile + stride) * tile_rows;
     if (second + tile_rows <= n) {
-      dense_tiles<true, Narrow, NA>(keys, n, first, second, batch, t, smem, counters);
+      dense_tiles<true, Narrow, NA, Lo32Only>(keys, n, first, second, batch, t, smem, counters);
     } else {
-      dense_tiles<false, Narrow, NA>(keys, n, first, second, batch, t, smem, counters);
+      dense_tiles<false, Narrow, NA, Lo32Only>(keys, n, first, second, batch, t, smem, counters);
     }
     stop = __shfl_sync(full_warp, flag ? 1 : 0, 0) != 0;
   }
@@ -1629,14 +1698,16 @@ std::optional<dense_layout> dense_layout_for(agg_plan const& plan, std::size_t l
 /// many keys when even `max_team` blocks (at most policy::max_dense_team) hold too few slots or
 /// a team would cost a row more than `max_row_cost` (dense_layout_for). `team` gets the blocks
 /// of a team. allow_narrow: batches that dense_narrow_batch accepts run the narrow kernel;
-/// `narrow_ran` says whether every batch did. lo32 (groupby_tuning::hgb_dense_lo32): sums of
+/// `narrow_ran` says whether every batch did; lo32_kernel: those whose every accumulator is a
+/// sum_lo32 of int32 values run hgb_dense_kernel's Lo32Only instantiation. lo32 (groupby_tuning::hgb_dense_lo32): sums of
 /// int32 values as sum_lo32 partials; `lo32_ran` says whether they were, `counted_ran` whether
 /// counted (acc_spec::counted).
 template <class K>
 std::optional<group_parts> hgb_dense_tier(K const* keys, size_type n, table_view const& input,
                                           agg_plan const& plan, std::size_t limit,
                                           int one_group, int max_team, int max_row_cost,
-                                          int forced_batch, bool allow_narrow, int lo32, int sms,
+                                          int forced_batch, bool allow_narrow,
+                                          bool lo32_kernel, int lo32, int sms,
                                           int& team, bool& narrow_ran, bool& lo32_ran,
                                           bool& counted_ran, stream_ref stream,
                                           memory_resource* mr) {
@@ -1718,6 +1789,18 @@ std::optional<group_parts> hgb_dense_tier(K const* keys, size_type n, table_view
                              : hgb_dense_kernel<K, policy::fused_accs, false, false>;
   auto const narrow = in_teams ? hgb_dense_kernel<K, policy::fused_accs, true, true>
                             : hgb_dense_kernel<K, policy::fused_accs, false, true>;
+  // Every accumulator a sum_lo32 (SUM of int32 columns): a kernel of its own, whose lean update
+  // loop no other operation's registers constrain. Not for teams over 4-byte keys: there it ran
+  // 6% slower than the narrow kernel on the H200 (g = 2^16, two machine starts), while teams over
+  // 8-byte keys gained 6-15% and one block a window 7-10% (BENCHMARKS.md, session 24).
+  auto const narrow_lo32 = [&] {
+    if constexpr (sizeof(K) == 4) {
+      return in_teams ? narrow : hgb_dense_kernel<K, policy::fused_accs, false, true, true>;
+    } else {
+      return in_teams ? hgb_dense_kernel<K, policy::fused_accs, true, true, true>
+                      : hgb_dense_kernel<K, policy::fused_accs, false, true, true>;
+    }
+  }();
   auto const one = in_teams ? hgb_shared_kernel<K, policy::fused_accs, true, 2>
                          : hgb_shared_kernel<K, policy::fused_accs, true, 1>;
   int per_sm = std::numeric_limits<int>::max();
@@ -1728,6 +1811,7 @@ std::optional<group_parts> hgb_dense_tier(K const* keys, size_type n, table_view
   };
   prepare(general);
   prepare(narrow);
+  prepare(narrow_lo32);
   prepare(one);
   JOINERY_EXPECTS(per_sm > 0, "hash group-by: the dense shared-memory kernel cannot be resident");
   // Whole teams, all resident at once (a member that waited for a free SM would read its
@@ -1770,7 +1854,11 @@ std::optional<group_parts> hgb_dense_tier(K const* keys, size_type n, table_view
         JOINERY_CHECK_LAUNCH();
         bool const narrow_batch = allow_narrow && dense_narrow_batch(keys, batch);
         narrow_ran = narrow_ran && narrow_batch;
-        auto const dense = narrow_batch ? narrow : general;
+        bool lo32_only = lo32_kernel && batch.count == policy::fused_accs;
+        for (int a = 0; a < batch.count; ++a) {
+          lo32_only = lo32_only && batch.op[a] == acc_op::sum_lo32 && batch.in[a] == value_kind::i32;
+        }
+        auto const dense = !narrow_batch ? general : lo32_only ? narrow_lo32 : narrow;
         dense<<<blocks, policy::shared_threads, shape.bytes, to_cuda(stream)>>>(
             keys, n, batch, shape.slots, shape.keys_offset, table, counters, one_group, window);
         if (spills) {
@@ -1887,11 +1975,15 @@ group_parts run_hgb(K const* keys, size_type n, table_view const& input, agg_pla
     if (char const* env = std::getenv("JOINERY_DENSE_LO32"); lo32 == 0 && env != nullptr) {
       lo32 = env[0] == '0' ? -1 : env[0] == '1' ? 1 : env[0] == '2' ? 2 : 0;
     }
+    bool lo32_kernel = tuning.hgb_dense_lo32_kernel;
+    if (char const* env = std::getenv("JOINERY_DENSE_LO32_KERNEL"); env != nullptr && env[0] == '0') {
+      lo32_kernel = false;
+    }
     bool lo32_ran = false;
     bool counted_ran = false;
     if (auto parts = hgb_dense_tier<K>(keys, n, input, plan, shared_limit, tuning.hgb_one_group,
                                        tuning.hgb_dense_team, tuning.hgb_dense_row_cost, batch,
-                                       narrow, lo32, sms, team, narrow_ran, lo32_ran,
+                                       narrow, lo32_kernel, lo32, sms, team, narrow_ran, lo32_ran,
                                        counted_ran, stream, mr)) {
       std::string name = team > 1 ? "aggregate in shared memory, dense keys, teams of " +
                                         std::to_string(team)
