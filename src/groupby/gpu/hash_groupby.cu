@@ -1699,9 +1699,9 @@ std::optional<dense_layout> dense_layout_for(agg_plan const& plan, std::size_t l
 /// a team would cost a row more than `max_row_cost` (dense_layout_for). `team` gets the blocks
 /// of a team. allow_narrow: batches that dense_narrow_batch accepts run the narrow kernel;
 /// `narrow_ran` says whether every batch did; lo32_kernel: those whose every accumulator is a
-/// sum_lo32 of int32 values run hgb_dense_kernel's Lo32Only instantiation. lo32 (groupby_tuning::hgb_dense_lo32): sums of
-/// int32 values as sum_lo32 partials; `lo32_ran` says whether they were, `counted_ran` whether
-/// counted (acc_spec::counted).
+/// sum_lo32 of int32 values run hgb_dense_kernel's Lo32Only instantiation (narrow_lo32). lo32
+/// (groupby_tuning::hgb_dense_lo32): sums of int32 values as sum_lo32 partials; `lo32_ran` says
+/// whether they were, `counted_ran` whether counted (acc_spec::counted).
 template <class K>
 std::optional<group_parts> hgb_dense_tier(K const* keys, size_type n, table_view const& input,
                                           agg_plan const& plan, std::size_t limit,
