@@ -458,7 +458,7 @@ TEST(GpuHashGroupby, OneGroupVariantMatchesTheOracleOnEveryShape) {
 bool dense_tier_ran(table_view const& device_input, std::vector<aggregation> const& aggs,
                     detail::gpu::groupby_tuning const& tuning, table& host_result,
                     int* team = nullptr, bool* narrow = nullptr, bool* lo32 = nullptr,
-                    bool* counted = nullptr) {
+                    bool* counted = nullptr, bool* own_lo32 = nullptr) {
   std::vector<phase_time> phases;
   auto t = detail::gpu::run_groupby(groupby_algorithm::hash, device_input, 0, aggs, false,
                                     tuning, &phases, nullptr, default_stream(), device_resource());
@@ -466,8 +466,9 @@ bool dense_tier_ran(table_view const& device_input, std::vector<aggregation> con
   host_result = place(t.view(), memory_space::host);
   // "aggregate in shared memory, dense keys", with ", teams of N" when a team holds the window,
   // ", 32-bit sums" when int32 sums ran as 32-bit partials (", 32-bit sums counted in shared
-  // memory" when their overflows counted there first) and ", 16-byte loads" when every pass ran
-  // the narrow kernel.
+  // memory" when their overflows counted there first), ", own 32-bit sum kernel" when a pass of
+  // them ran hgb_dense_kernel's Lo32Only instantiation, and ", 16-byte loads" when every pass
+  // ran the narrow kernel.
   std::string const name = "aggregate in shared memory, dense keys";
   std::string const teams = ", teams of ";
   std::string const wide = ", 16-byte loads";
@@ -484,6 +485,7 @@ bool dense_tier_ran(table_view const& device_input, std::vector<aggregation> con
     }
     if (lo32 != nullptr) { *lo32 = p.name.find(", 32-bit sums") != std::string::npos; }
     if (counted != nullptr) { *counted = p.name.find(" counted in shared memory") != std::string::npos; }
+    if (own_lo32 != nullptr) { *own_lo32 = p.name.find(", own 32-bit sum kernel") != std::string::npos; }
     return true;
   }
   return false;
@@ -860,10 +862,29 @@ TEST(GpuHashGroupby, DenseTierSumsInt32ValuesInThirtyTwoBitPartials) {
             table host;
             bool ran = lo32 < 0;
             bool counted = lo32 != 2;
-            EXPECT_TRUE(dense_tier_ran(device, *aggs, t, host, nullptr, nullptr, &ran, &counted))
+            int team = 0;
+            bool narrow = false;
+            bool own = !own_kernel;
+            EXPECT_TRUE(
+                dense_tier_ran(device, *aggs, t, host, &team, &narrow, &ran, &counted, &own))
                 << what;
             EXPECT_EQ(ran, lo32 > 0) << what;
             EXPECT_EQ(counted, lo32 == 2) << what;
+            // The own kernel takes a pass whose every accumulator (policy::fused_accs of them)
+            // is a 32-bit partial, unless a team over 4-byte keys holds the window. The two sums
+            // make such passes, except counted over 2^16 8-byte keys: 6 bytes a group take
+            // teams of 4 and one sum a pass. The mixed set's passes may pair two of its sums, so
+            // only its off switch is checked.
+            bool const int32_keys = inputs[i].view().column(0).type() == type_id::int32;
+            bool const one_sum_a_pass = lo32 == 2 && !int32_keys && team > 1;
+            if (aggs == &sums) {
+              EXPECT_TRUE(narrow) << what;
+              EXPECT_EQ(own, own_kernel && lo32 > 0 && !(int32_keys && team > 1) &&
+                               !one_sum_a_pass)
+                  << what;
+            } else if (!own_kernel) {
+              EXPECT_FALSE(own) << what;
+            }
             EXPECT_EQ(diff_groups(expected, groupby_rows(host.view())), "") << what;
           }
         }

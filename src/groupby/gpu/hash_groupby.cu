@@ -1701,7 +1701,8 @@ std::optional<dense_layout> dense_layout_for(agg_plan const& plan, std::size_t l
 /// `narrow_ran` says whether every batch did; lo32_kernel: those whose every accumulator is a
 /// sum_lo32 of int32 values run hgb_dense_kernel's Lo32Only instantiation (narrow_lo32). lo32
 /// (groupby_tuning::hgb_dense_lo32): sums of int32 values as sum_lo32 partials; `lo32_ran` says
-/// whether they were, `counted_ran` whether counted (acc_spec::counted).
+/// whether they were, `counted_ran` whether counted (acc_spec::counted); `own_lo32_ran` whether
+/// a batch ran the Lo32Only instantiation (narrow_lo32 where it is not the narrow kernel).
 template <class K>
 std::optional<group_parts> hgb_dense_tier(K const* keys, size_type n, table_view const& input,
                                           agg_plan const& plan, std::size_t limit,
@@ -1709,8 +1710,8 @@ std::optional<group_parts> hgb_dense_tier(K const* keys, size_type n, table_view
                                           int forced_batch, bool allow_narrow,
                                           bool lo32_kernel, int lo32, int sms,
                                           int& team, bool& narrow_ran, bool& lo32_ran,
-                                          bool& counted_ran, stream_ref stream,
-                                          memory_resource* mr) {
+                                          bool& counted_ran, bool& own_lo32_ran,
+                                          stream_ref stream, memory_resource* mr) {
   using bits_type = typename dense_window<K>::bits_type;
   // One accumulator a pass leaves a block the most slots: none, and no layout fits.
   if (n == 0 || dense_shape_for(plan, limit, 1).slots == 0) { return std::nullopt; }
@@ -1785,6 +1786,7 @@ std::optional<group_parts> hgb_dense_tier(K const* keys, size_type n, table_view
       static_cast<bits_type>(sample.low - (window_slots - 1 - sample.span) / 2), layout->team};
   bool const in_teams = layout->team > 1;
   narrow_ran = true;
+  own_lo32_ran = false;
   auto const general = in_teams ? hgb_dense_kernel<K, policy::fused_accs, true, false>
                              : hgb_dense_kernel<K, policy::fused_accs, false, false>;
   auto const narrow = in_teams ? hgb_dense_kernel<K, policy::fused_accs, true, true>
@@ -1859,6 +1861,7 @@ std::optional<group_parts> hgb_dense_tier(K const* keys, size_type n, table_view
           lo32_only = lo32_only && batch.op[a] == acc_op::sum_lo32 && batch.in[a] == value_kind::i32;
         }
         auto const dense = !narrow_batch ? general : lo32_only ? narrow_lo32 : narrow;
+        own_lo32_ran = own_lo32_ran || (dense == narrow_lo32 && narrow_lo32 != narrow);
         dense<<<blocks, policy::shared_threads, shape.bytes, to_cuda(stream)>>>(
             keys, n, batch, shape.slots, shape.keys_offset, table, counters, one_group, window);
         if (spills) {
@@ -1981,14 +1984,16 @@ group_parts run_hgb(K const* keys, size_type n, table_view const& input, agg_pla
     }
     bool lo32_ran = false;
     bool counted_ran = false;
+    bool own_lo32_ran = false;
     if (auto parts = hgb_dense_tier<K>(keys, n, input, plan, shared_limit, tuning.hgb_one_group,
                                        tuning.hgb_dense_team, tuning.hgb_dense_row_cost, batch,
                                        narrow, lo32_kernel, lo32, sms, team, narrow_ran, lo32_ran,
-                                       counted_ran, stream, mr)) {
+                                       counted_ran, own_lo32_ran, stream, mr)) {
       std::string name = team > 1 ? "aggregate in shared memory, dense keys, teams of " +
                                         std::to_string(team)
                                   : std::string("aggregate in shared memory, dense keys");
       if (lo32_ran) { name += counted_ran ? ", 32-bit sums counted in shared memory" : ", 32-bit sums"; }
+      if (own_lo32_ran) { name += ", own 32-bit sum kernel"; }
       if (narrow_ran) { name += ", 16-byte loads"; }
       clock.lap(name.c_str());
       return std::move(*parts);
