@@ -872,9 +872,9 @@ TEST(GpuHashGroupby, DenseTierSumsInt32ValuesInThirtyTwoBitPartials) {
             EXPECT_EQ(counted, lo32 == 2) << what;
             // The own kernel takes a pass whose every accumulator (policy::fused_accs of them)
             // is a 32-bit partial, unless a team over 4-byte keys holds the window. The two sums
-            // make such passes, except counted over 2^16 8-byte keys: 6 bytes a group take
-            // teams of 4 and one sum a pass. The mixed set's passes may pair two of its sums, so
-            // only its off switch is checked.
+            // make such passes, except counted over 2^16 8-byte keys, whose cheapest layout
+            // (dense_layout_for) takes one sum a pass. The mixed set's passes may pair two of
+            // its sums, so only its off switch is checked.
             bool const int32_keys = inputs[i].view().column(0).type() == type_id::int32;
             bool const one_sum_a_pass = lo32 == 2 && !int32_keys && team > 1;
             if (aggs == &sums) {
