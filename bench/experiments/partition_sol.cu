@@ -12,6 +12,11 @@
 // bytes at 8 bits, 128 B per array), a dense partitioning pass cannot reach 85% of copy on this
 // GPU whatever its ranking costs.
 //
+// Third table ("interleaved blocks", session 25): the first table's runs, but a region's
+// consecutive runs come from different blocks at about the same time (all blocks resident), as
+// swwc's global cursors place them, without the cursor atomics that make the second table
+// latency-bound below 512-byte runs.
+//
 // Second table ("global cursors"): the runs of all blocks to one region abut, as swwc's global
 // write cursors place them: a warp takes each run's rows with one atomic on the region's cursor.
 // Regions start aligned, or 4 bytes past (shifted), so either every run is aligned or none is;
@@ -37,6 +42,10 @@ constexpr int warps = threads / 32;
 /// Block b reads tuples [b * per_block, (b + 1) * per_block) and writes run q (c tuples) of its
 /// slice to region q % F, at region_start(q % F) + b * (per_block / F) + (q / F) * c. A warp
 /// moves 32 / c runs a step when c <= 32 (every lane busy), else one run in c / 32 steps.
+/// Interleaved (third table, session 25): run q lands at region_start(q % F) + ((q / F) * B + b)
+/// * c instead (B blocks, all resident), so that a region's consecutive runs come from different
+/// blocks at about the same time, as swwc's global cursors place them, without the atomics.
+template <bool Interleaved = false>
 __global__ void __launch_bounds__(threads)
     scatter_runs(std::uint32_t const* __restrict__ keys, std::uint32_t const* __restrict__ vals,
                  long long per_block, int fanout, int run, long long region_rows, int shift,
@@ -54,8 +63,10 @@ __global__ void __launch_bounds__(threads)
     long long const q = q0 + sub;
     if (q >= runs) { continue; }
     int const region = static_cast<int>(q % fanout);
-    long long const at = static_cast<long long>(region) * region_rows + shift + block_slice +
-                         (q / fanout) * run;
+    long long const at =
+        static_cast<long long>(region) * region_rows + shift +
+        (Interleaved ? ((q / fanout) * gridDim.x + blockIdx.x) * run
+                     : block_slice + (q / fanout) * run);
     long long const from = first + q * run;
     for (int i = start; i < run; i += 32) {
       keys_out[at + i] = keys[from + i];
@@ -152,7 +163,7 @@ int main(int argc, char** argv) {
         long long const region_rows = n / fanout + (shifted != 0 ? 1 : 0);
         int const shift = shifted != 0 ? 1 : 0;
         float const ms = median_ms([&] {
-          scatter_runs<<<blocks, threads>>>(keys, vals, per_block, fanout, run, region_rows,
+          scatter_runs<false><<<blocks, threads>>>(keys, vals, per_block, fanout, run, region_rows,
                                             shift, keys_out, vals_out);
         });
         double const gbps = bytes / (ms * 1e6);
@@ -160,6 +171,21 @@ int main(int argc, char** argv) {
                     fanout, run, 4 * run, shifted != 0 ? "shifted" : "aligned", ms, gbps,
                     100.0 * gbps / copy_gbps);
       }
+    }
+  }
+  // Consecutive runs of a region from different blocks (all 512 resident), no atomics.
+  std::printf("interleaved blocks (a region's consecutive runs from different blocks)\n");
+  for (int fanout : {256, 2048}) {
+    for (int run : {16, 32, 64, 128}) {
+      if (per_block % (static_cast<long long>(run) * fanout) != 0) { continue; }
+      long long const region_rows = n / fanout;
+      float const ms = median_ms([&] {
+        scatter_runs<true><<<blocks, threads>>>(keys, vals, per_block, fanout, run, region_rows, 0,
+                                                keys_out, vals_out);
+      });
+      double const gbps = bytes / (ms * 1e6);
+      std::printf("F = %4d run = %3d tuples (%3d B)  %-7s  %7.3f ms  %7.1f GB/s  %5.1f%% of copy\n",
+                  fanout, run, 4 * run, "aligned", ms, gbps, 100.0 * gbps / copy_gbps);
     }
   }
   unsigned long long* cursors = nullptr;
