@@ -222,6 +222,49 @@ partitioned_columns radix_partition(column_view const& keys,
   return out;
 }
 
+partitioned_tuples radix_partition_tuples(column_view const& keys, column_view const& payload,
+                                          int bit_offset, int bits, stream_ref stream,
+                                          memory_resource_ref mr) {
+  constexpr char const* fn = "radix_partition_tuples";
+  expect_cuda(fn);
+  expect_keys(keys, fn);
+  JOINERY_EXPECTS(size_of(payload.type()) == size_of(keys.type()),
+                  std::string(fn) + ": the payload is " + std::string(to_string(payload.type())) +
+                    " and the keys " + std::string(to_string(keys.type())) +
+                    "; both must be 4 or both 8 bytes wide (8- or 16-byte tuples)");
+  JOINERY_EXPECTS(payload.size() == keys.size(),
+                  std::string(fn) + ": the payload column has " + std::to_string(payload.size()) +
+                    " rows but the keys have " + std::to_string(keys.size()));
+  expect_no_nulls(payload, fn, "payload");
+  expect_digit(keys, bit_offset, bits, fn);
+  expect_device(keys, fn, "key");
+  expect_device(payload, fn, "payload");
+  auto* res = result_resource(mr, fn);
+  scoped_range range("joinery::radix_partition_tuples");
+  partitioned_tuples out;
+  out.key_type = keys.type();
+  out.payload_type = payload.type();
+  out.rows = keys.size();
+  out.bit_offset = bit_offset;
+  out.bits = bits;
+  out.tuples = buffer(static_cast<std::size_t>(keys.size()) * out.tuple_bytes(), res, stream);
+  out.offsets = column(type_id::int64, out.fanout() + 1, res, stream);
+#if defined(JOINERY_HAS_CUDA)
+  if (size_of(keys.type()) == 4) {
+    detail::gpu::tuple_partition(static_cast<std::uint32_t const*>(keys.data()),
+                                 static_cast<std::uint32_t const*>(payload.data()), keys.size(),
+                                 bit_offset, bits, out.tuples.data(),
+                                 out.offsets.data_as<std::int64_t>(), stream, res);
+  } else {
+    detail::gpu::tuple_partition(static_cast<std::uint64_t const*>(keys.data()),
+                                 static_cast<std::uint64_t const*>(payload.data()), keys.size(),
+                                 bit_offset, bits, out.tuples.data(),
+                                 out.offsets.data_as<std::int64_t>(), stream, res);
+  }
+#endif
+  return out;
+}
+
 split_columns split(column_view const& partition_ids, int fanout,
                     std::vector<column_view> const& columns, stream_ref stream,
                     memory_resource_ref mr) {

@@ -64,23 +64,10 @@ void block_scatter_partition_impl(K const* keys, P const* payload, size_type n, 
                                                        reorder_smem));
   auto const g = plan_range_grid(n, policy::tile_items, policy::max_items_per_block,
                                  current_sm_count() * resident);
-  // Digit-major per-block histogram, then its exclusive scan (+ total): cell (p, b) becomes the
-  // first output slot of block b's rows of digit p.
-  size_type const cells = static_cast<size_type>(fanout) * g.blocks;
-  buffer hist(sizeof(std::int64_t) * cells, mr, stream);
-  buffer scanned(sizeof(std::int64_t) * (cells + 1), mr, stream);
-  auto* d_hist = static_cast<std::int64_t*>(hist.data());
-  auto* d_scanned = static_cast<std::int64_t*>(scanned.data());
-
-  radix_histogram_kernel<hist_policy, K, true>
-    <<<g.blocks, hist_policy::threads_per_block, sizeof(unsigned) * fanout, s>>>(
-      keys, n, g.items_per_block, bit_offset, bits, d_hist);
-  JOINERY_CHECK_LAUNCH();
-  prefix_scan(d_hist, cells, d_scanned, stream, mr);
-  constexpr int starts_threads = 256;
-  partition_starts_kernel<<<static_cast<int>(ceil_div(fanout + 1, starts_threads)), starts_threads,
-                            0, s>>>(d_scanned, fanout, g.blocks, offsets);
-  JOINERY_CHECK_LAUNCH();
+  // Cell (p, b) of the scan: the first output slot of block b's rows of digit p.
+  buffer const scanned = block_range_starts<hist_policy>(keys, n, g, bit_offset, bits, offsets,
+                                                         stream, mr);
+  auto const* d_scanned = static_cast<std::int64_t const*>(scanned.data());
   reorder<<<g.blocks, policy::threads_per_block, reorder_smem, s>>>(
     keys, payload, n, g.items_per_block, bit_offset, bits, d_scanned, keys_out, payload_out);
   JOINERY_CHECK_LAUNCH();

@@ -56,6 +56,14 @@ void hierarchical_partition(K const* keys, P const* payload, size_type n, int bi
                             int bits, K* keys_out, P* payload_out, std::int64_t* offsets,
                             stream_ref stream, memory_resource* mr);
 
+/// radix_partition_tuples: per-block histograms and their digit-major scan, then chunked
+/// write-combining of (key, payload) pairs into `tuples_out` (n tuples of 2 x sizeof(K) bytes,
+/// key first). Not stable. K = P: std::uint32_t or std::uint64_t. offsets: 2^bits + 1.
+template <class K>
+void tuple_partition(K const* keys, K const* payload, size_type n, int bit_offset, int bits,
+                     void* tuples_out, std::int64_t* offsets, stream_ref stream,
+                     memory_resource* mr);
+
 /// Partitions keys with generated 32-bit row ids (row i gets id i; n < 2^32) over the digit
 /// [0, bits) with swwc: one pass up to max_radix_bits, else two, the high half of the digit
 /// first and then the low half within each of its partitions (each pass histogram + scan +

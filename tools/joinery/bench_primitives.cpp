@@ -160,8 +160,11 @@ class primitives_bench {
     std::vector<partition_algorithm> algos;
     bool with_split = a_.partition_algorithms.empty();
     bool with_access = a_.partition_algorithms.empty();  // map, gather, scatter
+    bool with_tuples = a_.partition_algorithms.empty();  // radix_partition_tuples
     for (auto const& name : a_.partition_algorithms) {
-      if (name == "split") {
+      if (name == "tuples") {
+        with_tuples = true;
+      } else if (name == "split") {
         with_split = true;
       } else if (name == "access") {
         with_access = true;
@@ -187,6 +190,25 @@ class primitives_bench {
         params["bits"] = bits;
         measure(params, 2 * nd * tuple_bytes, [&] {
           auto const r = radix_partition(keys.view(), {payload.view()}, 0, bits, algo, s);
+        });
+      }
+    }
+    // The same pass into interleaved (key, payload) tuples (chunked write-combining).
+    if (with_tuples) {
+      auto const pay_sum = checksum(payload.view(), s);
+      for (int bits : a_.bits) {
+        {  // Not timed: the tuples are a permutation of the input's keys and payloads.
+          auto const r = radix_partition_tuples(keys.view(), payload.view(), 0, bits, s);
+          column_view const all(type, r.tuples.data(), 2 * n, memory_space::device);
+          JOINERY_EXPECTS(checksum(all, s) == key_sum + pay_sum,
+                          "bench primitives: radix_partition_tuples lost tuples");
+        }
+        auto params = base;
+        params["primitive"] = "radix_partition_tuples";
+        params["algorithm"] = "chunked_swwc";
+        params["bits"] = bits;
+        measure(params, 2 * nd * tuple_bytes, [&] {
+          auto const r = radix_partition_tuples(keys.view(), payload.view(), 0, bits, s);
         });
       }
     }

@@ -14,7 +14,8 @@ struct primitives_bench_args {
   std::uint64_t seed = 42;
   std::string revision;  // recorded with every line
   std::string date;
-  /// Partition algorithms to time (names of partition_algorithm, "split", or "access" for map,
+  /// Partition algorithms to time (names of partition_algorithm, "tuples" for
+  /// radix_partition_tuples, "split", or "access" for map,
   /// gather and scatter); empty: all, and the sorts. A list skips the sorts (the slow rows), for quick A/B runs of the partitionings.
   std::vector<std::string> partition_algorithms;
   /// Zipf exponent of the keys (0: uniform over the key type); skewed keys are drawn from 2^24

@@ -547,14 +547,14 @@ void run_bench(bench_args const& a) {
     std::cout << "bench smoke: all algorithms agree\n";
   } else if (a.experiment == "primitives") {
     // GPU primitives against the device-copy roofline (bench_primitives.cpp); --rows default 2^28.
-    // --algorithm: a comma-separated list of partition algorithms, "split" and/or "access" (map,
-    // gather, scatter); then no sorts.
+    // --algorithm: a comma-separated list of partition algorithms, "tuples"
+    // (radix_partition_tuples), "split" and/or "access" (map, gather, scatter); then no sorts.
     primitives_bench_args p{rows_or(a, std::int64_t{1} << 28),
                             a.runs, a.warmup, a.out, a.seed, git_revision(), today(), {},
                             a.zipf};
     if (a.algorithm != bench_args{}.algorithm) {
       for (auto const& name : comma_items(a.algorithm)) {
-        if (name != "split" && name != "access") {  // refuse unknown names early
+        if (name != "split" && name != "access" && name != "tuples") {  // refuse unknown names early
           (void)partition_algorithm_from_string(name);
         }
         p.partition_algorithms.push_back(name);

@@ -99,6 +99,39 @@ partitioned_columns radix_partition(column_view const& keys,
                                     stream_ref stream = default_stream(),
                                     memory_resource_ref mr = nullptr);
 
+/// Output of radix_partition_tuples: row r's key and payload side by side, bit for bit as given,
+/// at byte r * tuple_bytes() of `tuples` (the key first); partition p at rows
+/// [offsets[p], offsets[p + 1]), in the order of the digit value.
+struct partitioned_tuples {
+  buffer tuples;  // on the device, rows * tuple_bytes() bytes
+  column offsets; // int64, 2^bits + 1 entries, on the device; offsets[2^bits] = rows
+  type_id key_type = type_id::uint32;
+  type_id payload_type = type_id::uint32;
+  size_type rows = 0;
+  int bit_offset = 0;
+  int bits = 0;
+  [[nodiscard]] size_type fanout() const noexcept { return size_type{1} << bits; }
+  [[nodiscard]] std::size_t tuple_bytes() const noexcept {
+    return size_of(key_type) + size_of(payload_type);
+  }
+};
+
+/// Partitions (key, payload) pairs into one array of interleaved tuples, the layout the radix
+/// joins of Rui & Tu and Lutz et al. partition into, by the radix digit [bit_offset, bit_offset +
+/// bits) of the keys: `keys` and `payload` device columns of equal length, no nulls, both 4 or
+/// both 8 bytes wide (8- or 16-byte tuples; the payload any such type, moved bit for bit),
+/// 1 <= bits <= max_radix_bits. Chunked software write-combining (Lutz et al. 2022's chunked
+/// partitioning with their shared buffers): per-block histograms of contiguous block ranges,
+/// scanned digit-major, give every block its own sub-range of every partition; each block
+/// gathers its tuples in a shared-memory ring per digit and writes each complete chunk as one
+/// aligned run (512 bytes at 8 bits), its next tile arriving by bulk copy meanwhile. Built for
+/// low fanouts: the rings shrink as the fanout grows (at 11-12 bits swwc's columns are faster).
+/// NOT stable. Columns that start off a 16-byte boundary take a slower path.
+partitioned_tuples radix_partition_tuples(column_view const& keys, column_view const& payload,
+                                          int bit_offset, int bits,
+                                          stream_ref stream = default_stream(),
+                                          memory_resource_ref mr = nullptr);
+
 /// Output of split: the columns with their rows grouped by partition id, group p at rows
 /// [offsets[p], offsets[p + 1]) of every column, rows of one group in input order.
 struct split_columns {

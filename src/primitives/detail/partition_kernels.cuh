@@ -5,6 +5,8 @@
 // one partitioning, so that each block writes exactly the slots its histogram counted.
 #include "primitives/detail/agent_radix_histogram.cuh"
 #include "primitives/detail/agent_shared_atomic_partition.cuh"
+#include "primitives/detail/launch.cuh"
+#include "primitives/partition_dispatch.hpp"
 
 #include <cstdint>
 
@@ -67,6 +69,33 @@ __global__ void __launch_bounds__(Policy::threads_per_block)
   agent_shared_atomic_partition<Policy, K, P> agent{
     cursors, radix_digit<K>(bit_offset, bits), keys, payload, keys_out, payload_out};
   if (begin < end) { agent.consume_range(begin, end); }
+}
+
+/// The per-block starts of a partitioning with block-private ranges (host side): the digit-major
+/// histogram of the block ranges of `g` (cell (p, b): block b's rows of digit p), its exclusive
+/// scan with the total appended, so that scanned cell (p, b) is the first output row of block b's
+/// rows of digit p, and offsets[p] (fanout + 1 entries) the first row of digit p. Returns the
+/// scan (cells + 1 entries). n > 0.
+template <class HistPolicy, class K>
+buffer block_range_starts(K const* keys, size_type n, range_grid const& g, int bit_offset, int bits,
+                          std::int64_t* offsets, stream_ref stream, memory_resource* mr) {
+  auto const s = to_cuda(stream);
+  int const fanout = 1 << bits;
+  size_type const cells = static_cast<size_type>(fanout) * g.blocks;
+  buffer hist(sizeof(std::int64_t) * cells, mr, stream);
+  buffer scanned(sizeof(std::int64_t) * (cells + 1), mr, stream);
+  auto* d_hist = static_cast<std::int64_t*>(hist.data());
+  auto* d_scanned = static_cast<std::int64_t*>(scanned.data());
+  radix_histogram_kernel<HistPolicy, K, true>
+    <<<g.blocks, HistPolicy::threads_per_block, sizeof(unsigned) * fanout, s>>>(
+      keys, n, g.items_per_block, bit_offset, bits, d_hist);
+  JOINERY_CHECK_LAUNCH();
+  prefix_scan(d_hist, cells, d_scanned, stream, mr);
+  constexpr int starts_threads = 256;
+  partition_starts_kernel<<<static_cast<int>(ceil_div(fanout + 1, starts_threads)), starts_threads,
+                            0, s>>>(d_scanned, fanout, g.blocks, offsets);
+  JOINERY_CHECK_LAUNCH();
+  return scanned;
 }
 
 }  // namespace joinery::detail::gpu

@@ -187,4 +187,39 @@ constexpr int swwc_buffer_log2(int fanout, std::size_t key_bytes, std::size_t pa
   return largest(Policy::large_smem_bytes);
 }
 
+/// radix_partition_tuples: chunked write-combining into interleaved (key, payload) tuples. Each
+/// block partitions its own range of whole tiles into its own sub-range of every partition (the
+/// per-block histograms scanned digit-major), through a shared-memory ring of R tuples a digit;
+/// a warp writes each complete chunk of R positions (aligned in the output) as one run, and the
+/// block's next tile comes into a shared stage by two bulk copies while it claims and flushes the
+/// current one. Measured on an H200 (session 26, bench/experiments/chunked_swwc_probe.cu, 2^28
+/// tuples of 4+4 B, 8 bits, rings of 64 = 512-byte runs): 1024 threads x 8 with the bulk-copied
+/// stage 1.136 ms a pass; the same with 16-byte loads into registers 1.38-1.57 (the tile's loads
+/// exposed at every barrier; prefetching them into registers spilled or lost occupancy); 512 x
+/// 16 with the stage 1.42; tuples past the ring's chunk stored straight to their rows instead
+/// of waiting for the flush 2.10 (8-byte scattered stores).
+struct tuple_partition_policy {
+  static constexpr int threads_per_block = 1024;
+  static constexpr int stage_bytes = 64 * 1024;       // one tile of keys and payloads
+  static constexpr int max_ring_bytes = 128 * 1024;   // at 8 bits 64 tuples of 8 bytes a digit
+  static constexpr int max_radix_bits = joinery::max_radix_bits;
+  /// Positions within a block's range of a digit are 32-bit.
+  static constexpr size_type max_items_per_block = size_type{1} << 30;
+  /// Tuples a thread a tile: two 16-byte loads of keys and two of payloads.
+  template <class K>
+  static constexpr int items_per_thread = 2 * 16 / static_cast<int>(sizeof(K));
+  template <class K>
+  static constexpr int tile_items = threads_per_block * items_per_thread<K>;
+};
+
+/// The per-block histograms of radix_partition_tuples' block ranges (radix_histogram_kernel on
+/// the partition's grid, one block an SM, so as many threads as the partition's blocks).
+struct tuple_histogram_policy {
+  static constexpr int threads_per_block = 1024;
+  static constexpr int items_per_thread = 8;
+  static constexpr int tile_items = threads_per_block * items_per_thread;
+  static constexpr int max_radix_bits = joinery::max_radix_bits;
+  static constexpr size_type max_items_per_block = size_type{1} << 30;
+};
+
 }  // namespace joinery::detail::gpu

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Session 26 device run: radix_partition_tuples (chunked write-combining into interleaved tuples).
+#   PART=1: its tests, memcheck and racecheck over them, the other partition tests;
+#   PART=2: bench primitives, swwc and tuples at 8..11 bits, two rounds.
+# Binaries from a tarball ($1) unpacked by exp-lib.sh into /tmp/b; logs under $OUT.
+set -u
+. "$(dirname "$0")/exp-lib.sh"
+J=/tmp/b/joinery
+T=/tmp/b/joinery_gpu_tests
+case "${PART:-1}" in
+1)
+  step tuples tests 300 $T --gtest_filter='PartitionTuples*'
+  step memcheck sanitizer 300 compute-sanitizer --tool memcheck $T --gtest_filter='PartitionTuples*:-*BeyondTwoToThe31Rows'
+  step racecheck sanitizer 240 compute-sanitizer --tool racecheck $T --gtest_filter='PartitionTuples.SizesAroundTilesAndBlocks:PartitionTuples.ColumnsOffSixteenByteBoundaries'
+  step partition tests 300 $T --gtest_filter='*Partition*:-*BeyondTwoToThe31Rows*:PartitionTuples*'
+  ;;
+2)
+  for round in 1 2; do
+    step "bench-$round" bench 200 $J bench primitives --algorithm swwc,tuples --bits 8,9,10,11 --runs 5 --warmup 1 --out "$OUT/primitives-tuples-s26.jsonl"
+  done
+  ;;
+esac
+cat "$S"
