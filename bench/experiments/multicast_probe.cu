@@ -19,6 +19,8 @@
 //         not T times; each member aggregates its slice from its own shared memory. Its first run
 //         (H200) was 2-6x slower than the plain teams: bench/results/nvidia-h200/
 //         multicast-probe-s17.txt.
+//   tma   (session 26) the team kernel with each tile brought into a one-tile shared stage by
+//         bulk copies, one barrier a tile: slower at g = 2^16 (BENCHMARKS.md, gpu-groupby).
 // Each variant is checked against a CPU reference at 2^22 rows, then timed at 2^28.
 //
 //   joinery_exp_multicast [multicast]   one line per variant: median ms, G rows/s, OK / WRONG
@@ -356,6 +358,63 @@ __global__ void __launch_bounds__(1024, 1)
   merge<OP>(a0, a1, seen, slots, first_key, groups, threads, out0, out1, seen_out);
 }
 
+/// Session 26: the teams with each tile brought into a one-tile shared stage by three bulk
+/// copies (keys, both values) that one thread issues for the block's next tile once every thread
+/// has its rows in registers (one barrier a tile), so that a tile's loads overlap the updates of
+/// the one before: what took radix_partition_tuples' pass from 1.38 to 1.14 ms.
+template <int OP, int IPT>
+__global__ void __launch_bounds__(1024, 1)
+    tma_team_kernel(int const* __restrict__ k, int const* __restrict__ v0,
+                    int const* __restrict__ v1, long long n, int slots, int team, int groups,
+                    long long* out0, long long* out1, unsigned* seen_out) {
+  constexpr int threads = 1024;
+  constexpr int rows = threads * IPT;
+  constexpr unsigned col = rows * 4u;
+  extern __shared__ __align__(128) unsigned char smem[];
+  int* const stage = reinterpret_cast<int*>(smem);
+  auto* const bar = reinterpret_cast<std::uint64_t*>(smem + 3 * col);
+  unsigned char* a0 = smem + 3 * col + 16;
+  unsigned char* a1 = a0 + static_cast<std::size_t>(slots) * acc_bytes<OP>;
+  unsigned char* seen = a1 + static_cast<std::size_t>(slots) * acc_bytes<OP> +
+                        ((static_cast<std::size_t>(slots) * cnt_bytes<OP> + 3) & ~std::size_t{3});
+  reset<OP>(a0, a1, seen, slots, threads);
+  if (threadIdx.x == 0) {
+    ptx::mbarrier_init(bar, 1);
+    ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);
+  }
+  __syncthreads();
+  unsigned const first_key = (blockIdx.x % team) * static_cast<unsigned>(slots);
+  long long const tiles = n / rows;
+  long long const stride = gridDim.x / team;
+  auto const issue = [&](long long tt) {
+    std::uint32_t const bytes = col;
+    std::uint32_t const all = 3 * col;
+    ptx::fence_proxy_async(ptx::space_shared);
+    ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared, bar, all);
+    ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global, stage, k + tt * rows, bytes, bar);
+    ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global, stage + rows, v0 + tt * rows, bytes,
+                       bar);
+    ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global, stage + 2 * rows, v1 + tt * rows,
+                       bytes, bar);
+  };
+  long long t = blockIdx.x / team;
+  if (threadIdx.x == 0 && t < tiles) { issue(t); }
+  unsigned parity = 0;
+  for (; t < tiles; t += stride) {
+    while (!ptx::mbarrier_try_wait_parity(bar, parity)) {}
+    parity ^= 1u;
+    int kk[IPT], x0[IPT], x1[IPT];
+    load_rows<IPT>(stage + threadIdx.x * IPT, kk);
+    load_rows<IPT>(stage + rows + threadIdx.x * IPT, x0);
+    load_rows<IPT>(stage + 2 * rows + threadIdx.x * IPT, x1);
+    __syncthreads();  // the stage is free for the next tile
+    if (threadIdx.x == 0 && t + stride < tiles) { issue(t + stride); }
+    aggregate<OP, IPT>(kk, x0, x1, first_key, slots, a0, a1, seen, out0, out1);
+  }
+  __syncthreads();
+  merge<OP>(a0, a1, seen, slots, first_key, groups, threads, out0, out1, seen_out);
+}
+
 /// Waits for the phase of `parity` of a barrier of this block.
 __device__ __forceinline__ void wait_parity(std::uint64_t* bar, unsigned parity) {
   while (!ptx::mbarrier_try_wait_parity(bar, parity)) {}
@@ -599,6 +658,28 @@ void run_team(data const& d, outputs const& o, int team, int sms, bool checked, 
              checked && check<OP>(d, o));
 }
 
+template <int OP, int IPT>
+void run_tma(data const& d, outputs const& o, int team, int sms, bool checked) {
+  int const slots = (d.groups + team - 1) / team;
+  auto const rows = static_cast<std::size_t>(slots);
+  std::size_t const accs =
+      rows * 2 * acc_bytes<OP> + ((rows * cnt_bytes<OP> + 3) & ~std::size_t{3});
+  std::size_t const smem = 3 * 1024 * IPT * 4 + 16 + accs + seen_bytes<OP>(rows);
+  if (smem > smem_limit) { return; }
+  auto kern = tma_team_kernel<OP, IPT>;
+  EXP_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 static_cast<int>(smem)));
+  int const grid = sms / team * team;
+  auto const launch = [&] {
+    clear<OP>(d, o);
+    kern<<<grid, 1024, smem>>>(d.k, d.v0, d.v1, d.n, slots, team, d.groups, o.o0, o.o1, o.so);
+  };
+  float const ms = median_ms(launch);
+  char shape[32];
+  std::snprintf(shape, sizeof shape, "bulk ipt=%d", IPT);
+  report<OP>("tma", d, team, shape, smem, grid, ms, checked, checked && check<OP>(d, o));
+}
+
 template <int OP, int THREADS, int IPT>
 void run_mc(data const& d, outputs const& o, int team, bool checked) {
   int const slots = (d.groups + team - 1) / team;
@@ -645,6 +726,8 @@ void variants(data const& d, outputs const& o, int sms, bool checked,
               std::initializer_list<int> teams, bool multicast) {
   for (int team : teams) {
     run_team<OP>(d, o, team, sms, checked, false);
+    run_tma<OP, 4>(d, o, team, sms, checked);
+    run_tma<OP, 2>(d, o, team, sms, checked);
     if (team > 1) { run_team<OP>(d, o, team, sms, checked, true); }
     if constexpr (OP < SUMSH) {
       if (!multicast) { continue; }
