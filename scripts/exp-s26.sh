@@ -12,11 +12,13 @@ case "${PART:-1}" in
   step tuples tests 300 $T --gtest_filter='PartitionTuples*'
   step memcheck sanitizer 300 compute-sanitizer --tool memcheck $T --gtest_filter='PartitionTuples*:-*BeyondTwoToThe31Rows'
   step racecheck sanitizer 240 compute-sanitizer --tool racecheck $T --gtest_filter='PartitionTuples.SizesAroundTilesAndBlocks:PartitionTuples.ColumnsOffSixteenByteBoundaries'
-  step partition tests 300 $T --gtest_filter='*Partition*:-*BeyondTwoToThe31Rows*:PartitionTuples*'
+  step racecheck-skew sanitizer 300 compute-sanitizer --tool racecheck $T --gtest_filter='PartitionTuples.SignedKeysAndSkew'
+
   ;;
 2)
   for round in 1 2; do
     step "bench-$round" bench 200 $J bench primitives --algorithm swwc,tuples --bits 8,9,10,11 --runs 5 --warmup 1 --out "$OUT/primitives-tuples-s26.jsonl"
+    step "zipf-$round" bench 200 $J bench primitives --algorithm swwc,tuples --bits 8,9,11 --zipf 1.5 --runs 5 --warmup 1 --out "$OUT/primitives-tuples-zipf-s26.jsonl"
   done
   ;;
 esac

@@ -9,9 +9,11 @@
 // tuples (runs of R x tuple bytes, 512 at 8 bits, aligned). Per digit the hot loop keeps one
 // shared word, w = claimed positions - limit, limit the end of the ring's current chunk of R
 // positions: a claim (one shared atomic) that returns w < 0 owns ring slot w mod R; one that
-// returns w >= 0 lies past the chunk and waits. After every tile the block writes out each
-// complete chunk (a warp a chunk, 16-byte stores), which frees the ring for the waiting tuples;
-// a tile ends when nothing waits.
+// returns w >= 0 lies past the chunk and waits. After a tile with waiting tuples the block
+// writes out each complete chunk (a warp a chunk, 16-byte stores) and moves the digit's ring to
+// the chunk its claims end in; the waiting tuples then go into the ring, or, when their chunk
+// lies wholly between the two (a digit that took more than a chunk's worth of the tile), straight
+// to their rows, whole chunks written within one round.
 //
 // Tma: whole tiles of 16-byte aligned columns arrive in a shared stage by two bulk copies
 // (cp.async.bulk, completion on an mbarrier) that one thread issues for the next tile once every
@@ -154,9 +156,14 @@ struct agent_tuple_partition {
         flush(dd, lo[dd], end, lane);
         __syncwarp();
         if (lane == 0) {
-          lo[dd] = end;
-          limit[dd] = end + r;
-          w[dd] -= static_cast<int>(r);
+          // Whole chunks claimed past this one are written straight to their rows by the
+          // tuples that wait on them (a skewed digit: one round a tile, not one a chunk); the
+          // ring takes the chunk the digit's claims end in.
+          std::uint32_t const claimed = end + static_cast<std::uint32_t>(w[dd]);
+          std::uint32_t const next = claimed & ~(r - 1);
+          lo[dd] = next;
+          limit[dd] = next + r;
+          w[dd] = static_cast<int>(claimed - next - r);
         }
       }
     }
@@ -235,7 +242,9 @@ struct agent_tuple_partition {
           waiting |= 1u << j;
         }
       }
-      while (__syncthreads_or(waiting != 0)) {
+      // One round places every waiting tuple; the next tile's first barrier orders its writes
+      // before that tile's flush.
+      if (__syncthreads_or(waiting != 0)) {
         flush_complete(warp, lane);
         __syncthreads();
 #pragma unroll
@@ -243,14 +252,17 @@ struct agent_tuple_partition {
           if (waiting & (1u << j)) {
             unsigned const d = digit(k[j]);
             auto const p = static_cast<std::uint32_t>(old[j]);
-            if (p < limit[d]) {
+            if (p < lo[d]) {  // a whole chunk past the flushed one
+              out[base[d] + p] = tuple_storage<K>::make(k[j], v[j]);
+            } else {
               ring[d * r + (p & (r - 1))] = tuple_storage<K>::make(k[j], v[j]);
-              waiting &= ~(1u << j);
             }
+            waiting &= ~(1u << j);
           }
         }
       }
     }
+    __syncthreads();  // the last round's ring writes
     // What is left: positions [lo, limit + w) of one chunk a digit.
     for (int d = warp; d < fanout; d += warps) {
       std::uint32_t const from = lo[d];
