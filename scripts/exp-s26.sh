@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Session 26 device run: radix_partition_tuples (chunked write-combining into interleaved tuples).
 #   PART=1: its tests, memcheck and racecheck over them, the other partition tests;
-#   PART=2: bench primitives, swwc and tuples at 8..11 bits, two rounds.
+#   PART=2: bench primitives, swwc and tuples at 8..11 bits, uniform and Zipf 1.5, two rounds.
+# (The last test call, after the review, ran the tuple tests, memcheck over the several-tile,
+# unaligned and skew tests and racecheck over the first two; see BENCHMARKS.md.)
 # Binaries from a tarball ($1) unpacked by exp-lib.sh into /tmp/b; logs under $OUT.
 set -u
 . "$(dirname "$0")/exp-lib.sh"

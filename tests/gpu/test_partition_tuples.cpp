@@ -1,7 +1,8 @@
 // radix_partition_tuples (chunked write-combining into interleaved (key, payload) tuples) against
 // a CPU reference: sizes around its tiles and block ranges, every digit width and several
-// offsets, signed keys, skew (a hot key, Zipf 1.5, one key everywhere), columns off 16-byte
-// boundaries (the path without bulk copies), > 2^31 rows where memory allows; and the refusals.
+// offsets, blocks of several tiles at every ring size, signed keys, skew (a hot key, Zipf 1.5, one
+// key everywhere), columns off 16-byte boundaries (the path without bulk copies), > 2^31 rows
+// where memory allows; and the refusals.
 // GPU tests skip with a message when no GPU is present; the refusals run everywhere.
 #include "core/hash.hpp"
 #include "primitives/detail/partition_policy.hpp"
@@ -211,10 +212,31 @@ TEST_F(PartitionTuples, EveryDigitWidthAndOffset) {
   }
 }
 
+/// Rows for blocks of several tiles each (one block an SM; the 4-byte tile, twice the 8-byte).
+size_type several_tiles_per_block(int tiles_per_block, size_type extra) {
+  return static_cast<size_type>(get_device_info(0).sm_count) * tiles_per_block *
+           tuple_partition_policy::tile_items<std::uint32_t> + extra;
+}
+
+TEST_F(PartitionTuples, SeveralTilesPerBlockAtEveryRingSize) {
+  // Rings carry over tiles at every size: 2 bits (rings of 4096 tuples), 5, 9 and 10 (the
+  // kernels with constant sizes), 11 and 12 (rings of 4 and 2 tuples of 8 bytes, 2 and 1 of 16).
+  size_type const n = several_tiles_per_block(3, 1234);
+  std::uint64_t seed = 250;
+  for (auto [key, pay] : widths) {
+    data_spec const d{key, pay, n, true, 0, 0, ++seed};
+    auto const rows = make_rows(d);
+    for (int bits : {2, 5, 9, 10, 11, 12}) {
+      EXPECT_EQ(run_and_check(rows, 3, bits, stream_), "") << describe(d, 3, bits);
+    }
+  }
+}
+
 TEST_F(PartitionTuples, SignedKeysAndSkew) {
   // Raw signed keys (negative values: digits of the two's-complement pattern), a hot key on half
-  // the rows, Zipf 1.5, and one key on every row (every tile's tuples into one ring).
-  size_type const n = (size_type{1} << 20) + 3;
+  // the rows, Zipf 1.5, and one key on every row (every tile's tuples into one ring: the whole
+  // chunks past a ring go straight to their rows), with blocks of two tiles and more.
+  size_type const n = several_tiles_per_block(2, 3);
   struct skew {
     char const* name;
     double hot, zipf;
@@ -234,10 +256,11 @@ TEST_F(PartitionTuples, SignedKeysAndSkew) {
 }
 
 TEST_F(PartitionTuples, ColumnsOffSixteenByteBoundaries) {
-  // Views 1 and 3 rows into their allocations: no bulk copies, every row loaded on its own.
+  // Views 1 and 3 rows into their allocations: no bulk copies, every row loaded on its own (and
+  // no barrier at the start of a tile), blocks of several tiles.
   std::uint64_t seed = 400;
   for (auto [key, pay] : widths) {
-    data_spec const d{key, pay, (size_type{1} << 19) + 11, true, 0, 0, ++seed};
+    data_spec const d{key, pay, several_tiles_per_block(3, 11), true, 0, 0, ++seed};
     auto const rows = make_rows(d);
     for (size_type shift : {size_type{1}, size_type{3}}) {
       EXPECT_EQ(run_and_check(rows, 0, 8, stream_, shift), "") << describe(d, 0, 8) << ", shift " << shift;
