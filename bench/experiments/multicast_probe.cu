@@ -21,6 +21,8 @@
 //         multicast-probe-s17.txt.
 //   tma   (session 26) the team kernel with each tile brought into a one-tile shared stage by
 //         bulk copies, one barrier a tile: slower at g = 2^16 (BENCHMARKS.md, gpu-groupby).
+//   col   (session 26) SUMLO in a team split by value column: member m sums column m % 2 over
+//         window m / 2, loading only the keys and its column.
 // Each variant is checked against a CPU reference at 2^22 rows, then timed at 2^28.
 //
 //   joinery_exp_multicast [multicast]   one line per variant: median ms, G rows/s, OK / WRONG
@@ -415,6 +417,61 @@ __global__ void __launch_bounds__(1024, 1)
   merge<OP>(a0, a1, seen, slots, first_key, groups, threads, out0, out1, seen_out);
 }
 
+/// Session 26: a team split by value column. Member m sums column m % 2 over window m / 2 of the
+/// keys in SUMLO partials (4 bytes and a seen byte a group, overflows spilled as in SUMLO), and
+/// loads only the keys and its column: at g = 2^16 a window of 2^15 groups (160 KiB) in a team of
+/// 4, or 21,846 in a team of 6 (two blocks an SM).
+__global__ void __launch_bounds__(1024)
+    col_team_kernel(int const* __restrict__ k, int const* __restrict__ v0,
+                    int const* __restrict__ v1, long long n, int slots, int team, int groups,
+                    long long* out0, long long* out1, unsigned* seen_out) {
+  constexpr int threads = 1024;
+  constexpr int ipt = 8;
+  extern __shared__ __align__(128) unsigned char smem[];
+  unsigned char* const acc = smem;
+  unsigned char* const seen = smem + static_cast<std::size_t>(slots) * 4;
+  for (int i = threadIdx.x; i < slots; i += threads) {
+    reinterpret_cast<int*>(acc)[i] = 0;
+    seen[i] = 0;
+  }
+  __syncthreads();
+  int const member = static_cast<int>(blockIdx.x % team);
+  int const col = member & 1;
+  unsigned const first_key = static_cast<unsigned>(member >> 1) * static_cast<unsigned>(slots);
+  int const* __restrict__ v = col ? v1 : v0;
+  long long* const out = col ? out1 : out0;
+  constexpr long long tile = static_cast<long long>(threads) * ipt;
+  long long const tiles = n / tile;
+  for (long long t = blockIdx.x / team; t < tiles; t += gridDim.x / team) {
+    int kk[ipt], x[ipt];
+#pragma unroll
+    for (int h = 0; h < ipt / 4; ++h) {
+      long long const off = t * tile + (static_cast<long long>(h) * threads + threadIdx.x) * 4;
+      int4 const a = __ldg(reinterpret_cast<int4 const*>(k + off));
+      int4 const b = __ldg(reinterpret_cast<int4 const*>(v + off));
+      kk[h * 4] = a.x; kk[h * 4 + 1] = a.y; kk[h * 4 + 2] = a.z; kk[h * 4 + 3] = a.w;
+      x[h * 4] = b.x; x[h * 4 + 1] = b.y; x[h * 4 + 2] = b.z; x[h * 4 + 3] = b.w;
+    }
+#pragma unroll
+    for (int j = 0; j < ipt; ++j) {
+      unsigned const local = static_cast<unsigned>(kk[j]) - first_key;
+      if (local < static_cast<unsigned>(slots)) {
+        seen[local] = 1;
+        add_lo(acc, local, x[j], out, static_cast<unsigned>(kk[j]));
+      }
+    }
+  }
+  __syncthreads();
+  for (int i = threadIdx.x; i < slots; i += threads) {
+    long long const g = static_cast<long long>(first_key) + i;
+    if (seen[i] == 0 || g >= groups) { continue; }
+    if (col == 0) { atomicOr(seen_out + g, 1u); }
+    atomicAdd(reinterpret_cast<unsigned long long*>(out) + g,
+              static_cast<unsigned long long>(
+                  static_cast<long long>(reinterpret_cast<int const*>(acc)[i])));
+  }
+}
+
 /// Waits for the phase of `parity` of a barrier of this block.
 __device__ __forceinline__ void wait_parity(std::uint64_t* bar, unsigned parity) {
   while (!ptx::mbarrier_try_wait_parity(bar, parity)) {}
@@ -680,6 +737,27 @@ void run_tma(data const& d, outputs const& o, int team, int sms, bool checked) {
   report<OP>("tma", d, team, shape, smem, grid, ms, checked, checked && check<OP>(d, o));
 }
 
+void run_col(data const& d, outputs const& o, int team, int sms, bool checked) {
+  int const windows = team / 2;
+  int const slots = (d.groups + windows - 1) / windows;
+  std::size_t const smem = (static_cast<std::size_t>(slots) * 5 + 15) & ~std::size_t{15};
+  if (smem > smem_limit) { return; }
+  EXP_CHECK(cudaFuncSetAttribute(col_team_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 static_cast<int>(smem)));
+  int per_sm = 0;
+  EXP_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, col_team_kernel, 1024, smem));
+  int const grid = std::max(per_sm, 1) * sms / team * team;
+  auto const launch = [&] {
+    clear<SUMLO>(d, o);
+    col_team_kernel<<<grid, 1024, smem>>>(d.k, d.v0, d.v1, d.n, slots, team, d.groups, o.o0, o.o1,
+                                          o.so);
+  };
+  float const ms = median_ms(launch);
+  char shape[32];
+  std::snprintf(shape, sizeof shape, "by column, %d/SM", per_sm);
+  report<SUMLO>("col", d, team, shape, smem, grid, ms, checked, checked && check<SUMLO>(d, o));
+}
+
 template <int OP, int THREADS, int IPT>
 void run_mc(data const& d, outputs const& o, int team, bool checked) {
   int const slots = (d.groups + team - 1) / team;
@@ -784,6 +862,7 @@ int main(int argc, char** argv) {
         variants<MAX32>(d, o, sms, checked, {2, 3}, multicast);
         variants<SUM2x32>(d, o, sms, checked, {3, 4}, multicast);
         variants<SUMLO>(d, o, sms, checked, {2, 3}, false);
+        for (int team : {2, 4}) { run_col(d, o, team, sms, checked); }
         variants<SUMSH>(d, o, sms, checked, {2, 3}, false);
         variants<SUMSH2>(d, o, sms, checked, {2, 3}, false);
         variants<SUMB8>(d, o, sms, checked, {2}, false);
@@ -791,6 +870,7 @@ int main(int argc, char** argv) {
         variants<MAX32>(d, o, sms, checked, {3, 4, 6}, multicast);
         variants<SUM2x32>(d, o, sms, checked, {5, 6, 8}, multicast);
         variants<SUMLO>(d, o, sms, checked, {3, 4}, false);
+        for (int team : {4, 6, 8}) { run_col(d, o, team, sms, checked); }
         variants<SUMSH>(d, o, sms, checked, {4, 5}, false);
         variants<SUMSH2>(d, o, sms, checked, {4, 5}, false);
         variants<SUMB8>(d, o, sms, checked, {3, 4}, false);
