@@ -131,15 +131,15 @@ struct agent_tuple_partition {
   /// calling warp). A whole chunk goes out in 16-byte words.
   __device__ __forceinline__ void flush(int d, std::uint32_t from, std::uint32_t to, int lane) {
     tuple_t const* slots = ring + static_cast<std::uint32_t>(d) * r;
-    tuple_t* dst = out + base[d];
+    long long const row0 = base[d];  // row of position 0; may lie before the output's first
     constexpr std::uint32_t per_word = 16 / sizeof(tuple_t);  // 2 (8-byte tuples) or 1
     if (to - from == r && r % per_word == 0) {
       auto const* src = reinterpret_cast<uint4 const*>(slots);
-      auto* to_words = reinterpret_cast<uint4*>(dst + from);
+      auto* to_words = reinterpret_cast<uint4*>(out + (row0 + from));
       for (std::uint32_t i = lane; i < r / per_word; i += 32) { to_words[i] = src[i]; }
       return;
     }
-    for (std::uint32_t p = from + lane; p < to; p += 32) { dst[p] = slots[p & (r - 1)]; }
+    for (std::uint32_t p = from + lane; p < to; p += 32) { out[row0 + p] = slots[p & (r - 1)]; }
   }
 
   /// Every complete chunk out (warp q takes the digits q + warps * j), its ring freed.
