@@ -23,9 +23,12 @@
 //         bulk copies, one barrier a tile: slower at g = 2^16 (BENCHMARKS.md, gpu-groupby).
 //   col   (session 26) SUMLO in a team split by value column: member m sums column m % 2 over
 //         window m / 2, loading only the keys and its column.
+//   xchg  (session 27, with the argument "xchg") a cluster of C blocks whose members load
+//         disjoint rows and send each to the member owning its slice through distributed
+//         shared memory (xchg_kernel), so that a row is loaded once and updated once.
 // Each variant is checked against a CPU reference at 2^22 rows, then timed at 2^28.
 //
-//   joinery_exp_multicast [multicast]   one line per variant: median ms, G rows/s, OK / WRONG
+//   joinery_exp_multicast [multicast|xchg]   one line per variant: median ms, G rows/s, OK / WRONG
 #include "exp_timing.cuh"
 
 #include <cooperative_groups.h>
@@ -34,6 +37,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -472,6 +476,155 @@ __global__ void __launch_bounds__(1024)
   }
 }
 
+/// Session 27: a thread-block cluster of C blocks (one an SM) shares the window, each block
+/// holding the accumulators of its slice, and exchanges rows through distributed shared memory
+/// instead of every member loading every row: each step, member r loads its own 1024 * IPT rows
+/// of the cluster's C * 1024 * IPT, sends each row (its slot in the owner's slice and both values,
+/// 10 bytes) into the owner's inbox (one region a sender, `cap` rows; a warp takes its rows'
+/// places with one shared atomic a destination), a cluster barrier, then each member aggregates
+/// its inbox. Two inboxes alternate, so one barrier a step suffices (a sender writes an inbox
+/// again only after the barrier its owner reached once done with it). Rows a full region cannot
+/// take go to the group's device-memory result directly (exact, for skew). The next step's rows
+/// are loaded before the barrier.
+template <int OP, int C, int IPT, int MODE>
+__global__ void __launch_bounds__(1024, 1)
+    xchg_kernel(int const* __restrict__ k, int const* __restrict__ v0, int const* __restrict__ v1,
+                long long n, int slots, int cap, int groups, long long* out0, long long* out1,
+                unsigned* seen_out) {
+  static_assert(OP == MAX32 || OP == SUMLO, "MAX or spilled 32-bit sums");
+  constexpr int threads = 1024;
+  constexpr long long sub = static_cast<long long>(threads) * IPT;
+  constexpr long long step_rows = sub * C;
+  extern __shared__ __align__(128) unsigned char smem[];
+  cg::cluster_group cluster = cg::this_cluster();
+  unsigned const me = cluster.block_rank();
+  unsigned const lane = threadIdx.x & 31u;
+  auto const rows = static_cast<std::size_t>(slots);
+  unsigned char* a0 = smem;
+  unsigned char* a1 = smem + rows * 4;
+  unsigned char* seen = a1 + rows * 4;
+  std::size_t off = (rows * 9 + 15) & ~std::size_t{15};
+  unsigned* cnt = reinterpret_cast<unsigned*>(smem + off);  // [2][C] this sender's places taken
+  unsigned* hdr = cnt + 2 * C;                              // [2][C] rows each sender sent here
+  off += (4 * C * 4 + 15) & ~std::size_t{15};
+  uint2* vals = reinterpret_cast<uint2*>(smem + off);                     // [2][C][cap]
+  auto* sl = reinterpret_cast<unsigned short*>(vals + 2 * C * static_cast<std::size_t>(cap));
+  reset<OP>(a0, a1, seen, slots, threads);
+  if (threadIdx.x < 2 * C) { cnt[threadIdx.x] = 0; }
+  unsigned const first_key = me * static_cast<unsigned>(slots);
+  cluster.sync();
+  long long const tiles = n / step_rows;
+  long long const clusters = gridDim.x / C;
+  int kk[IPT], x0[IPT], x1[IPT];
+  auto const load = [&](long long t) {
+    if (t >= tiles) { return; }
+#pragma unroll
+    for (int h = 0; h < IPT / 2; ++h) {
+      long long const o = t * step_rows + me * sub + (static_cast<long long>(h) * threads + threadIdx.x) * 2;
+      int2 const a = __ldg(reinterpret_cast<int2 const*>(k + o));
+      int2 const b = __ldg(reinterpret_cast<int2 const*>(v0 + o));
+      int2 const c = __ldg(reinterpret_cast<int2 const*>(v1 + o));
+      kk[2 * h] = a.x; kk[2 * h + 1] = a.y;
+      x0[2 * h] = b.x; x0[2 * h + 1] = b.y;
+      x1[2 * h] = c.x; x1[2 * h + 1] = c.y;
+    }
+  };
+  auto const direct = [&](unsigned key, int x, int y) {
+    atomicOr(seen_out + key, 1u);
+    if constexpr (OP == MAX32) {
+      atomicMax(out0 + key, static_cast<long long>(x));
+      atomicMax(out1 + key, static_cast<long long>(y));
+    } else {
+      atomicAdd(reinterpret_cast<unsigned long long*>(out0) + key,
+                static_cast<unsigned long long>(static_cast<long long>(x)));
+      atomicAdd(reinterpret_cast<unsigned long long*>(out1) + key,
+                static_cast<unsigned long long>(static_cast<long long>(y)));
+    }
+  };
+  int p = 0;
+  load(blockIdx.x / C);
+  for (long long t = blockIdx.x / C; t < tiles; t += clusters, p ^= 1) {
+#pragma unroll
+    for (int j = 0; j < IPT; ++j) {
+      auto const key = static_cast<unsigned>(kk[j]);
+      unsigned o = 0;
+#pragma unroll
+      for (int q = 1; q < C; ++q) { o += key >= static_cast<unsigned>(q * slots) ? 1u : 0u; }
+      unsigned const slot = key - o * static_cast<unsigned>(slots);
+      unsigned mine = 0, lane_q = 0;
+#pragma unroll
+      for (int q = 0; q < C; ++q) {
+        unsigned const m = __ballot_sync(0xffffffffu, o == static_cast<unsigned>(q));
+        if (o == static_cast<unsigned>(q)) { mine = m; }
+        if (lane == static_cast<unsigned>(q)) { lane_q = m; }
+      }
+      unsigned base = 0;
+      if (lane < C && lane_q != 0) { base = atomicAdd(cnt + p * C + lane, __popc(lane_q)); }
+      base = __shfl_sync(0xffffffffu, base, static_cast<int>(o));
+      unsigned const pos = base + __popc(mine & ((1u << lane) - 1u));
+      if (pos < static_cast<unsigned>(cap)) {
+        // MODE 1 and 2 (timing only, wrong sums): every row into this block's own inbox, in
+        // the region of its owner.
+        unsigned const to = MODE == 0 ? o : me;
+        std::size_t const idx = (static_cast<std::size_t>(p) * C + (MODE == 0 ? me : o)) * cap + pos;
+        cluster.map_shared_rank(vals, to)[idx] =
+            make_uint2(static_cast<unsigned>(x0[j]), static_cast<unsigned>(x1[j]));
+        cluster.map_shared_rank(sl, to)[idx] = static_cast<unsigned short>(slot);
+      } else {
+        direct(key, x0[j], x1[j]);
+      }
+    }
+    load(t + clusters);
+    __syncthreads();
+    if (threadIdx.x < C) {
+      unsigned* const peer = cluster.map_shared_rank(hdr, MODE == 0 ? threadIdx.x : me);
+      peer[p * C + (MODE == 0 ? me : threadIdx.x)] =
+          min(cnt[p * C + threadIdx.x], static_cast<unsigned>(cap));
+      cnt[p * C + threadIdx.x] = 0;
+    }
+    // MODE 2: no cluster barrier (a block barrier), to time the exchange without it.
+    if constexpr (MODE == 2) {
+      __syncthreads();
+    } else {
+      cluster.sync();
+    }
+    unsigned ends[C];
+    unsigned total = 0;
+#pragma unroll
+    for (int s = 0; s < C; ++s) {
+      total += hdr[p * C + s];
+      ends[s] = total;
+    }
+    for (unsigned i = threadIdx.x; i < total; i += threads) {
+      unsigned s = 0, before = 0;
+#pragma unroll
+      for (int q = 0; q < C - 1; ++q) {
+        bool const later = i >= ends[q];
+        s += later ? 1u : 0u;
+        before = later ? ends[q] : before;
+      }
+      std::size_t const idx = (static_cast<std::size_t>(p) * C + s) * cap + (i - before);
+      unsigned const slot = sl[idx];
+      uint2 const v = vals[idx];
+      seen[slot] = 1;
+      if constexpr (OP == SUMLO) {
+        add_lo(a0, slot, static_cast<int>(v.x), out0, first_key + slot);
+        add_lo(a1, slot, static_cast<int>(v.y), out1, first_key + slot);
+      } else {
+        upd<OP>(a0, slot, static_cast<int>(v.x));
+        upd<OP>(a1, slot, static_cast<int>(v.y));
+      }
+    }
+  }
+  // Rows past the last full step: straight to device memory.
+  for (long long i = tiles * step_rows + blockIdx.x * static_cast<long long>(threads) + threadIdx.x;
+       i < n; i += static_cast<long long>(gridDim.x) * threads) {
+    direct(static_cast<unsigned>(k[i]), v0[i], v1[i]);
+  }
+  __syncthreads();
+  merge<OP>(a0, a1, seen, slots, first_key, groups, threads, out0, out1, seen_out);
+}
+
 /// Waits for the phase of `parity` of a barrier of this block.
 __device__ __forceinline__ void wait_parity(std::uint64_t* bar, unsigned parity) {
   while (!ptx::mbarrier_try_wait_parity(bar, parity)) {}
@@ -799,6 +952,190 @@ void run_mc(data const& d, outputs const& o, int team, bool checked) {
              checked && check<OP>(d, o));
 }
 
+/// Session 27: SUM of both columns with no returned atomic. A slot holds each column's sum
+/// modulo 2^32 (S), one word W with both columns' sums of their top bytes (v >> 24, signed, in
+/// 16-bit halves) and an 8-bit row count (four a word): four fire-and-forget shared atomics a
+/// row, 13 bytes a group (2^16 groups in a team of 4). While a slot met n <= 255 rows, sum =
+/// 2^24 * H + ((S - 2^24 * H) mod 2^32): the rest, the sum of the low 24 bits, lies in
+/// [0, n * 2^24) below 2^32, and |H| <= 255 * 128 fits its half. A count that passed 255 wrapped
+/// and carried out of its byte, so the counts decoded then sum to less than the rows the block
+/// took; the block reports that (g_danger) and such a run would start over the other way.
+/// Returned: the count's atomic returns the old word, and a count that was at 255 raises a flag
+/// that stops the block at its next tile (what a kernel that starts over would do).
+template <bool Returned>
+__global__ void __launch_bounds__(1024, 1)
+    team_w_kernel(int const* __restrict__ k, int const* __restrict__ v0, int const* __restrict__ v1,
+                  long long n, int slots, int team, int groups, long long* out0, long long* out1,
+                  unsigned* seen_out) {
+  constexpr int threads = 1024;
+  constexpr int ipt = 8;
+  extern __shared__ __align__(128) unsigned char smem[];
+  auto const rows = static_cast<std::size_t>(slots);
+  unsigned* const s0 = reinterpret_cast<unsigned*>(smem);
+  unsigned* const s1 = s0 + rows;
+  unsigned* const w = s1 + rows;
+  unsigned* const cnt = w + rows;  // (slots + 3) / 4 words
+  __shared__ unsigned long long counted;
+  for (int i = threadIdx.x; i < slots; i += threads) {
+    s0[i] = 0;
+    s1[i] = 0;
+    w[i] = 0;
+    if (i < (slots + 3) / 4) { cnt[i] = 0; }
+  }
+  if (threadIdx.x == 0) { counted = 0; }
+  __syncthreads();
+  unsigned const first_key = (blockIdx.x % team) * static_cast<unsigned>(slots);
+  constexpr long long tile = static_cast<long long>(threads) * ipt;
+  long long const tiles = n / tile;
+  unsigned mine = 0;
+  bool stop = false;
+  for (long long t = blockIdx.x / team; t < tiles && !stop; t += gridDim.x / team) {
+    bool const flag = Returned && (threadIdx.x & 31) == 0 && *const_cast<unsigned volatile*>(&g_danger) != 0;
+    int kk[ipt], x0[ipt], x1[ipt];
+    load_team_tile<threads>(k, v0, v1, t, kk, x0, x1);
+    bool full = false;
+#pragma unroll
+    for (int j = 0; j < ipt; ++j) {
+      unsigned const local = static_cast<unsigned>(kk[j]) - first_key;
+      if (local < static_cast<unsigned>(slots)) {
+        ++mine;
+        atomicAdd(s0 + local, static_cast<unsigned>(x0[j]));
+        atomicAdd(s1 + local, static_cast<unsigned>(x1[j]));
+        atomicAdd(w + local, static_cast<unsigned>(x0[j] >> 24) +
+                                 (static_cast<unsigned>(x1[j] >> 24) << 16));
+        unsigned const shift = (local & 3u) * 8u;
+        if constexpr (Returned) {
+          full |= ((atomicAdd(cnt + (local >> 2), 1u << shift) >> shift) & 0xffu) == 0xffu;
+        } else {
+          atomicAdd(cnt + (local >> 2), 1u << shift);
+        }
+      }
+    }
+    if (Returned && full) { atomicAdd(&g_danger, 1u); }
+    if constexpr (Returned) { stop = __shfl_sync(0xffffffffu, flag ? 1 : 0, 0) != 0; }
+  }
+  __syncthreads();
+  unsigned decoded = 0;
+  for (int i = threadIdx.x; i < slots; i += threads) {
+    unsigned const c = (cnt[i >> 2] >> ((i & 3) * 8)) & 0xffu;
+    long long const g = static_cast<long long>(first_key) + i;
+    if (c == 0 || g >= groups) { continue; }
+    decoded += c;
+    int const h0 = static_cast<short>(w[i] & 0xffffu);
+    int const h1 = static_cast<int>(w[i] - static_cast<unsigned>(h0)) >> 16;
+    long long const sum0 = static_cast<long long>(h0) * (1LL << 24) +
+                           static_cast<long long>(s0[i] - (static_cast<unsigned>(h0) << 24));
+    long long const sum1 = static_cast<long long>(h1) * (1LL << 24) +
+                           static_cast<long long>(s1[i] - (static_cast<unsigned>(h1) << 24));
+    atomicOr(seen_out + g, 1u);
+    atomicAdd(reinterpret_cast<unsigned long long*>(out0) + g, static_cast<unsigned long long>(sum0));
+    atomicAdd(reinterpret_cast<unsigned long long*>(out1) + g, static_cast<unsigned long long>(sum1));
+  }
+  atomicAdd(&counted, static_cast<unsigned long long>(mine) - decoded);
+  __syncthreads();
+  if (threadIdx.x == 0 && counted != 0) { atomicAdd(&g_danger, 1u); }
+}
+
+template <bool Returned>
+void run_w(data const& d, outputs const& o, int team, int sms, bool checked) {
+  int const slots = (d.groups + team - 1) / team;
+  auto const rows = static_cast<std::size_t>(slots);
+  std::size_t const smem = rows * 12 + (rows + 3) / 4 * 4;
+  if (smem > smem_limit) { return; }
+  auto kern = team_w_kernel<Returned>;
+  EXP_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 static_cast<int>(smem)));
+  int const grid = sms / team * team;
+  auto const launch = [&] {
+    clear<SUMLO>(d, o);
+    kern<<<grid, 1024, smem>>>(d.k, d.v0, d.v1, d.n, slots, team, d.groups, o.o0, o.o1, o.so);
+  };
+  float const ms = median_ms(launch);
+  unsigned danger = 0;
+  EXP_CHECK(cudaMemcpyFromSymbol(&danger, g_danger, sizeof danger));
+  unsigned const zero = 0;
+  EXP_CHECK(cudaMemcpyToSymbol(g_danger, &zero, sizeof zero));
+  bool const ok = checked && check<SUMLO>(d, o);
+  std::printf("SUMW%s g=%-6d team T=%d %-16s smem=%-6zu grid=%-4d %.3f ms %6.1f G rows/s %s\n",
+              Returned ? "R  " : "   ", d.groups, team, danger != 0 ? "ldg ipt=8 COUNTS" : "ldg ipt=8", smem, grid, ms,
+              static_cast<double>(d.n) / ms / 1e6, checked ? (ok ? "OK" : "WRONG") : "");
+}
+
+template <int OP, int C, int IPT, int MODE = 0>
+void run_xchg(data const& d, outputs const& o, bool checked) {
+  int const slots = (d.groups + C - 1) / C;
+  if (slots > 65536) { return; }
+  auto const rows = static_cast<std::size_t>(slots);
+  std::size_t const fixed = ((rows * 9 + 15) & ~std::size_t{15}) + ((4 * C * 4 + 15) & ~std::size_t{15});
+  if (fixed >= smem_limit) { return; }
+  // Places a sender region: as many as fit, at most twice a sender's expected rows a step.
+  std::size_t cap = (smem_limit - fixed) / (2 * C * 10);
+  cap = std::min<std::size_t>(cap, 2 * 1024 * IPT / C) & ~std::size_t{31};
+  if (cap < 1024 * IPT / C + 64) { return; }  // expected rows plus margin must fit
+  std::size_t const smem = fixed + 2 * C * cap * 10;
+  auto kern = xchg_kernel<OP, C, IPT, MODE>;
+  EXP_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 static_cast<int>(smem)));
+  if (C > 8) {
+    EXP_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+  }
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = static_cast<unsigned>(C);
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  cudaLaunchConfig_t cfg{};
+  cfg.blockDim = dim3(1024);
+  cfg.dynamicSmemBytes = smem;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  cfg.gridDim = dim3(static_cast<unsigned>(C));
+  int clusters = 0;
+  EXP_CHECK(cudaOccupancyMaxActiveClusters(&clusters, kern, &cfg));
+  if (clusters == 0) { return; }
+  cfg.gridDim = dim3(static_cast<unsigned>(clusters * C));
+  auto const launch = [&] {
+    clear<OP>(d, o);
+    EXP_CHECK(cudaLaunchKernelEx(&cfg, kern, static_cast<int const*>(d.k),
+                                 static_cast<int const*>(d.v0), static_cast<int const*>(d.v1), d.n,
+                                 slots, static_cast<int>(cap), d.groups, o.o0, o.o1, o.so));
+  };
+  float const ms = median_ms(launch);
+  char shape[40];
+  std::snprintf(shape, sizeof shape, "ipt=%d cap=%zu%s", IPT, cap,
+                MODE == 1 ? " local" : MODE == 2 ? " local nobar" : "");
+  report<OP>("xchg", d, C, shape, smem, clusters * C, ms, checked, checked && check<OP>(d, o));
+}
+
+/// Session 27's comparison: the exchange against the plain teams, same data.
+void xchg_variants(data const& d, outputs const& o, int sms, bool checked) {
+  int const lg = 31 - __builtin_clz(static_cast<unsigned>(d.groups));
+  if (lg == 16) {
+    run_team<MAX32>(d, o, 3, sms, checked, false);
+    run_team<MAX32>(d, o, 4, sms, checked, false);
+    run_team<SUMLO>(d, o, 3, sms, checked, false);
+    run_w<false>(d, o, 4, sms, checked);
+    run_w<true>(d, o, 4, sms, checked);
+    run_w<false>(d, o, 5, sms, checked);
+  } else {
+    run_team<MAX32>(d, o, 2, sms, checked, false);
+    run_team<SUMLO>(d, o, 2, sms, checked, false);
+    run_w<false>(d, o, lg == 15 ? 2 : 1, sms, checked);
+    run_w<true>(d, o, lg == 15 ? 2 : 1, sms, checked);
+    run_w<true>(d, o, lg == 15 ? 3 : 2, sms, checked);
+  }
+  if (std::getenv("XCHG") == nullptr) { return; }
+  run_xchg<MAX32, 4, 2>(d, o, checked);
+  run_xchg<MAX32, 4, 2, 1>(d, o, checked);
+  run_xchg<MAX32, 4, 2, 2>(d, o, checked);
+  run_xchg<SUMLO, 4, 2>(d, o, checked);
+  run_xchg<SUMLO, 4, 4>(d, o, checked);
+  run_xchg<MAX32, 8, 4>(d, o, checked);
+  run_xchg<SUMLO, 8, 4>(d, o, checked);
+  run_xchg<SUMLO, 2, 2>(d, o, checked);
+  run_xchg<SUMLO, 3, 2>(d, o, checked);
+}
+
 template <int OP>
 void variants(data const& d, outputs const& o, int sms, bool checked,
               std::initializer_list<int> teams, bool multicast) {
@@ -835,6 +1172,8 @@ int main(int argc, char** argv) {
   EXP_CHECK(cudaMalloc(&o.so, (1 << 17) * 4));
   // "multicast" as the first argument adds the cluster variants (session 17: far slower).
   bool const multicast = argc > 1 && std::string(argv[1]) == "multicast";
+  // "xchg": only session 27's exchange through distributed shared memory and its baselines.
+  bool const xchg = argc > 1 && std::string(argv[1]) == "xchg";
   std::printf("%s, %d SMs\n", p.name, sms);
   for (int pass = 0; pass < 2; ++pass) {
     bool const checked = pass == 0;
@@ -851,7 +1190,9 @@ int main(int argc, char** argv) {
         EXP_CHECK(cudaMemcpy(d.hv0.data(), d.v0, d.n * 4, cudaMemcpyDeviceToHost));
         EXP_CHECK(cudaMemcpy(d.hv1.data(), d.v1, d.n * 4, cudaMemcpyDeviceToHost));
       }
-      if (lg == 14) {
+      if (xchg) {
+        xchg_variants(d, o, sms, checked);
+      } else if (lg == 14) {
         variants<MAX32>(d, o, sms, checked, {1, 2}, multicast);
         variants<SUM2x32>(d, o, sms, checked, {2, 3}, multicast);
         variants<SUMLO>(d, o, sms, checked, {1, 2}, false);
