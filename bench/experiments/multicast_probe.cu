@@ -23,12 +23,17 @@
 //         bulk copies, one barrier a tile: slower at g = 2^16 (BENCHMARKS.md, gpu-groupby).
 //   col   (session 26) SUMLO in a team split by value column: member m sums column m % 2 over
 //         window m / 2, loading only the keys and its column.
-//   xchg  (session 27, with the argument "xchg") a cluster of C blocks whose members load
-//         disjoint rows and send each to the member owning its slice through distributed
-//         shared memory (xchg_kernel), so that a row is loaded once and updated once.
+//   SUMW  (session 27, with the argument "xchg") SUM with four fire-and-forget shared atomics a
+//         row: each column's sum mod 2^32, both columns' sums of their top bytes, an 8-bit count
+//         (team_w_kernel; "SUMWR": the count's atomic returned, an early stop). Built as the
+//         dense tier's wrapped sums (src/groupby/gpu/dense_wsum.cu).
+//   xchg  (session 27, with the argument "xchg" and XCHG=1 in the environment) a cluster of C
+//         blocks whose members load disjoint rows and send each to the member owning its slice
+//         through distributed shared memory (xchg_kernel), so that a row is loaded once and
+//         updated once: 2.7-3.5 ms at 2^16, slower than the teams.
 // Each variant is checked against a CPU reference at 2^22 rows, then timed at 2^28.
 //
-//   joinery_exp_multicast [multicast|xchg]   one line per variant: median ms, G rows/s, OK / WRONG
+//   [XCHG=1] joinery_exp_multicast [multicast|xchg]   one line per variant: median ms, G rows/s, OK / WRONG
 #include "exp_timing.cuh"
 
 #include <cooperative_groups.h>

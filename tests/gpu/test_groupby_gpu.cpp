@@ -458,10 +458,14 @@ TEST(GpuHashGroupby, OneGroupVariantMatchesTheOracleOnEveryShape) {
 bool dense_tier_ran(table_view const& device_input, std::vector<aggregation> const& aggs,
                     detail::gpu::groupby_tuning const& tuning, table& host_result,
                     int* team = nullptr, bool* narrow = nullptr, bool* lo32 = nullptr,
-                    bool* counted = nullptr, bool* own_lo32 = nullptr) {
+                    bool* counted = nullptr, bool* own_lo32 = nullptr, bool* wsum = nullptr) {
+  // The wrapped sums (", wrapped 32-bit sums") take SUM of two int32 columns before the other
+  // forms; the tests of those switch them off unless they ask whether they ran (`wsum`).
+  auto tuned = tuning;
+  if (wsum == nullptr) { tuned.hgb_dense_wsum = false; }
   std::vector<phase_time> phases;
   auto t = detail::gpu::run_groupby(groupby_algorithm::hash, device_input, 0, aggs, false,
-                                    tuning, &phases, nullptr, default_stream(), device_resource());
+                                    tuned, &phases, nullptr, default_stream(), device_resource());
   default_stream().synchronize();
   host_result = place(t.view(), memory_space::host);
   // "aggregate in shared memory, dense keys", with ", teams of N" when a team holds the window,
@@ -486,6 +490,7 @@ bool dense_tier_ran(table_view const& device_input, std::vector<aggregation> con
     if (lo32 != nullptr) { *lo32 = p.name.find(", 32-bit sums") != std::string::npos; }
     if (counted != nullptr) { *counted = p.name.find(" counted in shared memory") != std::string::npos; }
     if (own_lo32 != nullptr) { *own_lo32 = p.name.find(", own 32-bit sum kernel") != std::string::npos; }
+    if (wsum != nullptr) { *wsum = p.name.find(", wrapped 32-bit sums") != std::string::npos; }
     return true;
   }
   return false;
@@ -931,6 +936,135 @@ TEST(GpuHashGroupby, DenseTierSumsInt32ValuesInThirtyTwoBitPartials) {
     EXPECT_FALSE(dense_tier_ran(place(outliers.view(), memory_space::device), sums, forced, host));
     EXPECT_EQ(diff_groups(oracle_groupby(outliers.view(), 0, sums), groupby_rows(host.view())), "")
         << lo32;
+  }
+}
+
+/// Keys uniform over `domain` but for `hot`, which holds `count` rows from row `at` on (and no
+/// others).
+template <class K>
+std::vector<K> keys_with_run(size_type n, size_type domain, std::uint64_t seed, K hot,
+                             std::size_t at, std::size_t count) {
+  auto keys = uniform_keys<K>(n, domain, seed);
+  for (auto& k : keys) {
+    if (k == hot) { k = static_cast<K>(hot + 1); }
+  }
+  std::fill(keys.begin() + static_cast<std::ptrdiff_t>(at),
+            keys.begin() + static_cast<std::ptrdiff_t>(at + count), hot);
+  return keys;
+}
+
+TEST(GpuHashGroupby, DenseTierWrappedSums) {
+  JOINERY_SKIP_WITHOUT_GPU();
+  size_type const n = 300001;  // a partial last tile
+  std::vector<aggregation> const sums{{aggregation_kind::sum, 1}, {aggregation_kind::sum, 2}};
+  struct case_t {
+    table input;
+    std::string what;
+    bool wsum;  ///< the wrapped sums give the result
+    int team;   ///< then in teams of (0: not checked)
+  };
+  std::vector<case_t> cases;
+  std::vector<std::pair<std::vector<std::int32_t>, std::string>> const values{
+    {random_values<std::int32_t>(n, 61), "random values"},
+    {std::vector<std::int32_t>(static_cast<std::size_t>(n), std::numeric_limits<std::int32_t>::max()),
+     "INT32_MAX"},
+    {std::vector<std::int32_t>(static_cast<std::size_t>(n), std::numeric_limits<std::int32_t>::min()),
+     "INT32_MIN"}};
+  for (auto const& [v, vname] : values) {
+    // 2^16 keys straddling zero: 4 blocks a window of 17,800 slots each (227 KiB), which wraps
+    // past the type's end for the unsigned keys' window centred below 2^15.
+    cases.push_back({lo32_input(uniform_keys<std::int32_t>(n, 1 << 16, 62), v, 62),
+                     "2^16 int32 keys, " + vname, true, 4});
+    // 8-byte keys: teams of at most 2 (dense_wsum_policy::max_team_wide_keys).
+    cases.push_back({lo32_input(uniform_keys<std::int64_t>(n, 1 << 16, 63), v, 63),
+                     "2^16 int64 keys, " + vname, false, 0});
+    cases.push_back({lo32_input(uniform_keys<std::uint32_t>(n, 1 << 16, 64), v, 64),
+                     "2^16 uint32 keys, " + vname, true, 4});
+    cases.push_back({lo32_input(uniform_keys<std::uint64_t>(n, 3 << 13, 65), v, 65),
+                     "3 * 2^13 uint64 keys, " + vname, true, 2});
+    cases.push_back({lo32_input(uniform_keys<std::int32_t>(n, 1000, 66), v, 66),
+                     "1000 int32 keys, " + vname, true, 1});
+  }
+  // One key's rows inside the second half of the first tile (rows 4096..8191 of 8192 a tile,
+  // whose counts are never read back during the pass): 255 rows, the most a count holds, decode
+  // exactly; 256 wrap the count, the block's check sees it and the run starts over without
+  // them. Run of 1000 from row 0: the early stop (counts read back) sends it the other way too.
+  auto const big = random_values<std::int32_t>(n, 67);
+  cases.push_back({lo32_input(keys_with_run<std::int32_t>(n, 1 << 16, 68, 7, 4096, 255), big, 68),
+                   "255 rows of one key in one block", true, 4});
+  cases.push_back({lo32_input(keys_with_run<std::int32_t>(n, 1 << 16, 69, 7, 4096, 256), big, 69),
+                   "256 rows of one key in one block", false, 0});
+  cases.push_back({lo32_input(keys_with_run<std::int64_t>(n, 1 << 16, 70, 7, 0, 1000), big, 70),
+                   "1000 rows of one key in one block", false, 0});
+  // A key outside the window on rows the sample skips: the wrapped sums stop, and so does the
+  // rest of the dense tier.
+  cases.push_back({lo32_input(with_unsampled_outliers(uniform_keys<std::int32_t>(n, 1 << 16, 71)),
+                              big, 71),
+                   "a key outside the window", false, 0});
+  for (auto const& c : cases) {
+    auto const device = place(c.input.view(), memory_space::device);
+    auto const expected = oracle_groupby(c.input.view(), 0, sums);
+    for (bool const on : {true, false}) {
+      detail::gpu::groupby_tuning t;
+      t.hgb_dense_wsum = on;
+      std::string const what = c.what + (on ? ", on" : ", off");
+      table host;
+      int team = 0;
+      bool wsum = false;
+      bool const dense = dense_tier_ran(device, sums, t, host, &team, nullptr, nullptr, nullptr,
+                                        nullptr, &wsum);
+      EXPECT_EQ(dense && wsum, on && c.wsum) << what;
+      if (on && c.wsum) {
+        EXPECT_TRUE(dense) << what;
+        EXPECT_EQ(team, c.team) << what;
+      }
+      EXPECT_EQ(diff_groups(expected, groupby_rows(host.view())), "") << what;
+    }
+  }
+  // Declined before any pass: a column off a 16-byte boundary, a third accumulator, a sum of uint32
+  // values, and 64 keys over 2^21 rows (more than 128 rows a block's group on 132 SMs or fewer).
+  auto const base = lo32_input(uniform_keys<std::int32_t>(n, 1 << 16, 72), big, 72);
+  auto const base_device = place(base.view(), memory_space::device);
+  auto const base_device_view = base_device.view();
+  auto const base_view = base.view();
+  std::vector<column_view> shifted;
+  for (size_type i = 0; i < 3; ++i) {
+    auto const& d = base_device_view.column(i);
+    shifted.emplace_back(d.type(), static_cast<char const*>(d.data()) + size_of(d.type()), n - 1,
+                         memory_space::device);
+  }
+  std::vector<column_view> shifted_host;
+  for (size_type i = 0; i < 3; ++i) {
+    auto const& h = base_view.column(i);
+    shifted_host.emplace_back(h.type(), static_cast<char const*>(h.data()) + size_of(h.type()),
+                              n - 1, memory_space::host);
+  }
+  auto const many = size_type{1} << 21;
+  auto const dense_many = lo32_input(uniform_keys<std::int32_t>(many, 64, 73),
+                                     random_values<std::int32_t>(many, 74), 73);
+  // (SUM of one column twice is one accumulator: still two sums.)
+  std::vector<aggregation> const three{{aggregation_kind::sum, 1}, {aggregation_kind::sum, 2},
+                                       {aggregation_kind::count, -1}};
+  std::vector<aggregation> const wide{{aggregation_kind::sum, 1}, {aggregation_kind::sum, 3}};
+  struct declined {
+    table_view device;
+    table_view host;
+    std::vector<aggregation> const* aggs;
+    std::string what;
+  };
+  auto const many_device = place(dense_many.view(), memory_space::device);
+  for (auto const& d : {declined{table_view(shifted), table_view(shifted_host), &sums, "unaligned"},
+                        declined{base_device.view(), base.view(), &three, "a count beside the sums"},
+                        declined{base_device.view(), base.view(), &wide, "a uint32 column"},
+                        declined{many_device.view(), dense_many.view(), &sums, "64 keys, 2^21 rows"}}) {
+    table host;
+    bool wsum = true;
+    EXPECT_TRUE(dense_tier_ran(d.device, *d.aggs, {}, host, nullptr, nullptr, nullptr, nullptr,
+                               nullptr, &wsum))
+        << d.what;
+    EXPECT_FALSE(wsum) << d.what;
+    EXPECT_EQ(diff_groups(oracle_groupby(d.host, 0, *d.aggs), groupby_rows(host.view())), "")
+        << d.what;
   }
 }
 

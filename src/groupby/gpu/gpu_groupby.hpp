@@ -50,6 +50,11 @@ struct groupby_tuning {
   /// kernel of every operation. The environment variable JOINERY_DENSE_LO32_KERNEL=0 clears it
   /// (A/B runs of the CLI's benchmarks).
   bool hgb_dense_lo32_kernel = true;
+  /// HGB's dense tier: SUM of exactly two int32 columns first tries the wrapped sums
+  /// (dense_wsum_groupby: four fire-and-forget shared atomics a row, 13 bytes a group), where
+  /// their layout fits; false: the 32-bit partials and 8-byte sums only. The environment
+  /// variable JOINERY_DENSE_WSUM=0 clears it (A/B runs of the CLI's benchmarks).
+  bool hgb_dense_wsum = true;
   /// HGB tier 2: groups its first global table holds before the run restarts with a table for
   /// every row. 0: derived from the L2 cache size.
   std::int64_t hgb_initial_groups = 0;

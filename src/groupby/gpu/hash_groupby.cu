@@ -40,6 +40,7 @@
 // accumulate.cuh / group_table.cuh device helpers. Instantiated over the four key types.
 #include "groupby/gpu/detail/accumulate.cuh"
 #include "groupby/gpu/detail/common.cuh"
+#include "groupby/gpu/detail/dense_wsum.cuh"
 #include "groupby/estimate.hpp"
 #include "groupby/gpu/detail/group_table.cuh"
 #include "groupby/gpu/detail/lo32_sum.cuh"
@@ -1703,14 +1704,16 @@ std::optional<dense_layout> dense_layout_for(agg_plan const& plan, std::size_t l
 /// (groupby_tuning::hgb_dense_lo32): sums of int32 values as sum_lo32 partials; `lo32_ran` says
 /// whether they were, `counted_ran` whether counted (acc_spec::counted); `own_lo32_ran` whether
 /// a batch ran the Lo32Only instantiation (narrow_lo32 where it is not the narrow kernel).
+/// wsum (groupby_tuning::hgb_dense_wsum): SUM of exactly two int32 columns tries the wrapped
+/// sums first (dense_wsum_groupby); `wsum_ran` says whether they gave the result.
 template <class K>
 std::optional<group_parts> hgb_dense_tier(K const* keys, size_type n, table_view const& input,
                                           agg_plan const& plan, std::size_t limit,
                                           int one_group, int max_team, int max_row_cost,
                                           int forced_batch, bool allow_narrow,
-                                          bool lo32_kernel, int lo32, int sms,
+                                          bool lo32_kernel, int lo32, bool wsum, int sms,
                                           int& team, bool& narrow_ran, bool& lo32_ran,
-                                          bool& counted_ran, bool& own_lo32_ran,
+                                          bool& counted_ran, bool& own_lo32_ran, bool& wsum_ran,
                                           stream_ref stream, memory_resource* mr) {
   using bits_type = typename dense_window<K>::bits_type;
   // One accumulator a pass leaves a block the most slots: none, and no layout fits.
@@ -1727,6 +1730,22 @@ std::optional<group_parts> hgb_dense_tier(K const* keys, size_type n, table_view
     JOINERY_CUDA_TRY(cudaMemcpyAsync(&sample, ds, sizeof(sample), cudaMemcpyDeviceToHost,
                                      to_cuda(stream)));
     JOINERY_CUDA_TRY(cudaStreamSynchronize(to_cuda(stream)));
+  }
+  wsum_ran = false;
+  if (wsum && plan.accs.size() == 2 &&
+      std::all_of(plan.accs.begin(), plan.accs.end(), [](acc_spec const& a) {
+        return a.op == acc_op::sum_int && a.in == value_kind::i32;
+      })) {
+    auto const values = [&](int a) {
+      return static_cast<std::int32_t const*>(input.column(plan.accs[static_cast<std::size_t>(a)].column).data());
+    };
+    if (auto parts = dense_wsum_groupby<K>(keys, n, values(0), values(1),
+                                           static_cast<std::uint64_t>(sample.low),
+                                           static_cast<std::uint64_t>(sample.span), limit, sms,
+                                           team, stream, mr)) {
+      wsum_ran = true;
+      return parts;
+    }
   }
   auto const layout_of = [&](agg_plan const& p) {
     return dense_layout_for(
@@ -1982,16 +2001,22 @@ group_parts run_hgb(K const* keys, size_type n, table_view const& input, agg_pla
     if (char const* env = std::getenv("JOINERY_DENSE_LO32_KERNEL"); env != nullptr && env[0] == '0') {
       lo32_kernel = false;
     }
+    bool wsum = tuning.hgb_dense_wsum;
+    if (char const* env = std::getenv("JOINERY_DENSE_WSUM"); env != nullptr && env[0] == '0') {
+      wsum = false;
+    }
     bool lo32_ran = false;
     bool counted_ran = false;
     bool own_lo32_ran = false;
+    bool wsum_ran = false;
     if (auto parts = hgb_dense_tier<K>(keys, n, input, plan, shared_limit, tuning.hgb_one_group,
                                        tuning.hgb_dense_team, tuning.hgb_dense_row_cost, batch,
-                                       narrow, lo32_kernel, lo32, sms, team, narrow_ran, lo32_ran,
-                                       counted_ran, own_lo32_ran, stream, mr)) {
+                                       narrow, lo32_kernel, lo32, wsum, sms, team, narrow_ran,
+                                       lo32_ran, counted_ran, own_lo32_ran, wsum_ran, stream, mr)) {
       std::string name = team > 1 ? "aggregate in shared memory, dense keys, teams of " +
                                         std::to_string(team)
                                   : std::string("aggregate in shared memory, dense keys");
+      if (wsum_ran) { name += ", wrapped 32-bit sums"; }
       if (lo32_ran) { name += counted_ran ? ", 32-bit sums counted in shared memory" : ", 32-bit sums"; }
       if (own_lo32_ran) { name += ", own 32-bit sum kernel"; }
       if (narrow_ran) { name += ", 16-byte loads"; }

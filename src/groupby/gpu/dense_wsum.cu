@@ -1,0 +1,346 @@
+// The dense tier's wrapped sums (session 27; DESIGN.md 6c): SUM of two int32 columns over dense
+// keys without one returned atomic. Teams of blocks walk the same tiles as the dense tier's
+// teams; member m owns window slots [m * slots, (m + 1) * slots) and updates each of its rows
+// with four shared atomics nobody waits for (dense_wsum_policy says what they hold and why the
+// sums decode exactly). At the end each block decodes its slots and adds them to the window's
+// int64 sums in device memory, and its counts to a total; the met slots are then numbered into
+// the groups. A count that wrapped (a group met more rows in one block than it holds) or a key
+// outside the window (no member's) leaves the total short of the rows, and the run is
+// abandoned (the dense tier's other forms follow).
+//
+// Layers: host dispatch (dense_wsum_groupby) -> wsum_kernel -> wsum_tile (a tile's rows) ->
+// wsum_update (a row's four atomics).
+#include "groupby/gpu/detail/dense_wsum.cuh"
+#include "primitives/detail/hash.cuh"
+#include "primitives/detail/launch.cuh"
+
+#include <cuda/atomic>
+#include <cuda/std/type_traits>
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+
+namespace joinery::detail::gpu::gb {
+
+namespace {
+
+using policy = dense_wsum_policy;
+constexpr unsigned all_lanes = 0xffffffffU;
+
+template <class K>
+using wbits = cuda::std::conditional_t<sizeof(K) == 4, std::uint32_t, std::uint64_t>;
+
+/// Read back by the host after the pass.
+struct wsum_state {
+  unsigned long long stop;    ///< early stops: a key outside the window, a group near its limit
+  /// The blocks' counts summed: n less 256 for each count that wrapped, less the rows whose key
+  /// lay outside the window (no member's). Equal to n: every sum decodes exactly.
+  unsigned long long taken;
+  unsigned long long groups;  ///< window slots met (the groups)
+  unsigned long long placed;  ///< groups numbered so far (wsum_number_kernel)
+};
+
+/// A block's shared words, `slots` each but the counts (four a word), as 32-bit shared-window
+/// addresses: with generic pointers ptxas rebuilt the window's base for every row (the dense
+/// tier's Lo32Only kernel met the same).
+struct wsum_slots {
+  unsigned s0;      ///< first column's sums mod 2^32
+  unsigned s1;      ///< second column's sums mod 2^32
+  unsigned top;     ///< both columns' sums of v >> 24, signed 16-bit halves
+  unsigned counts;  ///< rows met, a byte a slot
+};
+
+/// `*address += v` in shared memory, nothing returned.
+__device__ __forceinline__ void shared_red_add(unsigned address, unsigned v) {
+  asm volatile("red.shared.add.u32 [%0], %1;" : : "r"(address), "r"(v) : "memory");
+}
+/// `*address += v` in shared memory, returning the old value.
+__device__ __forceinline__ unsigned shared_fetch_add(unsigned address, unsigned v) {
+  unsigned old = 0;
+  asm volatile("atom.shared.add.u32 %0, [%1], %2;" : "=r"(old) : "r"(address), "r"(v) : "memory");
+  return old;
+}
+
+/// This member's slice of the window: keys first .. first + slots (mod 2^bits).
+template <class K>
+struct wsum_slice {
+  wbits<K> first;
+  unsigned slots;
+};
+
+/// A row's four updates. Probe: the count's word comes back (one row a thread and tile, tested
+/// after the tile's updates: a hot or sorted group stops the run early).
+template <bool Probe>
+__device__ __forceinline__ unsigned wsum_update(wsum_slots const& s, unsigned local, int x0,
+                                                int x1) {
+  shared_red_add(s.s0 + 4 * local, static_cast<unsigned>(x0));
+  shared_red_add(s.s1 + 4 * local, static_cast<unsigned>(x1));
+  shared_red_add(s.top + 4 * local,
+                 static_cast<unsigned>(x0 >> 24) + (static_cast<unsigned>(x1 >> 24) << 16));
+  unsigned const word = s.counts + (local & ~3U);
+  unsigned const one = 1U << ((local & 3U) * 8U);
+  if constexpr (Probe) {
+    return shared_fetch_add(word, one);
+  } else {
+    shared_red_add(word, one);
+    return 0;
+  }
+}
+
+/// Four consecutive keys from `p` (16-byte aligned) as bits.
+template <class K>
+__device__ __forceinline__ void load4(K const* p, wbits<K> (&k)[4]) {
+  if constexpr (sizeof(K) == 4) {
+    uint4 const a = __ldg(reinterpret_cast<uint4 const*>(p));
+    k[0] = a.x; k[1] = a.y; k[2] = a.z; k[3] = a.w;
+  } else {
+    ulonglong2 const a = __ldg(reinterpret_cast<ulonglong2 const*>(p));
+    ulonglong2 const b = __ldg(reinterpret_cast<ulonglong2 const*>(p) + 1);
+    k[0] = a.x; k[1] = a.y; k[2] = b.x; k[3] = b.y;
+  }
+}
+
+__device__ __forceinline__ void load4(std::int32_t const* p, int (&x)[4]) {
+  int4 const a = __ldg(reinterpret_cast<int4 const*>(p));
+  x[0] = a.x; x[1] = a.y; x[2] = a.z; x[3] = a.w;
+}
+
+/// A thread's rows of the tile at `first`: two runs of 4 consecutive rows, loaded before the
+/// first update. Full: the tile lies inside the input (16-byte loads); else rows past `n` are
+/// skipped (scalar loads). Returns whether the run should stop: a key outside the window `base`
+/// .. `base + width` (no member's: wsum_state::taken would tell at the end) or a group near its
+/// count's limit. (On the H200 this early test of the window ran faster than none, 2.35 against
+/// 2.44 ms at g = 2^16, and 2.59 against 2.87 with int64 keys.)
+template <bool Full, class K>
+__device__ __forceinline__ bool wsum_tile(K const* __restrict__ keys,
+                                          std::int32_t const* __restrict__ v0,
+                                          std::int32_t const* __restrict__ v1, size_type n,
+                                          size_type first, wsum_slice<K> const& w,
+                                          wsum_slots const& s, wbits<K> base, wbits<K> width) {
+  constexpr int runs = policy::items_per_thread / 4;
+  wbits<K> k[runs][4];
+  int x0[runs][4];
+  int x1[runs][4];
+  bool valid[runs][4];
+#pragma unroll
+  for (int r = 0; r < runs; ++r) {
+    size_type const row = first + (static_cast<size_type>(r) * policy::threads + threadIdx.x) * 4;
+    if constexpr (Full) {
+      load4(keys + row, k[r]);
+      load4(v0 + row, x0[r]);
+      load4(v1 + row, x1[r]);
+#pragma unroll
+      for (int i = 0; i < 4; ++i) { valid[r][i] = true; }
+    } else {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        valid[r][i] = row + i < n;
+        k[r][i] = valid[r][i] ? static_cast<wbits<K>>(key_bits(keys[row + i])) : wbits<K>{0};
+        x0[r][i] = valid[r][i] ? v0[row + i] : 0;
+        x1[r][i] = valid[r][i] ? v1[row + i] : 0;
+      }
+    }
+  }
+  unsigned probed = 0;  // the first row's count word, and where its byte sits
+  unsigned shift = 0;
+  bool outside = false;
+#pragma unroll
+  for (int r = 0; r < runs; ++r) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      outside |= valid[r][i] && static_cast<wbits<K>>(k[r][i] - base) >= width;
+      auto const local = static_cast<wbits<K>>(k[r][i] - w.first);
+      if (valid[r][i] && local < static_cast<wbits<K>>(w.slots)) {
+        if (r == 0 && i == 0) {
+          probed = wsum_update<true>(s, static_cast<unsigned>(local), x0[r][i], x1[r][i]);
+          shift = (static_cast<unsigned>(local) & 3U) * 8U;
+        } else {
+          wsum_update<false>(s, static_cast<unsigned>(local), x0[r][i], x1[r][i]);
+        }
+      }
+    }
+  }
+  return outside || ((probed >> shift) & 0xffU) >= policy::early_stop_count;
+}
+
+/// sum = 2^24 * H + ((S - 2^24 * H) mod 2^32), exact for a slot of at most 255 rows.
+__device__ __forceinline__ long long wsum_decode(unsigned s, int h) {
+  return static_cast<long long>(h) * (1LL << 24) +
+         static_cast<long long>(s - (static_cast<unsigned>(h) << 24));
+}
+
+/// One block a member of a team (consecutive blocks): its slice's slots in shared memory, the
+/// team's tiles (the dense tier's order), then its slots decoded into `sum0` / `sum1` (int64 a
+/// window slot) and marked in `met`.
+template <class K>
+__global__ void __launch_bounds__(policy::threads, 1)
+    wsum_kernel(K const* __restrict__ keys, std::int32_t const* __restrict__ v0,
+                std::int32_t const* __restrict__ v1, size_type n, wbits<K> base, int team,
+                unsigned slots, unsigned share, unsigned margin, unsigned long long* __restrict__ sum0,
+                unsigned long long* __restrict__ sum1, unsigned* __restrict__ met,
+                wsum_state* state) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  auto* const words = reinterpret_cast<unsigned*>(smem);
+  unsigned* const counts = words + 3 * static_cast<std::size_t>(slots);
+  unsigned const at = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  wsum_slots s{at, at + 4 * slots, at + 8 * slots, at + 12 * slots};
+  // Opaque, so that ptxas keeps the addresses in registers.
+  asm volatile("" : "+r"(s.s0), "+r"(s.s1), "+r"(s.top), "+r"(s.counts));
+  for (unsigned i = threadIdx.x; i < 3 * slots + slots / 4; i += policy::threads) { words[i] = 0; }
+  // Member m owns `share` keys of the sampled range from margin + m * share on; the first also
+  // takes the margin below it, the last its whole array (the margin above): the members take
+  // about equal shares of the rows (the slowest sets the team's pace).
+  auto const member = static_cast<unsigned>(blockIdx.x) % static_cast<unsigned>(team);
+  auto const start = [&](unsigned m) { return m == 0 ? 0U : margin + m * share; };
+  unsigned const offset = start(member);
+  unsigned const size =
+      member + 1 == static_cast<unsigned>(team) ? slots : start(member + 1) - offset;
+  auto const width = static_cast<wbits<K>>(start(static_cast<unsigned>(team) - 1) + slots);
+  wsum_slice<K> const w{static_cast<wbits<K>>(base + offset), size};
+  __syncthreads();
+  size_type const tiles = ceil_div(n, static_cast<size_type>(policy::tile_rows));
+  size_type const stride = gridDim.x / team;
+  bool stop = false;
+  auto const lane = threadIdx.x & 31U;
+  for (size_type tile = blockIdx.x / team; tile < tiles && !stop; tile += stride) {
+    // Read as the tile starts and tested after it, so the flag's round trip does not stand
+    // before the loads.
+    bool const flag = lane == 0 && cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(
+                                       state->stop).load(cuda::memory_order_relaxed) != 0;
+    size_type const first = tile * policy::tile_rows;
+    bool const hot = first + policy::tile_rows <= n
+                       ? wsum_tile<true>(keys, v0, v1, n, first, w, s, base, width)
+                       : wsum_tile<false>(keys, v0, v1, n, first, w, s, base, width);
+    if (__any_sync(all_lanes, hot)) {
+      if (hot) { atomicExch(&state->stop, 1ULL); }
+      stop = true;
+    }
+    stop = stop || __shfl_sync(all_lanes, flag ? 1 : 0, 0) != 0;
+  }
+  bool const stopped = __syncthreads_or(
+      threadIdx.x == 0 && cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(
+                              state->stop).load(cuda::memory_order_relaxed) != 0);
+  if (stopped) { return; }
+  unsigned long long taken = 0;
+  for (unsigned i = threadIdx.x; i < size; i += policy::threads) {
+    unsigned const count = (counts[i >> 2] >> ((i & 3U) * 8U)) & 0xffU;
+    if (count == 0) { continue; }
+    taken += count;
+    // The halves are signed: the low one is read first, then taken out of the word.
+    unsigned const top = words[2 * static_cast<std::size_t>(slots) + i];
+    int const h0 = static_cast<short>(top & 0xffffU);
+    int const h1 = static_cast<int>(top - static_cast<unsigned>(h0)) >> 16;
+    auto const slot = static_cast<std::size_t>(offset) + i;
+    atomicAdd(sum0 + slot, static_cast<unsigned long long>(wsum_decode(words[i], h0)));
+    atomicAdd(sum1 + slot, static_cast<unsigned long long>(
+                               wsum_decode(words[static_cast<std::size_t>(slots) + i], h1)));
+    if (atomicExch(met + slot, 1U) == 0) { atomicAdd(&state->groups, 1ULL); }
+  }
+  atomicAdd(&state->taken, taken);
+}
+
+/// The met slots numbered 0..g-1 (one atomic a warp): each group's key and its slot.
+template <class K>
+__global__ void __launch_bounds__(hash_groupby_policy::threads_per_block)
+    wsum_number_kernel(unsigned const* __restrict__ met, size_type width, wbits<K> base,
+                       K* __restrict__ keys_out, size_type* __restrict__ index, wsum_state* state) {
+  size_type const stride = static_cast<size_type>(gridDim.x) * blockDim.x;
+  unsigned const lane = threadIdx.x & 31U;
+  for (size_type i0 = static_cast<size_type>(blockIdx.x) * blockDim.x; i0 < width; i0 += stride) {
+    size_type const i = i0 + threadIdx.x;
+    bool const occupied = i < width && met[i] != 0;
+    unsigned const mask = __ballot_sync(all_lanes, occupied);
+    unsigned long long at = 0;
+    if (lane == 0 && mask != 0) { at = atomicAdd(&state->placed, static_cast<unsigned long long>(__popc(mask))); }
+    at = __shfl_sync(all_lanes, at, 0);
+    if (occupied) {
+      auto const gid = static_cast<size_type>(at + __popc(mask & ((1U << lane) - 1U)));
+      keys_out[gid] = static_cast<K>(static_cast<wbits<K>>(base + static_cast<wbits<K>>(i)));
+      index[gid] = i;
+    }
+  }
+}
+
+bool aligned16(void const* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
+
+}  // namespace
+
+template <class K>
+std::optional<group_parts> dense_wsum_groupby(K const* keys, size_type n, std::int32_t const* v0,
+                                              std::int32_t const* v1, std::uint64_t low,
+                                              std::uint64_t span, std::size_t smem_limit, int sms,
+                                              int& team, stream_ref stream, memory_resource* mr) {
+  if (n <= 0 || !aligned16(keys) || !aligned16(v0) || !aligned16(v1)) { return std::nullopt; }
+  std::size_t const usable = smem_limit > hash_groupby_policy::static_shared_reserve
+                               ? smem_limit - hash_groupby_policy::static_shared_reserve
+                               : 0;
+  auto const slots = static_cast<std::uint64_t>(usable / policy::slot_bytes) & ~std::uint64_t{3};
+  int const max_team = sizeof(K) == 8 ? policy::max_team_wide_keys : policy::max_team;
+  if (slots == 0 || span / slots >= static_cast<std::uint64_t>(max_team)) { return std::nullopt; }
+  team = static_cast<int>(span / slots) + 1;
+  std::size_t const bytes = static_cast<std::size_t>(slots) * policy::slot_bytes;
+  auto const kernel = wsum_kernel<K>;
+  JOINERY_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        static_cast<int>(bytes)));
+  int const per_sm = resident_blocks_per_sm(kernel, policy::threads, bytes);
+  // Whole teams, all resident at once (the dense tier's rule: a member's tiles come from L2).
+  size_type const teams = std::max<size_type>(
+      1, std::min<size_type>(ceil_div(n, static_cast<size_type>(policy::tile_rows)),
+                             static_cast<size_type>(sms) * per_sm / team));
+  // Counts stop at 255 rows a block and group: a uniform group's must stay well below.
+  if (n / (teams * static_cast<size_type>(span + 1)) > policy::max_mean_rows) { return std::nullopt; }
+  using bits = wbits<K>;
+  // Each member `share` of the sampled keys, the first and last the margins beside them (half
+  // the array's room each; one block: the window centred on the sampled keys, as the dense
+  // tier's), so keys a little beyond the sample still fit (mod 2^bits).
+  auto const share = static_cast<unsigned>(team == 1 ? slots : (span + team) / team);
+  auto const margin = static_cast<unsigned>(team == 1 ? (slots - 1 - span) / 2 : (slots - share) / 2);
+  auto const width =
+      static_cast<bits>((team == 1 ? 0 : margin + static_cast<std::uint64_t>(team - 1) * share) + slots);
+  auto const base = static_cast<bits>(static_cast<bits>(low) - static_cast<bits>(margin));
+  auto const s = to_cuda(stream);
+  std::vector<buffer> sums;
+  for (int a = 0; a < 2; ++a) {
+    sums.emplace_back(static_cast<std::size_t>(width) * sizeof(unsigned long long), mr, stream);
+    JOINERY_CUDA_TRY(cudaMemsetAsync(sums.back().data(), 0, sums.back().size(), s));
+  }
+  buffer met(static_cast<std::size_t>(width) * sizeof(unsigned), mr, stream);
+  JOINERY_CUDA_TRY(cudaMemsetAsync(met.data(), 0, met.size(), s));
+  buffer d_state(sizeof(wsum_state), mr, stream);
+  JOINERY_CUDA_TRY(cudaMemsetAsync(d_state.data(), 0, sizeof(wsum_state), s));
+  auto* const state = static_cast<wsum_state*>(d_state.data());
+  kernel<<<static_cast<int>(teams * team), policy::threads, bytes, s>>>(
+      keys, v0, v1, n, base, team, static_cast<unsigned>(slots), share, margin,
+      static_cast<unsigned long long*>(sums[0].data()),
+      static_cast<unsigned long long*>(sums[1].data()), static_cast<unsigned*>(met.data()), state);
+  JOINERY_CHECK_LAUNCH();
+  wsum_state h{};
+  JOINERY_CUDA_TRY(cudaMemcpyAsync(&h, state, sizeof(h), cudaMemcpyDeviceToHost, s));
+  JOINERY_CUDA_TRY(cudaStreamSynchronize(s));
+  // A count that wrapped (the block's sums are not exact), or a key outside the window.
+  if (h.stop != 0 || h.taken != static_cast<unsigned long long>(n)) { return std::nullopt; }
+  group_parts parts;
+  parts.groups = static_cast<size_type>(h.groups);
+  parts.keys = column(type_to_id_v<K>, parts.groups, mr, stream);
+  parts.index = buffer(static_cast<std::size_t>(parts.groups) * sizeof(size_type), mr, stream);
+  wsum_number_kernel<K><<<grid_stride_blocks(static_cast<size_type>(width),
+                                             hash_groupby_policy::threads_per_block, sms),
+                          hash_groupby_policy::threads_per_block, 0, s>>>(
+      static_cast<unsigned const*>(met.data()), static_cast<size_type>(width), base,
+      static_cast<K*>(parts.keys.data()), static_cast<size_type*>(parts.index.data()), state);
+  JOINERY_CHECK_LAUNCH();
+  parts.accs = std::move(sums);
+  return parts;
+}
+
+#define JOINERY_INSTANTIATE_DENSE_WSUM(K)                                                      \
+  template std::optional<group_parts> dense_wsum_groupby<K>(                                   \
+      K const*, size_type, std::int32_t const*, std::int32_t const*, std::uint64_t,            \
+      std::uint64_t, std::size_t, int, int&, stream_ref, memory_resource*);
+JOINERY_INSTANTIATE_DENSE_WSUM(std::int32_t)
+JOINERY_INSTANTIATE_DENSE_WSUM(std::int64_t)
+JOINERY_INSTANTIATE_DENSE_WSUM(std::uint32_t)
+JOINERY_INSTANTIATE_DENSE_WSUM(std::uint64_t)
+#undef JOINERY_INSTANTIATE_DENSE_WSUM
+
+}  // namespace joinery::detail::gpu::gb

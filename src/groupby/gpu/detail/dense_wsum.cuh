@@ -1,0 +1,55 @@
+#pragma once
+// Internal (src/groupby/gpu/*.cu): the dense tier's wrapped sums, SUM of two int32 columns over
+// dense keys with fire-and-forget shared atomics only (dense_wsum.cu; DESIGN.md 6c).
+#include "groupby/gpu/detail/common.cuh"
+
+#include <cstdint>
+#include <optional>
+
+namespace joinery::detail::gpu::gb {
+
+/// Launch shape and limits of dense_wsum_groupby.
+///
+/// A group's slot in a block holds each column's sum modulo 2^32 (S), one word with both
+/// columns' sums of their top bytes (v >> 24, signed) in 16-bit halves (H), and an 8-bit count
+/// of its rows: 13 bytes, four shared atomics a row whose results nobody waits for. While a slot
+/// met n <= 255 rows, sum = 2^24 * H + ((S - 2^24 * H) mod 2^32): the sum of the low 24 bits
+/// lies in [0, n * 2^24), below 2^32, and |H| <= 255 * 128 fits its half. A count that passed 255
+/// carried out of its byte (256 rows lost from the blocks' counts), as a key outside the window
+/// is counted by no member: the counts then sum to less than the rows, and the run is abandoned
+/// (the dense tier's other forms run instead).
+struct dense_wsum_policy {
+  static constexpr int threads = 1024;
+  static constexpr int items_per_thread = 8;  ///< two runs of 4 rows (16-byte loads) a thread
+  static constexpr int tile_rows = threads * items_per_thread;
+  static constexpr std::size_t slot_bytes = 13;
+  /// Teams of up to this many blocks (g = 2^16: 4). A standalone probe on the H200 (session 27,
+  /// 2^28 rows, two full-range int32 columns) ran 2^16 groups in 1.76 ms with 4 blocks and 2.02
+  /// with 5, against 1.99 for 32-bit partials with spills in a team of 3.
+  static constexpr int max_team = 4;
+  /// With 8-byte keys a member's loads are 16 bytes a row: a team of 4 loads 64 bytes a row
+  /// against 48 for the 32-bit partials' team of 3, and on the H200 it ran 2^16 groups 2-6%
+  /// slower in one machine start, 2-4% faster in another; so teams of at most 2 there.
+  static constexpr int max_team_wide_keys = 2;
+  /// The most rows a block may expect a group to take (rows / (teams * keys in the window)):
+  /// counts stop at 255, and a uniform group's count spreads about sqrt(mean).
+  static constexpr std::int64_t max_mean_rows = 128;
+  /// A thread's first row of a tile reads its count back; at this many a hot group is near its
+  /// limit and the run stops early rather than at the end (a sorted or skewed input).
+  static constexpr unsigned early_stop_count = 0xe0;
+};
+
+/// SUM of the int32 columns `v0` and `v1` over `n` keys whose sampled smallest key bits are `low`
+/// and largest `low + span` (dense_sample), as the dense tier's teams of blocks with the wrapped
+/// sums above. nullopt, at the cost of a small look at the sizes, when the layout does not fit
+/// (too wide a window, too many rows a group, columns off 16-byte boundaries), and after a
+/// pass when a key fell outside the window or a block's group met more than 255 rows. `team`
+/// gets the blocks of a team. The accumulators of the result are the two int64 sums, indexed by
+/// the group's offset in the window.
+template <class K>
+std::optional<group_parts> dense_wsum_groupby(K const* keys, size_type n, std::int32_t const* v0,
+                                              std::int32_t const* v1, std::uint64_t low,
+                                              std::uint64_t span, std::size_t smem_limit, int sms,
+                                              int& team, stream_ref stream, memory_resource* mr);
+
+}  // namespace joinery::detail::gpu::gb
