@@ -971,8 +971,8 @@ TEST(GpuHashGroupby, DenseTierWrappedSums) {
     {std::vector<std::int32_t>(static_cast<std::size_t>(n), std::numeric_limits<std::int32_t>::min()),
      "INT32_MIN"}};
   for (auto const& [v, vname] : values) {
-    // 2^16 keys straddling zero: 4 blocks a window of 17,800 slots each (227 KiB), which wraps
-    // past the type's end for the unsigned keys' window centred below 2^15.
+    // 2^16 keys straddling zero: 4 blocks of 17,720 slots each (H100 / H200: 227 KiB less the
+    // static reserve), a window that wraps past the type's end for the unsigned keys.
     cases.push_back({lo32_input(uniform_keys<std::int32_t>(n, 1 << 16, 62), v, 62),
                      "2^16 int32 keys, " + vname, true, 4});
     // 8-byte keys: teams of at most 2 (dense_wsum_policy::max_team_wide_keys).
@@ -987,20 +987,28 @@ TEST(GpuHashGroupby, DenseTierWrappedSums) {
   }
   // One key's rows inside the second half of the first tile (rows 4096..8191 of 8192 a tile,
   // whose counts are never read back during the pass): 255 rows, the most a count holds, decode
-  // exactly; 256 wrap the count, the block's check sees it and the run starts over without
-  // them. Run of 1000 from row 0: the early stop (counts read back) sends it the other way too.
+  // exactly (with random values and with the extremes, where the top bytes' sum reaches
+  // 255 * -128 and the low bytes' 255 * (2^24 - 1)); 256 wrap the count, the counts then fall
+  // short of the rows and the run starts over without them. A run of 1000 from row 0: the early
+  // stop (counts read back on rows 0, 4, 8, ...) or that check sends it the other way too.
   auto const big = random_values<std::int32_t>(n, 67);
-  cases.push_back({lo32_input(keys_with_run<std::int32_t>(n, 1 << 16, 68, 7, 4096, 255), big, 68),
-                   "255 rows of one key in one block", true, 4});
+  for (auto const& [v, vname] : values) {
+    cases.push_back(
+        {lo32_input(keys_with_run<std::int32_t>(n, 1 << 16, 68, 7, 4096, 255), v, 68),
+         "255 rows of one key in one block, " + vname, true, 4});
+  }
   cases.push_back({lo32_input(keys_with_run<std::int32_t>(n, 1 << 16, 69, 7, 4096, 256), big, 69),
                    "256 rows of one key in one block", false, 0});
-  cases.push_back({lo32_input(keys_with_run<std::int64_t>(n, 1 << 16, 70, 7, 0, 1000), big, 70),
+  cases.push_back({lo32_input(keys_with_run<std::int32_t>(n, 1 << 16, 70, 7, 0, 1000), big, 70),
                    "1000 rows of one key in one block", false, 0});
-  // A key outside the window on rows the sample skips: the wrapped sums stop, and so does the
-  // rest of the dense tier.
+  // A key outside the window on rows the sample skips: the wrapped sums stop, and the other
+  // forms give the result.
   cases.push_back({lo32_input(with_unsampled_outliers(uniform_keys<std::int32_t>(n, 1 << 16, 71)),
                               big, 71),
                    "a key outside the window", false, 0});
+  // The teams above assume a block's 227 KiB of shared memory (H100, H200); with less, wider
+  // teams are declined, so only the results are checked there.
+  bool const full_smem = get_device_info(0).shared_memory_per_block_optin >= 232448;
   for (auto const& c : cases) {
     auto const device = place(c.input.view(), memory_space::device);
     auto const expected = oracle_groupby(c.input.view(), 0, sums);
@@ -1013,8 +1021,8 @@ TEST(GpuHashGroupby, DenseTierWrappedSums) {
       bool wsum = false;
       bool const dense = dense_tier_ran(device, sums, t, host, &team, nullptr, nullptr, nullptr,
                                         nullptr, &wsum);
-      EXPECT_EQ(dense && wsum, on && c.wsum) << what;
-      if (on && c.wsum) {
+      if (full_smem || !(on && c.wsum)) { EXPECT_EQ(dense && wsum, on && c.wsum) << what; }
+      if (full_smem && on && c.wsum) {
         EXPECT_TRUE(dense) << what;
         EXPECT_EQ(team, c.team) << what;
       }
