@@ -1,8 +1,8 @@
 // The dense tier's wrapped sums (session 27; DESIGN.md 6c): SUM of two int32 columns over dense
 // keys without one returned atomic. Teams of blocks walk the same tiles as the dense tier's
-// teams; member m owns window slots [m * slots, (m + 1) * slots) and updates each of its rows
-// with four shared atomics nobody waits for (dense_wsum_policy says what they hold and why the
-// sums decode exactly). At the end each block decodes its slots and adds them to the window's
+// teams; each member owns an equal share of the sampled keys (the first and last also the
+// margins beside them; wsum_kernel) and updates each of its rows with four shared atomics
+// nobody waits for (dense_wsum_policy says what they hold and why the sums decode exactly). At the end each block decodes its slots and adds them to the window's
 // int64 sums in device memory, and its counts to a total; the met slots are then numbered into
 // the groups. A count that wrapped (a group met more rows in one block than it holds) or a key
 // outside the window (no member's) leaves the total short of the rows, and the run is
