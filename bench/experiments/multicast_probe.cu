@@ -1180,10 +1180,13 @@ int main(int argc, char** argv) {
   // "xchg": only session 27's exchange through distributed shared memory and its baselines.
   bool const xchg = argc > 1 && std::string(argv[1]) == "xchg";
   std::printf("%s, %d SMs\n", p.name, sms);
-  for (int pass = 0; pass < 2; ++pass) {
+  // PROBE_BIG_ONLY=1: only the unchecked pass at g = 2^16 (a profiler's run, session 28).
+  bool const big_only = std::getenv("PROBE_BIG_ONLY") != nullptr;
+  for (int pass = big_only ? 1 : 0; pass < 2; ++pass) {
     bool const checked = pass == 0;
     d.n = checked ? small : big;
     for (int lg : {14, 15, 16}) {
+      if (big_only && lg != 16) { continue; }
       d.groups = 1 << lg;
       fill<<<1024, 256>>>(d.k, d.v0, d.v1, d.n, d.groups, lg);
       EXP_CHECK(cudaDeviceSynchronize());

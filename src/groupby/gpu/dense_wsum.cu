@@ -180,6 +180,9 @@ __global__ void __launch_bounds__(policy::threads, 1)
                 unsigned long long* __restrict__ sum1, unsigned* __restrict__ met,
                 wsum_state* state) {
   extern __shared__ __align__(16) unsigned char smem[];
+  // The block's decoded counts and newly met groups, added to the run's once a block.
+  __shared__ unsigned long long block_taken;
+  __shared__ unsigned long long block_groups;
   auto* const words = reinterpret_cast<unsigned*>(smem);
   unsigned* const counts = words + 3 * static_cast<std::size_t>(slots);
   unsigned const at = static_cast<unsigned>(__cvta_generic_to_shared(smem));
@@ -187,6 +190,10 @@ __global__ void __launch_bounds__(policy::threads, 1)
   // Opaque, so that ptxas keeps the addresses in registers.
   asm volatile("" : "+r"(s.s0), "+r"(s.s1), "+r"(s.top), "+r"(s.counts));
   for (unsigned i = threadIdx.x; i < 3 * slots + slots / 4; i += policy::threads) { words[i] = 0; }
+  if (threadIdx.x == 0) {
+    block_taken = 0;
+    block_groups = 0;
+  }
   // Member m owns `share` keys of the sampled range from margin + m * share on; the first also
   // takes the margin below it, the last its whole array (the margin above): the members take
   // about equal shares of the rows (the slowest sets the team's pace).
@@ -200,28 +207,37 @@ __global__ void __launch_bounds__(policy::threads, 1)
   __syncthreads();
   size_type const tiles = ceil_div(n, static_cast<size_type>(policy::tile_rows));
   size_type const stride = gridDim.x / team;
-  bool stop = false;
-  auto const lane = threadIdx.x & 31U;
-  for (size_type tile = blockIdx.x / team; tile < tiles && !stop; tile += stride) {
+  // Each warp reads the run's stop flag on one of every policy::stop_poll_tiles of its tiles,
+  // the block's warps in turn; a thread that meets a hot group raises the flag and leaves on
+  // its own. No warp-wide step in the loop: a read of the flag by every warp and tile, tested
+  // with a shuffle and a vote after it, cost 12% of the kernel at g = 2^16 (H200).
+  unsigned countdown = (threadIdx.x / 32U) % policy::stop_poll_tiles;
+  for (size_type tile = blockIdx.x / team; tile < tiles; tile += stride) {
     // Read as the tile starts and tested after it, so the flag's round trip does not stand
     // before the loads.
-    bool const flag = lane == 0 && cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(
-                                       state->stop).load(cuda::memory_order_relaxed) != 0;
+    unsigned long long flag = 0;
+    if (countdown == 0) {
+      flag = cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(state->stop).load(
+          cuda::memory_order_relaxed);
+      countdown = policy::stop_poll_tiles;
+    }
+    --countdown;
     size_type const first = tile * policy::tile_rows;
     bool const hot = first + policy::tile_rows <= n
                        ? wsum_tile<true>(keys, v0, v1, n, first, w, s, base, width)
                        : wsum_tile<false>(keys, v0, v1, n, first, w, s, base, width);
-    if (__any_sync(all_lanes, hot)) {
-      if (hot) { atomicExch(&state->stop, 1ULL); }
-      stop = true;
+    if (hot) {
+      atomicExch(&state->stop, 1ULL);
+      break;
     }
-    stop = stop || __shfl_sync(all_lanes, flag ? 1 : 0, 0) != 0;
+    if (flag != 0) { break; }
   }
   bool const stopped = __syncthreads_or(
       threadIdx.x == 0 && cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(
                               state->stop).load(cuda::memory_order_relaxed) != 0);
   if (stopped) { return; }
   unsigned long long taken = 0;
+  unsigned long long met_first = 0;
   for (unsigned i = threadIdx.x; i < size; i += policy::threads) {
     unsigned const count = (counts[i >> 2] >> ((i & 3U) * 8U)) & 0xffU;
     if (count == 0) { continue; }
@@ -234,9 +250,20 @@ __global__ void __launch_bounds__(policy::threads, 1)
     atomicAdd(sum0 + slot, static_cast<unsigned long long>(wsum_decode(words[i], h0)));
     atomicAdd(sum1 + slot, static_cast<unsigned long long>(
                                wsum_decode(words[static_cast<std::size_t>(slots) + i], h1)));
-    if (atomicExch(met + slot, 1U) == 0) { atomicAdd(&state->groups, 1ULL); }
+    if (atomicExch(met + slot, 1U) == 0) { ++met_first; }
   }
-  atomicAdd(&state->taken, taken);
+  // One device-memory atomic a block on each of the two words, not one a thread and slot.
+  taken = __reduce_add_sync(all_lanes, static_cast<unsigned>(taken));
+  met_first = __reduce_add_sync(all_lanes, static_cast<unsigned>(met_first));
+  if ((threadIdx.x & 31U) == 0) {
+    atomicAdd(&block_taken, taken);
+    atomicAdd(&block_groups, met_first);
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    atomicAdd(&state->taken, block_taken);
+    atomicAdd(&state->groups, block_groups);
+  }
 }
 
 /// The met slots numbered 0..g-1 (one atomic a warp): each group's key and its slot.

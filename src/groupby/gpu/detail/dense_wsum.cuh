@@ -37,6 +37,9 @@ struct dense_wsum_policy {
   /// A thread's first row of a tile reads its count back; at this many a hot group is near its
   /// limit and the run stops early rather than at the end (a sorted or skewed input).
   static constexpr unsigned early_stop_count = 0xe0;
+  /// A warp reads the run's stop flag on one of this many of its tiles (the block's 32 warps in
+  /// turn: one read a block and tile).
+  static constexpr unsigned stop_poll_tiles = 32;
 };
 
 /// SUM of the int32 columns `v0` and `v1` over `n` keys whose sampled smallest key bits are `low`

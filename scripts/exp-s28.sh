@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Session 28 device runs; logs in $OUT.
+#   BINS=build/bins28a.tar.xz PART=1,5,7,2 bash scripts/exp-s28.sh
+# PART=1 (joinery_gpu_tests): the wrapped sums' test.
+# PART=5 (joinery_gpu_tests): memcheck and racecheck over the wrapped sums' test.
+# PART=7 (joinery, joinery_exp_multicast): Nsight Compute over the library's wsum_kernel and the
+# probe's team_w_kernel (SUMW, team of 4) at g = 2^16, 2^28 rows, clocks left alone.
+# PART=2 (joinery): hash at g <= 2^16 with the wrapped sums on and off (JOINERY_DENSE_WSUM=0),
+# alternated twice with int32 keys, once with int64 keys.
+# PART=3 (joinery): issue 7's targets at g <= 2^16: hash, PGB-TR and automatic, int32 and int64.
+# PART=4 (joinery_conformance_tests, joinery_gpu_tests): the GPU group-by tests.
+set -u
+source "$(dirname "$0")/exp-lib.sh" "${BINS:-build/bins28a.tar.xz}"
+J=/tmp/b/joinery
+T=/tmp/b/joinery_gpu_tests
+WSUM_TEST='GpuHashGroupby.DenseTierWrappedSums'
+NCU_SECTIONS="--section SpeedOfLight --section LaunchStats --section Occupancy --section WarpStateStats --section MemoryWorkloadAnalysis --section InstructionStats --section ComputeWorkloadAnalysis --metrics l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_atom.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum,smsp__inst_executed_op_shared_atom.sum,dram__bytes_read.sum,lts__t_sector_op_read_hit_rate.pct"
+case ",${PART:-1}," in *,1,*)
+  step wsum-test tests 150 $T --gtest_filter="$WSUM_TEST"
+  ;;
+esac
+case ",${PART:-1}," in *,5,*)
+  step memcheck-wsum sanitizer 200 compute-sanitizer --tool memcheck --report-api-errors no $T --gtest_filter="$WSUM_TEST"
+  step racecheck-wsum sanitizer 200 compute-sanitizer --tool racecheck $T --gtest_filter="$WSUM_TEST"
+  ;;
+esac
+case ",${PART:-1}," in *,7,*)
+  step ncu-lib ncu 200 ncu --clock-control none -k regex:wsum_kernel -c 2 $NCU_SECTIONS $J bench gpu-groupby --algorithm hash --groups 2^16 --runs 1 --warmup 0 --out /tmp/ncu-lib.jsonl
+  step ncu-probe ncu 120 env PROBE_BIG_ONLY=1 ncu --clock-control none -k regex:team_w_kernel -c 1 $NCU_SECTIONS /tmp/b/joinery_exp_multicast xchg
+  ;;
+esac
+case ",${PART:-1}," in *,2,*)
+  for i in 1 2; do
+    for w in 1 0; do
+      step "ab-w$w-$i" bench 100 env JOINERY_DENSE_WSUM=$w $J bench gpu-groupby --algorithm hash --groups 2^16 --runs 3 --warmup 1 --out "$OUT/gb-s28-wsum$w-int32.jsonl"
+    done
+  done
+  for w in 1 0; do
+    step "ab64-w$w" bench 100 env JOINERY_DENSE_WSUM=$w $J bench gpu-groupby --algorithm hash --key-type int64 --groups 2^16 --runs 3 --warmup 1 --out "$OUT/gb-s28-wsum$w-int64.jsonl"
+  done
+  ;;
+esac
+# PART=6 (joinery, a temporary build): the wrapped sums' stop flag read by every warp each tile
+# (POLL=1), one warp a tile in turn (POLL=32) or never (POLL=1000), with and without the
+# returned count (NORET=1), alternated twice; Nsight Compute over POLL=32.
+case ",${PART:-1}," in *,6,*)
+  for i in 1 2; do
+    for v in "1 0" "32 0" "1000 0" "32 1" "1000 1"; do
+      set -- $v
+      step "poll$1-noret$2-$i" bench 100 env JOINERY_WSUM_POLL=$1 JOINERY_WSUM_NORET=$2 $J bench gpu-groupby --algorithm hash --groups 2^16 --runs 3 --warmup 1 --out "$OUT/gb-s28-poll$1-noret$2.jsonl"
+    done
+  done
+  step ncu-poll32 ncu 200 env JOINERY_WSUM_POLL=32 ncu --clock-control none -k regex:wsum_kernel -s 1 -c 1 $NCU_SECTIONS $J bench gpu-groupby --algorithm hash --groups 2^16 --runs 1 --warmup 0 --out /tmp/ncu-lib.jsonl
+  ;;
+esac
+# PART=8: per-instruction stall samples (Nsight Compute's source page, SASS) of the library's
+# wsum_kernel (POLL=32) and the probe's team_w_kernel at g = 2^16.
+case ",${PART:-1}," in *,8,*)
+  STALLS="--metrics regex:smsp__average_warps_issue_stalled_.*_per_issue_active\\.ratio"
+  step src-lib ncu 200 env JOINERY_WSUM_POLL=32 ncu --clock-control none -k regex:wsum_kernel -s 1 -c 1 --section SourceCounters --section WarpStateStats $STALLS -o /tmp/lib $J bench gpu-groupby --algorithm hash --groups 2^16 --runs 1 --warmup 0 --out /tmp/ncu-lib.jsonl
+  step src-probe ncu 120 env PROBE_BIG_ONLY=1 ncu --clock-control none -k regex:team_w_kernel -c 1 --section SourceCounters --section WarpStateStats $STALLS -o /tmp/probe /tmp/b/joinery_exp_multicast xchg
+  step src-print ncu 60 sh -c "ncu -i /tmp/lib.ncu-rep --page source --csv --print-source sass > $OUT/src-lib.csv; ncu -i /tmp/probe.ncu-rep --page source --csv --print-source sass > $OUT/src-probe.csv; ncu -i /tmp/lib.ncu-rep --page details >> $OUT/ncu.log; ncu -i /tmp/probe.ncu-rep --page details >> $OUT/ncu.log"
+  ;;
+esac
+case ",${PART:-1}," in *,3,*)
+  step gb-u32 bench 200 $J bench gpu-groupby --algorithm hash,partition_transformed,automatic --groups 2^16 --runs 5 --warmup 1 --out "$OUT/gb-s28-uniform-int32.jsonl"
+  step gb-u64 bench 200 $J bench gpu-groupby --algorithm hash,partition_transformed,automatic --key-type int64 --groups 2^16 --runs 5 --warmup 1 --out "$OUT/gb-s28-uniform-int64.jsonl"
+  ;;
+esac
+case ",${PART:-1}," in *,4,*)
+  step conf-gb tests 150 /tmp/b/joinery_conformance_tests --gtest_filter='*GroupbyConformance*gpu*'
+  step gb-tests tests 200 $T --gtest_filter="GpuHashGroupby.*:Algorithms/GpuGroupby.*:GpuPartitionGroupby.*:GpuGroupbyRegistry.*:GpuDictionaryGroupby.*:Lo32Sum.*"
+  ;;
+esac
+cat "$S"
