@@ -8,7 +8,7 @@
 # PART=2 (joinery): hash at g <= 2^16 with the wrapped sums on and off (JOINERY_DENSE_WSUM=0),
 # alternated twice with int32 keys, once with int64 keys.
 # PART=3 (joinery): issue 7's targets at g <= 2^16: hash, PGB-TR and automatic, int32 and int64.
-# PART=4 (joinery_conformance_tests, joinery_gpu_tests): the GPU group-by tests.
+# PART=4 (joinery_conformance_tests): the conformance suite's GPU group-bys.
 set -u
 source "$(dirname "$0")/exp-lib.sh" "${BINS:-build/bins28a.tar.xz}"
 J=/tmp/b/joinery
@@ -62,6 +62,23 @@ case ",${PART:-1}," in *,8,*)
   step src-print ncu 60 sh -c "ncu -i /tmp/lib.ncu-rep --page source --csv --print-source sass > $OUT/src-lib.csv; ncu -i /tmp/probe.ncu-rep --page source --csv --print-source sass > $OUT/src-probe.csv; ncu -i /tmp/lib.ncu-rep --page details >> $OUT/ncu.log; ncu -i /tmp/probe.ncu-rep --page details >> $OUT/ncu.log"
   ;;
 esac
+# PART=9 (joinery, a temporary build): forms of the wrapped sums' tile (JOINERY_WSUM_V: 1 no
+# returned count, 2 window test on a thread's first row only, 4 no window test), alternated
+# twice; 8-byte keys with teams of up to 2 (partials at 2^16) or 4 (JOINERY_WSUM_WIDE).
+case ",${PART:-1}," in *,9,*)
+  for i in 1 2; do
+    for v in 0 1 2 3 4 5; do
+      step "v$v-$i" bench 100 env JOINERY_WSUM_V=$v $J bench gpu-groupby --algorithm hash --groups 2^16 --runs 3 --warmup 1 --out "/tmp/gb-s28-v$v.jsonl"
+    done
+  done
+  for i in 1 2; do
+    for t in 2 4; do
+      step "wide$t-$i" bench 100 env JOINERY_WSUM_WIDE=$t $J bench gpu-groupby --algorithm hash --key-type int64 --groups 2^16 --runs 3 --warmup 1 --out "/tmp/gb-s28-wide$t.jsonl"
+    done
+  done
+  for f in /tmp/gb-s28-v*.jsonl /tmp/gb-s28-wide*.jsonl; do sed "s|^|$(basename $f .jsonl) |" "$f"; done > "$OUT/gb-s28-variants.txt"
+  ;;
+esac
 case ",${PART:-1}," in *,3,*)
   step gb-u32 bench 200 $J bench gpu-groupby --algorithm hash,partition_transformed,automatic --groups 2^16 --runs 5 --warmup 1 --out "$OUT/gb-s28-uniform-int32.jsonl"
   step gb-u64 bench 200 $J bench gpu-groupby --algorithm hash,partition_transformed,automatic --key-type int64 --groups 2^16 --runs 5 --warmup 1 --out "$OUT/gb-s28-uniform-int64.jsonl"
@@ -69,6 +86,38 @@ case ",${PART:-1}," in *,3,*)
 esac
 case ",${PART:-1}," in *,4,*)
   step conf-gb tests 150 /tmp/b/joinery_conformance_tests --gtest_filter='*GroupbyConformance*gpu*'
+  ;;
+esac
+# PART=11 (joinery): hash under Zipf 0.5 and 1.0 to g = 2^16 with the wrapped sums on and off
+# (the early stop's cost where hot groups wrap their counts).
+case ",${PART:-1}," in *,11,*)
+  for z in 0.5 1.0; do
+    for w in 1 0; do
+      step "zipf$z-w$w" bench 120 env JOINERY_DENSE_WSUM=$w $J bench gpu-groupby --algorithm hash --zipf $z --groups 2^16 --runs 3 --warmup 1 --out "$OUT/gb-s28-zipf.jsonl"
+    done
+  done
+  ;;
+esac
+# PART=12 (joinery, a temporary build): a count read back on one tile of JOINERY_WSUM_PROBE (4,
+# 8, 16; 0 never), alternated twice; the fixed costs (2^20 and 2^22 rows, wrapped sums on and
+# off); every kernel's duration (Nsight Compute) in one run to g = 2^16.
+case ",${PART:-1}," in *,12,*)
+  for i in 1 2; do
+    for q in 4 8 16 0; do
+      step "probe$q-$i" bench 100 env JOINERY_WSUM_PROBE=$q $J bench gpu-groupby --algorithm hash --groups 2^16 --runs 3 --warmup 1 --out "/tmp/gb-s28-probe$q.jsonl"
+    done
+  done
+  for r in 2^20 2^22; do
+    for w in 1 0; do
+      step "rows$r-w$w" bench 100 env JOINERY_DENSE_WSUM=$w $J bench gpu-groupby --algorithm hash --rows $r --groups 2^16 --runs 9 --warmup 2 --out "/tmp/gb-s28-small.jsonl"
+    done
+  done
+  for f in /tmp/gb-s28-probe*.jsonl /tmp/gb-s28-small.jsonl; do sed "s|^|$(basename $f .jsonl) |" "$f"; done > "$OUT/gb-s28-probe-small.txt"
+  step ncu-all ncu 200 ncu --clock-control none --metrics gpu__time_duration.sum $J bench gpu-groupby --algorithm hash --groups 2^16 --runs 1 --warmup 0 --out /tmp/ncu-all.jsonl
+  ;;
+esac
+# PART=10 (joinery_gpu_tests): every GPU group-by test.
+case ",${PART:-1}," in *,10,*)
   step gb-tests tests 200 $T --gtest_filter="GpuHashGroupby.*:Algorithms/GpuGroupby.*:GpuPartitionGroupby.*:GpuGroupbyRegistry.*:GpuDictionaryGroupby.*:Lo32Sum.*"
   ;;
 esac

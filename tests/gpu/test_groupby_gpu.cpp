@@ -975,9 +975,8 @@ TEST(GpuHashGroupby, DenseTierWrappedSums) {
     // static reserve), a window that wraps past the type's end for the unsigned keys.
     cases.push_back({lo32_input(uniform_keys<std::int32_t>(n, 1 << 16, 62), v, 62),
                      "2^16 int32 keys, " + vname, true, 4});
-    // 8-byte keys: teams of at most 2 (dense_wsum_policy::max_team_wide_keys).
     cases.push_back({lo32_input(uniform_keys<std::int64_t>(n, 1 << 16, 63), v, 63),
-                     "2^16 int64 keys, " + vname, false, 0});
+                     "2^16 int64 keys, " + vname, true, 4});
     cases.push_back({lo32_input(uniform_keys<std::uint32_t>(n, 1 << 16, 64), v, 64),
                      "2^16 uint32 keys, " + vname, true, 4});
     cases.push_back({lo32_input(uniform_keys<std::uint64_t>(n, 3 << 13, 65), v, 65),

@@ -110,8 +110,9 @@ __device__ __forceinline__ void load4(std::int32_t const* p, int (&x)[4]) {
 /// skipped (scalar loads). Returns whether the run should stop: a key outside the window `base`
 /// .. `base + width` (no member's: wsum_state::taken would tell at the end) or a group near its
 /// count's limit. (On the H200 this early test of the window ran faster than none, 2.35 against
-/// 2.44 ms at g = 2^16, and 2.59 against 2.87 with int64 keys.)
-template <bool Full, class K>
+/// 2.44 ms at g = 2^16, and 2.59 against 2.87 with int64 keys.) Probe: the first row's count
+/// comes back and is tested (one tile of policy::count_probe_tiles).
+template <bool Full, bool Probe, class K>
 __device__ __forceinline__ bool wsum_tile(K const* __restrict__ keys,
                                           std::int32_t const* __restrict__ v0,
                                           std::int32_t const* __restrict__ v1, size_type n,
@@ -151,7 +152,7 @@ __device__ __forceinline__ bool wsum_tile(K const* __restrict__ keys,
       outside |= valid[r][i] && static_cast<wbits<K>>(k[r][i] - base) >= width;
       auto const local = static_cast<wbits<K>>(k[r][i] - w.first);
       if (valid[r][i] && local < static_cast<wbits<K>>(w.slots)) {
-        if (r == 0 && i == 0) {
+        if (Probe && r == 0 && i == 0) {
           probed = wsum_update<true>(s, static_cast<unsigned>(local), x0[r][i], x1[r][i]);
           shift = (static_cast<unsigned>(local) & 3U) * 8U;
         } else {
@@ -207,25 +208,29 @@ __global__ void __launch_bounds__(policy::threads, 1)
   __syncthreads();
   size_type const tiles = ceil_div(n, static_cast<size_type>(policy::tile_rows));
   size_type const stride = gridDim.x / team;
-  // Each warp reads the run's stop flag on one of every policy::stop_poll_tiles of its tiles,
-  // the block's warps in turn; a thread that meets a hot group raises the flag and leaves on
-  // its own. No warp-wide step in the loop: a read of the flag by every warp and tile, tested
-  // with a shuffle and a vote after it, cost 12% of the kernel at g = 2^16 (H200).
-  unsigned countdown = (threadIdx.x / 32U) % policy::stop_poll_tiles;
-  for (size_type tile = blockIdx.x / team; tile < tiles; tile += stride) {
+  // Each warp reads the run's stop flag on one of policy::stop_poll_tiles of its tiles and a
+  // count back on one of policy::count_probe_tiles, the block's warps in turn; a thread that
+  // meets a hot group raises the flag and leaves on its own. No warp-wide step in the loop: a
+  // read of the flag by every warp and tile, tested with a shuffle and a vote after it, cost 12%
+  // of the kernel at g = 2^16 (H200), and a count read back on every tile 5%.
+  unsigned phase = threadIdx.x / 32U;
+  for (size_type tile = blockIdx.x / team; tile < tiles; tile += stride, ++phase) {
     // Read as the tile starts and tested after it, so the flag's round trip does not stand
     // before the loads.
     unsigned long long flag = 0;
-    if (countdown == 0) {
+    if (phase % policy::stop_poll_tiles == 0) {
       flag = cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(state->stop).load(
           cuda::memory_order_relaxed);
-      countdown = policy::stop_poll_tiles;
     }
-    --countdown;
     size_type const first = tile * policy::tile_rows;
-    bool const hot = first + policy::tile_rows <= n
-                       ? wsum_tile<true>(keys, v0, v1, n, first, w, s, base, width)
-                       : wsum_tile<false>(keys, v0, v1, n, first, w, s, base, width);
+    bool hot = false;
+    if (first + policy::tile_rows > n) {
+      hot = wsum_tile<false, true>(keys, v0, v1, n, first, w, s, base, width);
+    } else if (phase % policy::count_probe_tiles == 0) {
+      hot = wsum_tile<true, true>(keys, v0, v1, n, first, w, s, base, width);
+    } else {
+      hot = wsum_tile<true, false>(keys, v0, v1, n, first, w, s, base, width);
+    }
     if (hot) {
       atomicExch(&state->stop, 1ULL);
       break;
@@ -302,8 +307,7 @@ std::optional<group_parts> dense_wsum_groupby(K const* keys, size_type n, std::i
                                ? smem_limit - hash_groupby_policy::static_shared_reserve
                                : 0;
   auto const slots = static_cast<std::uint64_t>(usable / policy::slot_bytes) & ~std::uint64_t{3};
-  int const max_team = sizeof(K) == 8 ? policy::max_team_wide_keys : policy::max_team;
-  if (slots == 0 || span / slots >= static_cast<std::uint64_t>(max_team)) { return std::nullopt; }
+  if (slots == 0 || span / slots >= static_cast<std::uint64_t>(policy::max_team)) { return std::nullopt; }
   team = static_cast<int>(span / slots) + 1;
   std::size_t const bytes = static_cast<std::size_t>(slots) * policy::slot_bytes;
   auto const kernel = wsum_kernel<K>;

@@ -25,21 +25,23 @@ struct dense_wsum_policy {
   static constexpr std::size_t slot_bytes = 13;
   /// Teams of up to this many blocks (g = 2^16: 4). A standalone probe on the H200 (session 27,
   /// 2^28 rows, two full-range int32 columns) ran 2^16 groups in 1.76 ms with 4 blocks and 2.02
-  /// with 5, against 1.99 for 32-bit partials with spills in a team of 3.
+  /// with 5, against 1.99 for 32-bit partials with spills in a team of 3. The same with 8-byte
+  /// keys: in the library at g = 2^16 (H200, session 28) a team of 4 ran SUM in 2.31 ms against
+  /// 2.67-2.70 for the 32-bit partials (before the tile loop lost its warp-wide steps it ran 5%
+  /// slower, and such keys were kept to teams of 2).
   static constexpr int max_team = 4;
-  /// With 8-byte keys a member's loads are 16 bytes a row: a team of 4 loads 64 bytes a row
-  /// against 48 for the 32-bit partials' team of 3, and on the H200 it ran 2^16 groups 2-6%
-  /// slower in one machine start, 2-4% faster in another; so teams of at most 2 there.
-  static constexpr int max_team_wide_keys = 2;
   /// The most rows a block may expect a group to take (rows / (teams * keys in the window)):
   /// counts stop at 255, and a uniform group's count spreads about sqrt(mean).
   static constexpr std::int64_t max_mean_rows = 128;
-  /// A thread's first row of a tile reads its count back; at this many a hot group is near its
-  /// limit and the run stops early rather than at the end (a sorted or skewed input).
+  /// A thread's first row of a probed tile reads its count back; at this many a hot group is
+  /// near its limit and the run stops early rather than at the end (a sorted or skewed input).
   static constexpr unsigned early_stop_count = 0xe0;
   /// A warp reads the run's stop flag on one of this many of its tiles (the block's 32 warps in
   /// turn: one read a block and tile).
   static constexpr unsigned stop_poll_tiles = 32;
+  /// A warp's threads read their first row's count back (early_stop_count) on one of this many
+  /// of its tiles: a count read back on every tile cost 5% at g = 2^16 (H200, session 28).
+  static constexpr unsigned count_probe_tiles = 4;
 };
 
 /// SUM of the int32 columns `v0` and `v1` over `n` keys whose sampled smallest key bits are `low`
