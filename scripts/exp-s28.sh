@@ -116,6 +116,58 @@ case ",${PART:-1}," in *,12,*)
   step ncu-all ncu 200 ncu --clock-control none --metrics gpu__time_duration.sum $J bench gpu-groupby --algorithm hash --groups 2^16 --runs 1 --warmup 0 --out /tmp/ncu-all.jsonl
   ;;
 esac
+# PART=13 (joinery, a temporary build): counts read with a plain (relaxed) shared load on one
+# tile of JOINERY_WSUM_PROBE (1, 4, 32; 0 never), alternated twice; Zipf 0.5 and 1.0 with the
+# default and with the wrapped sums off.
+case ",${PART:-1}," in *,13,*)
+  for i in 1 2; do
+    for q in 1 4 32 0; do
+      step "load$q-$i" bench 100 env JOINERY_WSUM_PROBE=$q $J bench gpu-groupby --algorithm hash --groups 2^16 --runs 3 --warmup 1 --out "/tmp/gb-s28-load$q.jsonl"
+    done
+  done
+  for z in 0.5 1.0; do
+    for w in 1 0; do
+      step "zipf$z-w$w" bench 120 env JOINERY_DENSE_WSUM=$w $J bench gpu-groupby --algorithm hash --zipf $z --groups 2^16 --runs 3 --warmup 1 --out "/tmp/gb-s28-zipf-load.jsonl"
+    done
+  done
+  for f in /tmp/gb-s28-load*.jsonl /tmp/gb-s28-zipf-load.jsonl; do sed "s|^|$(basename $f .jsonl) |" "$f"; done > "$OUT/gb-s28-load.txt"
+  ;;
+esac
+# PART=14 (joinery, and joinery_old from $OLD_BINS: the build of 5db376b): the final kernel
+# against 5db376b's and against the wrapped sums off, alternated twice (int32), once (int64);
+# the fixed costs at 2^20 rows.
+case ",${PART:-1}," in *,14,*)
+  tar xJf "${OLD_BINS:-build/bins28old.tar.xz}" -C /tmp/b
+  for i in 1 2; do
+    step "old-$i" bench 100 /tmp/b/joinery_old bench gpu-groupby --algorithm hash --groups 2^16 --runs 3 --warmup 1 --out "/tmp/gb-s28-old-int32.jsonl"
+    step "new-$i" bench 100 $J bench gpu-groupby --algorithm hash --groups 2^16 --runs 3 --warmup 1 --out "/tmp/gb-s28-new-int32.jsonl"
+    step "off-$i" bench 100 env JOINERY_DENSE_WSUM=0 $J bench gpu-groupby --algorithm hash --groups 2^16 --runs 3 --warmup 1 --out "/tmp/gb-s28-off-int32.jsonl"
+  done
+  step "old64" bench 100 /tmp/b/joinery_old bench gpu-groupby --algorithm hash --key-type int64 --groups 2^16 --runs 3 --warmup 1 --out "/tmp/gb-s28-old-int64.jsonl"
+  step "new64" bench 100 $J bench gpu-groupby --algorithm hash --key-type int64 --groups 2^16 --runs 3 --warmup 1 --out "/tmp/gb-s28-new-int64.jsonl"
+  step "off64" bench 100 env JOINERY_DENSE_WSUM=0 $J bench gpu-groupby --algorithm hash --key-type int64 --groups 2^16 --runs 3 --warmup 1 --out "/tmp/gb-s28-off-int64.jsonl"
+  step "old-small" bench 100 /tmp/b/joinery_old bench gpu-groupby --algorithm hash --rows 2^20 --groups 2^16 --runs 9 --warmup 2 --out "/tmp/gb-s28-old-small.jsonl"
+  step "new-small" bench 100 $J bench gpu-groupby --algorithm hash --rows 2^20 --groups 2^16 --runs 9 --warmup 2 --out "/tmp/gb-s28-new-small.jsonl"
+  for f in /tmp/gb-s28-old*.jsonl /tmp/gb-s28-new*.jsonl /tmp/gb-s28-off*.jsonl; do sed "s|^|$(basename $f .jsonl) |" "$f"; done > "$OUT/gb-s28-final.txt"
+  step ncu-new ncu 120 ncu --clock-control none -k regex:"wsum_kernel|dense_sample" --metrics gpu__time_duration.sum $J bench gpu-groupby --algorithm hash --groups 2^16 --runs 1 --warmup 0 --out /tmp/ncu-new.jsonl
+  ;;
+esac
+# PART=15 (joinery, a temporary build with the kernel's forms as template instances picked by
+# environment): JOINERY_WSUM_PROBE (0 returned count on a second form of the tile, 1 plain load,
+# 2 none) x JOINERY_WSUM_DECODE (1, 8) x JOINERY_WSUM_OLDSLOTS (1: 17,720 slots), alternated
+# twice, int32 keys.
+case ",${PART:-1}," in *,15,*)
+  tar xJf "${OLD_BINS:-build/bins28old.tar.xz}" -C /tmp/b
+  for i in 1 2; do
+    step "old-$i" bench 100 /tmp/b/joinery_old bench gpu-groupby --algorithm hash --groups 2^16 --runs 3 --warmup 1 --out "/tmp/gb-s28-pold.jsonl"
+    for v in "0 1 1" "0 8 0" "1 8 0" "2 8 0" "0 1 0" "1 1 1"; do
+      set -- $v
+      step "p$1-d$2-o$3-$i" bench 100 env JOINERY_WSUM_PROBE=$1 JOINERY_WSUM_DECODE=$2 JOINERY_WSUM_OLDSLOTS=$3 $J bench gpu-groupby --algorithm hash --groups 2^16 --runs 3 --warmup 1 --out "/tmp/gb-s28-p$1-d$2-o$3.jsonl"
+    done
+  done
+  for f in /tmp/gb-s28-p*.jsonl; do sed "s|^|$(basename $f .jsonl) |" "$f"; done > "$OUT/gb-s28-forms.txt"
+  ;;
+esac
 # PART=10 (joinery_gpu_tests): every GPU group-by test.
 case ",${PART:-1}," in *,10,*)
   step gb-tests tests 200 $T --gtest_filter="GpuHashGroupby.*:Algorithms/GpuGroupby.*:GpuPartitionGroupby.*:GpuGroupbyRegistry.*:GpuDictionaryGroupby.*:Lo32Sum.*"

@@ -971,7 +971,7 @@ TEST(GpuHashGroupby, DenseTierWrappedSums) {
     {std::vector<std::int32_t>(static_cast<std::size_t>(n), std::numeric_limits<std::int32_t>::min()),
      "INT32_MIN"}};
   for (auto const& [v, vname] : values) {
-    // 2^16 keys straddling zero: 4 blocks of 17,720 slots each (H100 / H200: 227 KiB less the
+    // 2^16 keys straddling zero: 4 blocks of 17,800 slots each (H100 / H200: 227 KiB less the
     // static reserve), a window that wraps past the type's end for the unsigned keys.
     cases.push_back({lo32_input(uniform_keys<std::int32_t>(n, 1 << 16, 62), v, 62),
                      "2^16 int32 keys, " + vname, true, 4});

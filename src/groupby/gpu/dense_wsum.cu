@@ -1,12 +1,14 @@
-// The dense tier's wrapped sums (session 27; DESIGN.md 6c): SUM of two int32 columns over dense
-// keys without one returned atomic. Teams of blocks walk the same tiles as the dense tier's
-// teams; each member owns an equal share of the sampled keys (the first and last also the
-// margins beside them; wsum_kernel) and updates each of its rows with four shared atomics
-// nobody waits for (dense_wsum_policy says what they hold and why the sums decode exactly). At the end each block decodes its slots and adds them to the window's
-// int64 sums in device memory, and its counts to a total; the met slots are then numbered into
-// the groups. A count that wrapped (a group met more rows in one block than it holds) or a key
-// outside the window (no member's) leaves the total short of the rows, and the run is
-// abandoned (the dense tier's other forms follow).
+// The dense tier's wrapped sums (sessions 27-28; DESIGN.md 6c): SUM of two int32 columns over
+// dense keys with fire-and-forget shared atomics. Teams of blocks walk the same tiles as the
+// dense tier's teams; each member owns an equal share of the sampled keys (the first and last
+// also the margins beside them; wsum_kernel) and updates each of its rows with four shared
+// atomics nobody waits for (dense_wsum_policy says what they hold and why the sums decode
+// exactly), but for one row a thread on one tile of four, whose count comes back to stop a run
+// that meets a hot group early. At the end each block decodes its slots and adds them to the
+// window's int64 sums in device memory, and its counts to a total; the met slots are then
+// numbered into the groups. A count that wrapped (a group met more rows in one block than it
+// holds) or a key outside the window (no member's) leaves the total short of the rows, and the
+// run is abandoned (the dense tier's other forms follow).
 //
 // Layers: host dispatch (dense_wsum_groupby) -> wsum_kernel -> wsum_tile (a tile's rows) ->
 // wsum_update (a row's four atomics).
@@ -303,10 +305,8 @@ std::optional<group_parts> dense_wsum_groupby(K const* keys, size_type n, std::i
                                               std::uint64_t span, std::size_t smem_limit, int sms,
                                               int& team, stream_ref stream, memory_resource* mr) {
   if (n <= 0 || !aligned16(keys) || !aligned16(v0) || !aligned16(v1)) { return std::nullopt; }
-  std::size_t const usable = smem_limit > hash_groupby_policy::static_shared_reserve
-                               ? smem_limit - hash_groupby_policy::static_shared_reserve
-                               : 0;
-  auto const slots = static_cast<std::uint64_t>(usable / policy::slot_bytes) & ~std::uint64_t{3};
+  // smem_limit is already net of the kernels' static shared variables (16 bytes here).
+  auto const slots = static_cast<std::uint64_t>(smem_limit / policy::slot_bytes) & ~std::uint64_t{3};
   if (slots == 0 || span / slots >= static_cast<std::uint64_t>(policy::max_team)) { return std::nullopt; }
   team = static_cast<int>(span / slots) + 1;
   std::size_t const bytes = static_cast<std::size_t>(slots) * policy::slot_bytes;

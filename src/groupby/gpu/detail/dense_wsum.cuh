@@ -33,14 +33,15 @@ struct dense_wsum_policy {
   /// The most rows a block may expect a group to take (rows / (teams * keys in the window)):
   /// counts stop at 255, and a uniform group's count spreads about sqrt(mean).
   static constexpr std::int64_t max_mean_rows = 128;
-  /// A thread's first row of a probed tile reads its count back; at this many a hot group is
-  /// near its limit and the run stops early rather than at the end (a sorted or skewed input).
+  /// A count read back at this many: a hot group near its limit (or past it, wrapped), and the
+  /// run stops early rather than at the end (a sorted or skewed input).
   static constexpr unsigned early_stop_count = 0xe0;
   /// A warp reads the run's stop flag on one of this many of its tiles (the block's 32 warps in
   /// turn: one read a block and tile).
   static constexpr unsigned stop_poll_tiles = 32;
   /// A warp's threads read their first row's count back (early_stop_count) on one of this many
-  /// of its tiles: a count read back on every tile cost 5% at g = 2^16 (H200, session 28).
+  /// of its tiles (a second form of the tile): on every tile it cost 5% at g = 2^16 (H200,
+  /// session 28); reading the count with a plain shared load instead cost 10%.
   static constexpr unsigned count_probe_tiles = 4;
 };
 
@@ -49,8 +50,9 @@ struct dense_wsum_policy {
 /// sums above. nullopt, at the cost of a small look at the sizes, when the layout does not fit
 /// (too wide a window, too many rows a group, columns off 16-byte boundaries), and after a
 /// pass when a key fell outside the window or a block's group met more than 255 rows. `team`
-/// gets the blocks of a team. The accumulators of the result are the two int64 sums, indexed by
-/// the group's offset in the window.
+/// gets the blocks of a team. `smem_limit`: the dynamic shared memory a block may take (the
+/// dense tier's limit, net of hash_groupby_policy::static_shared_reserve). The accumulators of
+/// the result are the two int64 sums, indexed by the group's offset in the window.
 template <class K>
 std::optional<group_parts> dense_wsum_groupby(K const* keys, size_type n, std::int32_t const* v0,
                                               std::int32_t const* v1, std::uint64_t low,
