@@ -9,6 +9,10 @@
 # alternated twice with int32 keys, once with int64 keys.
 # PART=3 (joinery): issue 7's targets at g <= 2^16: hash, PGB-TR and automatic, int32 and int64.
 # PART=4 (joinery_conformance_tests): the conformance suite's GPU group-bys.
+# PARTs 6, 9, 12, 13 and 15 timed temporary builds of dense_wsum.cu (forms of the kernel chosen
+# by JOINERY_WSUM_* variables) that are not in the tree: with the committed code those variables
+# do nothing. Their logs are bench/results/nvidia-h200/gb-s28-*; BENCHMARKS.md says what each
+# form was.
 set -u
 source "$(dirname "$0")/exp-lib.sh" "${BINS:-build/bins28a.tar.xz}"
 J=/tmp/b/joinery

@@ -179,9 +179,9 @@ template <class K>
 __global__ void __launch_bounds__(policy::threads, 1)
     wsum_kernel(K const* __restrict__ keys, std::int32_t const* __restrict__ v0,
                 std::int32_t const* __restrict__ v1, size_type n, wbits<K> base, int team,
-                unsigned slots, unsigned share, unsigned margin, unsigned long long* __restrict__ sum0,
-                unsigned long long* __restrict__ sum1, unsigned* __restrict__ met,
-                wsum_state* state) {
+                unsigned slots, unsigned share, unsigned margin,
+                unsigned long long* __restrict__ sum0, unsigned long long* __restrict__ sum1,
+                unsigned* __restrict__ met, wsum_state* state) {
   extern __shared__ __align__(16) unsigned char smem[];
   // The block's decoded counts and newly met groups, added to the run's once a block.
   __shared__ unsigned long long block_taken;
@@ -285,7 +285,9 @@ __global__ void __launch_bounds__(hash_groupby_policy::threads_per_block)
     bool const occupied = i < width && met[i] != 0;
     unsigned const mask = __ballot_sync(all_lanes, occupied);
     unsigned long long at = 0;
-    if (lane == 0 && mask != 0) { at = atomicAdd(&state->placed, static_cast<unsigned long long>(__popc(mask))); }
+    if (lane == 0 && mask != 0) {
+      at = atomicAdd(&state->placed, static_cast<unsigned long long>(__popc(mask)));
+    }
     at = __shfl_sync(all_lanes, at, 0);
     if (occupied) {
       auto const gid = static_cast<size_type>(at + __popc(mask & ((1U << lane) - 1U)));
@@ -306,8 +308,11 @@ std::optional<group_parts> dense_wsum_groupby(K const* keys, size_type n, std::i
                                               int& team, stream_ref stream, memory_resource* mr) {
   if (n <= 0 || !aligned16(keys) || !aligned16(v0) || !aligned16(v1)) { return std::nullopt; }
   // smem_limit is already net of the kernels' static shared variables (16 bytes here).
-  auto const slots = static_cast<std::uint64_t>(smem_limit / policy::slot_bytes) & ~std::uint64_t{3};
-  if (slots == 0 || span / slots >= static_cast<std::uint64_t>(policy::max_team)) { return std::nullopt; }
+  auto const slots =
+      static_cast<std::uint64_t>(smem_limit / policy::slot_bytes) & ~std::uint64_t{3};
+  if (slots == 0 || span / slots >= static_cast<std::uint64_t>(policy::max_team)) {
+    return std::nullopt;
+  }
   team = static_cast<int>(span / slots) + 1;
   std::size_t const bytes = static_cast<std::size_t>(slots) * policy::slot_bytes;
   auto const kernel = wsum_kernel<K>;
@@ -319,15 +324,19 @@ std::optional<group_parts> dense_wsum_groupby(K const* keys, size_type n, std::i
       1, std::min<size_type>(ceil_div(n, static_cast<size_type>(policy::tile_rows)),
                              static_cast<size_type>(sms) * per_sm / team));
   // Counts stop at 255 rows a block and group: a uniform group's must stay well below.
-  if (n / (teams * static_cast<size_type>(span + 1)) > policy::max_mean_rows) { return std::nullopt; }
+  if (n / (teams * static_cast<size_type>(span + 1)) > policy::max_mean_rows) {
+    return std::nullopt;
+  }
   using bits = wbits<K>;
   // Each member `share` of the sampled keys, the first and last the margins beside them (half
   // the array's room each; one block: the window centred on the sampled keys, as the dense
   // tier's), so keys a little beyond the sample still fit (mod 2^bits).
   auto const share = static_cast<unsigned>(team == 1 ? slots : (span + team) / team);
-  auto const margin = static_cast<unsigned>(team == 1 ? (slots - 1 - span) / 2 : (slots - share) / 2);
+  auto const margin =
+      static_cast<unsigned>(team == 1 ? (slots - 1 - span) / 2 : (slots - share) / 2);
   auto const width =
-      static_cast<bits>((team == 1 ? 0 : margin + static_cast<std::uint64_t>(team - 1) * share) + slots);
+      static_cast<bits>((team == 1 ? 0 : margin + static_cast<std::uint64_t>(team - 1) * share) +
+                        slots);
   auto const base = static_cast<bits>(static_cast<bits>(low) - static_cast<bits>(margin));
   auto const s = to_cuda(stream);
   std::vector<buffer> sums;
