@@ -22,6 +22,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <limits>
 #include <random>
@@ -1072,6 +1073,77 @@ TEST(GpuHashGroupby, DenseTierWrappedSums) {
     EXPECT_FALSE(wsum) << d.what;
     EXPECT_EQ(diff_groups(oracle_groupby(d.host, 0, *d.aggs), groupby_rows(host.view())), "")
         << d.what;
+  }
+}
+
+// The wrapped sums' kernel reads the sample itself and declines a window wider than its teams
+// hold (2^17 keys: 8 blocks of 17,800 slots) before any pass; the host then reads the sample the
+// kernel copied for the other forms. Signed keys straddling zero and unsigned keys at the top
+// of their range check the sample's order (its bits with the sign flipped).
+TEST(GpuHashGroupby, DenseTierWrappedSumsDeclineFromTheDeviceSample) {
+  JOINERY_SKIP_WITHOUT_GPU();
+  size_type const n = 200003;
+  std::vector<aggregation> const sums{{aggregation_kind::sum, 1}, {aggregation_kind::sum, 2}};
+  auto const wide = lo32_input(uniform_keys<std::int32_t>(n, 1 << 17, 81),
+                               random_values<std::int32_t>(n, 82), 81);
+  auto const device = place(wide.view(), memory_space::device);
+  table host;
+  bool wsum = true;
+  dense_tier_ran(device, sums, {}, host, nullptr, nullptr, nullptr, nullptr, nullptr, &wsum);
+  EXPECT_FALSE(wsum);
+  EXPECT_EQ(diff_groups(oracle_groupby(wide.view(), 0, sums), groupby_rows(host.view())), "");
+  // 1000 keys just below zero and just below the unsigned maximum: one block each.
+  std::vector<std::int32_t> negative(static_cast<std::size_t>(n));
+  std::vector<std::uint32_t> top(static_cast<std::size_t>(n));
+  auto const u = uniform_keys<std::int32_t>(n, 1000, 83);
+  for (std::size_t i = 0; i < negative.size(); ++i) {
+    auto const k = u[i] % 1000;
+    negative[i] = -1 - (k < 0 ? -k : k);
+    top[i] = std::numeric_limits<std::uint32_t>::max() - static_cast<std::uint32_t>(k < 0 ? -k : k);
+  }
+  for (auto const& in : {lo32_input(negative, random_values<std::int32_t>(n, 84), 84),
+                         lo32_input(top, random_values<std::int32_t>(n, 85), 85)}) {
+    auto const d = place(in.view(), memory_space::device);
+    int team = 0;
+    bool ran = false;
+    EXPECT_TRUE(dense_tier_ran(d, sums, {}, host, &team, nullptr, nullptr, nullptr, nullptr,
+                               &ran));
+    EXPECT_TRUE(ran);
+    EXPECT_EQ(team, 1);
+    EXPECT_EQ(diff_groups(oracle_groupby(in.view(), 0, sums), groupby_rows(host.view())), "");
+  }
+}
+
+// The phases are the GPU's times between laps, written once the run is over: named, none
+// negative, and together no longer than the call took.
+TEST(GpuGroupbyPhases, AreTimedOnTheStream) {
+  JOINERY_SKIP_WITHOUT_GPU();
+  size_type const n = 1 << 20;
+  auto const in = lo32_input(uniform_keys<std::int32_t>(n, 1 << 12, 86),
+                             random_values<std::int32_t>(n, 87), 86);
+  auto const device = place(in.view(), memory_space::device);
+  std::vector<aggregation> const aggs{{aggregation_kind::sum, 1}, {aggregation_kind::max, 2}};
+  for (auto const algo : {groupby_algorithm::hash, groupby_algorithm::sort_transformed,
+                          groupby_algorithm::partition_transformed}) {
+    std::vector<phase_time> phases;
+    auto const t0 = std::chrono::steady_clock::now();
+    auto const t = detail::gpu::run_groupby(algo, device.view(), 0, aggs, true, {}, &phases,
+                                            nullptr, default_stream(), device_resource());
+    double const wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::string const what(to_string(algo));
+    ASSERT_GE(phases.size(), 2U) << what;
+    EXPECT_EQ(phases.back().name, "output") << what;
+    double total = 0;
+    for (auto const& p : phases) {
+      EXPECT_FALSE(p.name.empty()) << what;
+      EXPECT_GE(p.seconds, 0.0) << what << ": " << p.name;
+      total += p.seconds;
+    }
+    EXPECT_LE(total, wall) << what;
+    auto const host = place(t.view(), memory_space::host);
+    EXPECT_EQ(diff_groups(oracle_groupby(in.view(), 0, aggs), groupby_rows(host.view())), "")
+        << what;
   }
 }
 

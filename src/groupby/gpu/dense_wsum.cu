@@ -4,11 +4,13 @@
 // also the margins beside them; wsum_kernel) and updates each of its rows with four shared
 // atomics nobody waits for (dense_wsum_policy says what they hold and why the sums decode
 // exactly), but for one row a thread on one tile of four, whose count comes back to stop a run
-// that meets a hot group early. At the end each block decodes its slots and adds them to the
-// window's int64 sums in device memory, and its counts to a total; the met slots are then
-// numbered into the groups. A count that wrapped (a group met more rows in one block than it
-// holds) or a key outside the window (no member's) leaves the total short of the rows, and the
-// run is abandoned (the dense tier's other forms follow).
+// that meets a hot group early. The kernel lays the teams out from the dense tier's sample in
+// device memory (session 29: the host no longer waits for the sample). At the end each block
+// decodes its slots and adds them to the window's int64 sums in device memory, its counts to a
+// total, and marks the met slots; these are then counted and, once the host has read the run's
+// state, numbered into the groups. A count that wrapped (a group met more rows in one block than
+// it holds) or a key outside the window (no member's) leaves the total short of the rows, and
+// the run is abandoned (the dense tier's other forms follow).
 //
 // Layers: host dispatch (dense_wsum_groupby) -> wsum_kernel -> wsum_tile (a tile's rows) ->
 // wsum_update (a row's four atomics).
@@ -32,15 +34,59 @@ constexpr unsigned all_lanes = 0xffffffffU;
 template <class K>
 using wbits = cuda::std::conditional_t<sizeof(K) == 4, std::uint32_t, std::uint64_t>;
 
-/// Read back by the host after the pass.
+/// Written by the pass (the counts' words zero to start, one memset), read back by the host.
+template <class K>
 struct wsum_state {
   unsigned long long stop;    ///< early stops: a key outside the window, a group near its limit
   /// The blocks' counts summed: n less 256 for each count that wrapped, less the rows whose key
   /// lay outside the window (no member's). Equal to n: every sum decodes exactly.
   unsigned long long taken;
-  unsigned long long groups;  ///< window slots met (the groups)
+  unsigned long long groups;  ///< window slots met (the groups; wsum_count_kernel)
   unsigned long long placed;  ///< groups numbered so far (wsum_number_kernel)
+  unsigned long long team;    ///< blocks of a team; 0: the kernel declined the sample
+  unsigned long long base;    ///< the window's first key (bits)
+  unsigned long long width;   ///< the window's keys
+  dense_sample_bits<K> sample;  ///< the sample the kernel read (for the dense tier's other forms)
 };
+
+/// The run's layout, from the sample (wsum_layout): team 0 declines it.
+template <class K>
+struct wsum_layout_t {
+  int team = 0;
+  size_type teams = 0;   ///< teams of the grid (the rest of its blocks idle)
+  unsigned share = 0;    ///< sampled keys a member owns
+  unsigned margin = 0;   ///< keys below the sampled ones (the first member's)
+  wbits<K> base = 0;     ///< the window's first key (bits)
+  wbits<K> width = 0;    ///< the window's keys
+};
+
+/// Each member `share` of the sampled keys, the first and last the margins beside them (half
+/// the array's room each; one block: the window centred on the sampled keys, as the dense
+/// tier's), so keys a little beyond the sample still fit (mod 2^bits). Declined: a window wider
+/// than policy::max_team blocks hold, or more rows a group than a block's counts allow (a
+/// uniform group's count must stay well below 255). Teams: whole ones, all resident at once
+/// (`max_blocks`; the dense tier's rule: a member's tiles come from L2).
+template <class K>
+__device__ wsum_layout_t<K> wsum_layout(dense_sample_bits<K> const& sample, size_type n,
+                                        unsigned slots, int max_blocks) {
+  wsum_layout_t<K> l;
+  auto const span = static_cast<std::uint64_t>(sample.span());
+  if (span / slots >= static_cast<std::uint64_t>(policy::max_team)) { return l; }
+  int const team = static_cast<int>(span / slots) + 1;
+  size_type const tiles = ceil_div(n, static_cast<size_type>(policy::tile_rows));
+  auto const fit = static_cast<size_type>(max_blocks / team);
+  size_type const teams = tiles < fit ? tiles : fit > 0 ? fit : 1;
+  if (n / (teams * static_cast<size_type>(span + 1)) > policy::max_mean_rows) { return l; }
+  l.team = team;
+  l.teams = teams;
+  l.share = static_cast<unsigned>(team == 1 ? slots : (span + team) / team);
+  l.margin = static_cast<unsigned>(team == 1 ? (slots - 1 - span) / 2 : (slots - l.share) / 2);
+  l.width = static_cast<wbits<K>>(
+      (team == 1 ? 0 : l.margin + static_cast<std::uint64_t>(team - 1) * l.share) + slots);
+  l.base = static_cast<wbits<K>>(static_cast<wbits<K>>(sample.low()) -
+                                 static_cast<wbits<K>>(l.margin));
+  return l;
+}
 
 /// A block's shared words, `slots` each but the counts (four a word), as 32-bit shared-window
 /// addresses: with generic pointers ptxas rebuilt the window's base for every row (the dense
@@ -172,20 +218,29 @@ __device__ __forceinline__ long long wsum_decode(unsigned s, int h) {
          static_cast<long long>(s - (static_cast<unsigned>(h) << 24));
 }
 
-/// One block a member of a team (consecutive blocks): its slice's slots in shared memory, the
-/// team's tiles (the dense tier's order), then its slots decoded into `sum0` / `sum1` (int64 a
-/// window slot) and marked in `met`.
+/// One block a member of a team (consecutive blocks): the layout from the sample (blocks past
+/// the teams idle), its slice's slots in shared memory, the team's tiles (the dense tier's
+/// order), then its slots decoded into `sum0` / `sum1` (int64 a window slot) and marked in
+/// `met`. Block 0 writes the sample and the layout to `state` for the host.
 template <class K>
 __global__ void __launch_bounds__(policy::threads, 1)
     wsum_kernel(K const* __restrict__ keys, std::int32_t const* __restrict__ v0,
-                std::int32_t const* __restrict__ v1, size_type n, wbits<K> base, int team,
-                unsigned slots, unsigned share, unsigned margin,
+                std::int32_t const* __restrict__ v1, size_type n,
+                dense_sample_bits<K> const* __restrict__ sample, unsigned slots, int max_blocks,
                 unsigned long long* __restrict__ sum0, unsigned long long* __restrict__ sum1,
-                unsigned* __restrict__ met, wsum_state* state) {
+                unsigned* __restrict__ met, wsum_state<K>* state) {
   extern __shared__ __align__(16) unsigned char smem[];
-  // The block's decoded counts and newly met groups, added to the run's once a block.
+  // The block's decoded counts, added to the run's once a block.
   __shared__ unsigned long long block_taken;
-  __shared__ unsigned long long block_groups;
+  auto const l = wsum_layout<K>(*sample, n, slots, max_blocks);
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    state->sample = *sample;
+    state->team = static_cast<unsigned long long>(l.team);
+    state->base = static_cast<unsigned long long>(l.base);
+    state->width = static_cast<unsigned long long>(l.width);
+  }
+  auto const team = static_cast<unsigned>(l.team);
+  if (team == 0 || static_cast<size_type>(blockIdx.x) >= l.teams * team) { return; }
   auto* const words = reinterpret_cast<unsigned*>(smem);
   unsigned* const counts = words + 3 * static_cast<std::size_t>(slots);
   unsigned const at = static_cast<unsigned>(__cvta_generic_to_shared(smem));
@@ -193,23 +248,20 @@ __global__ void __launch_bounds__(policy::threads, 1)
   // Opaque, so that ptxas keeps the addresses in registers.
   asm volatile("" : "+r"(s.s0), "+r"(s.s1), "+r"(s.top), "+r"(s.counts));
   for (unsigned i = threadIdx.x; i < 3 * slots + slots / 4; i += policy::threads) { words[i] = 0; }
-  if (threadIdx.x == 0) {
-    block_taken = 0;
-    block_groups = 0;
-  }
+  if (threadIdx.x == 0) { block_taken = 0; }
   // Member m owns `share` keys of the sampled range from margin + m * share on; the first also
   // takes the margin below it, the last its whole array (the margin above): the members take
   // about equal shares of the rows (the slowest sets the team's pace).
-  auto const member = static_cast<unsigned>(blockIdx.x) % static_cast<unsigned>(team);
-  auto const start = [&](unsigned m) { return m == 0 ? 0U : margin + m * share; };
+  auto const member = static_cast<unsigned>(blockIdx.x) % team;
+  auto const start = [&](unsigned m) { return m == 0 ? 0U : l.margin + m * l.share; };
   unsigned const offset = start(member);
-  unsigned const size =
-      member + 1 == static_cast<unsigned>(team) ? slots : start(member + 1) - offset;
-  auto const width = static_cast<wbits<K>>(start(static_cast<unsigned>(team) - 1) + slots);
+  unsigned const size = member + 1 == team ? slots : start(member + 1) - offset;
+  wbits<K> const base = l.base;
+  wbits<K> const width = l.width;
   wsum_slice<K> const w{static_cast<wbits<K>>(base + offset), size};
   __syncthreads();
   size_type const tiles = ceil_div(n, static_cast<size_type>(policy::tile_rows));
-  size_type const stride = gridDim.x / team;
+  size_type const stride = l.teams;
   // Each warp reads the run's stop flag on one of policy::stop_poll_tiles of its tiles and a
   // count back on one of policy::count_probe_tiles, the block's warps in turn; a thread that
   // meets a hot group raises the flag and leaves on its own. No warp-wide step in the loop: a
@@ -244,7 +296,8 @@ __global__ void __launch_bounds__(policy::threads, 1)
                               state->stop).load(cuda::memory_order_relaxed) != 0);
   if (stopped) { return; }
   unsigned long long taken = 0;
-  unsigned long long met_first = 0;
+  // Plain stores mark the met slots (every writer writes 1; wsum_count_kernel counts them): an
+  // exchange returned to count them here held each thread a round trip per slot.
   for (unsigned i = threadIdx.x; i < size; i += policy::threads) {
     unsigned const count = (counts[i >> 2] >> ((i & 3U) * 8U)) & 0xffU;
     if (count == 0) { continue; }
@@ -257,19 +310,34 @@ __global__ void __launch_bounds__(policy::threads, 1)
     atomicAdd(sum0 + slot, static_cast<unsigned long long>(wsum_decode(words[i], h0)));
     atomicAdd(sum1 + slot, static_cast<unsigned long long>(
                                wsum_decode(words[static_cast<std::size_t>(slots) + i], h1)));
-    if (atomicExch(met + slot, 1U) == 0) { ++met_first; }
+    met[slot] = 1U;
   }
-  // One device-memory atomic a block on each of the two words, not one a thread and slot.
+  // One device-memory atomic a block, not one a thread.
   taken = __reduce_add_sync(all_lanes, static_cast<unsigned>(taken));
-  met_first = __reduce_add_sync(all_lanes, static_cast<unsigned>(met_first));
-  if ((threadIdx.x & 31U) == 0) {
-    atomicAdd(&block_taken, taken);
-    atomicAdd(&block_groups, met_first);
-  }
+  if ((threadIdx.x & 31U) == 0) { atomicAdd(&block_taken, taken); }
   __syncthreads();
-  if (threadIdx.x == 0) {
-    atomicAdd(&state->taken, block_taken);
-    atomicAdd(&state->groups, block_groups);
+  if (threadIdx.x == 0) { atomicAdd(&state->taken, block_taken); }
+}
+
+/// The met slots of `met` (`width` words, zeros past the window) counted into state->groups:
+/// one atomic a block.
+template <class K>
+__global__ void __launch_bounds__(hash_groupby_policy::threads_per_block)
+    wsum_count_kernel(unsigned const* __restrict__ met, size_type width, wsum_state<K>* state) {
+  __shared__ unsigned block_groups;
+  if (threadIdx.x == 0) { block_groups = 0; }
+  __syncthreads();
+  unsigned groups = 0;
+  size_type const stride = static_cast<size_type>(gridDim.x) * blockDim.x;
+  for (size_type i = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x; i < width;
+       i += stride) {
+    groups += met[i] != 0 ? 1U : 0U;
+  }
+  groups = __reduce_add_sync(all_lanes, groups);
+  if ((threadIdx.x & 31U) == 0) { atomicAdd(&block_groups, groups); }
+  __syncthreads();
+  if (threadIdx.x == 0 && block_groups != 0) {
+    atomicAdd(&state->groups, static_cast<unsigned long long>(block_groups));
   }
 }
 
@@ -277,7 +345,8 @@ __global__ void __launch_bounds__(policy::threads, 1)
 template <class K>
 __global__ void __launch_bounds__(hash_groupby_policy::threads_per_block)
     wsum_number_kernel(unsigned const* __restrict__ met, size_type width, wbits<K> base,
-                       K* __restrict__ keys_out, size_type* __restrict__ index, wsum_state* state) {
+                       K* __restrict__ keys_out, size_type* __restrict__ index,
+                       wsum_state<K>* state) {
   size_type const stride = static_cast<size_type>(gridDim.x) * blockDim.x;
   unsigned const lane = threadIdx.x & 31U;
   for (size_type i0 = static_cast<size_type>(blockIdx.x) * blockDim.x; i0 < width; i0 += stride) {
@@ -303,71 +372,70 @@ bool aligned16(void const* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 
 
 template <class K>
 std::optional<group_parts> dense_wsum_groupby(K const* keys, size_type n, std::int32_t const* v0,
-                                              std::int32_t const* v1, std::uint64_t low,
-                                              std::uint64_t span, std::size_t smem_limit, int sms,
-                                              int& team, stream_ref stream, memory_resource* mr) {
+                                              std::int32_t const* v1,
+                                              dense_sample_bits<K> const* sample,
+                                              dense_sample_bits<K>& host_sample, bool& sampled,
+                                              std::size_t smem_limit, int sms, int& team,
+                                              stream_ref stream, memory_resource* mr) {
+  sampled = false;
   if (n <= 0 || !aligned16(keys) || !aligned16(v0) || !aligned16(v1)) { return std::nullopt; }
   // smem_limit is already net of the kernels' static shared variables (16 bytes here).
   auto const slots =
       static_cast<std::uint64_t>(smem_limit / policy::slot_bytes) & ~std::uint64_t{3};
-  if (slots == 0 || span / slots >= static_cast<std::uint64_t>(policy::max_team)) {
-    return std::nullopt;
-  }
-  team = static_cast<int>(span / slots) + 1;
+  if (slots == 0) { return std::nullopt; }
   std::size_t const bytes = static_cast<std::size_t>(slots) * policy::slot_bytes;
   auto const kernel = wsum_kernel<K>;
   JOINERY_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         static_cast<int>(bytes)));
-  int const per_sm = resident_blocks_per_sm(kernel, policy::threads, bytes);
-  // Whole teams, all resident at once (the dense tier's rule: a member's tiles come from L2).
-  size_type const teams = std::max<size_type>(
-      1, std::min<size_type>(ceil_div(n, static_cast<size_type>(policy::tile_rows)),
-                             static_cast<size_type>(sms) * per_sm / team));
-  // Counts stop at 255 rows a block and group: a uniform group's must stay well below.
-  if (n / (teams * static_cast<size_type>(span + 1)) > policy::max_mean_rows) {
-    return std::nullopt;
-  }
-  using bits = wbits<K>;
-  // Each member `share` of the sampled keys, the first and last the margins beside them (half
-  // the array's room each; one block: the window centred on the sampled keys, as the dense
-  // tier's), so keys a little beyond the sample still fit (mod 2^bits).
-  auto const share = static_cast<unsigned>(team == 1 ? slots : (span + team) / team);
-  auto const margin =
-      static_cast<unsigned>(team == 1 ? (slots - 1 - span) / 2 : (slots - share) / 2);
-  auto const width =
-      static_cast<bits>((team == 1 ? 0 : margin + static_cast<std::uint64_t>(team - 1) * share) +
-                        slots);
-  auto const base = static_cast<bits>(static_cast<bits>(low) - static_cast<bits>(margin));
+  int const max_blocks = sms * resident_blocks_per_sm(kernel, policy::threads, bytes);
+  // Sized for the widest window the kernel accepts (policy::max_team blocks' slots): the host
+  // does not wait for the sample.
+  auto const max_width = static_cast<size_type>(slots) * policy::max_team;
   auto const s = to_cuda(stream);
   std::vector<buffer> sums;
   for (int a = 0; a < 2; ++a) {
-    sums.emplace_back(static_cast<std::size_t>(width) * sizeof(unsigned long long), mr, stream);
+    sums.emplace_back(static_cast<std::size_t>(max_width) * sizeof(unsigned long long), mr, stream);
     JOINERY_CUDA_TRY(cudaMemsetAsync(sums.back().data(), 0, sums.back().size(), s));
   }
-  buffer met(static_cast<std::size_t>(width) * sizeof(unsigned), mr, stream);
-  JOINERY_CUDA_TRY(cudaMemsetAsync(met.data(), 0, met.size(), s));
-  buffer d_state(sizeof(wsum_state), mr, stream);
-  JOINERY_CUDA_TRY(cudaMemsetAsync(d_state.data(), 0, sizeof(wsum_state), s));
-  auto* const state = static_cast<wsum_state*>(d_state.data());
-  kernel<<<static_cast<int>(teams * team), policy::threads, bytes, s>>>(
-      keys, v0, v1, n, base, team, static_cast<unsigned>(slots), share, margin,
+  // The state and the met marks in one allocation and one memset.
+  buffer d_state(sizeof(wsum_state<K>) + static_cast<std::size_t>(max_width) * sizeof(unsigned),
+                 mr, stream);
+  JOINERY_CUDA_TRY(cudaMemsetAsync(d_state.data(), 0, d_state.size(), s));
+  auto* const state = static_cast<wsum_state<K>*>(d_state.data());
+  auto* const met = reinterpret_cast<unsigned*>(state + 1);
+  size_type const tiles = ceil_div(n, static_cast<size_type>(policy::tile_rows));
+  // Never more blocks than teams of the widest team can use.
+  auto const grid = static_cast<int>(
+      std::min<size_type>(max_blocks, tiles * static_cast<size_type>(policy::max_team)));
+  kernel<<<grid, policy::threads, bytes, s>>>(
+      keys, v0, v1, n, sample, static_cast<unsigned>(slots), max_blocks,
       static_cast<unsigned long long*>(sums[0].data()),
-      static_cast<unsigned long long*>(sums[1].data()), static_cast<unsigned*>(met.data()), state);
+      static_cast<unsigned long long*>(sums[1].data()), met, state);
   JOINERY_CHECK_LAUNCH();
-  wsum_state h{};
+  int const count_threads = hash_groupby_policy::threads_per_block;
+  wsum_count_kernel<K><<<grid_stride_blocks(max_width, count_threads, sms), count_threads, 0, s>>>(
+      met, max_width, state);
+  JOINERY_CHECK_LAUNCH();
+  wsum_state<K> h{};
   JOINERY_CUDA_TRY(cudaMemcpyAsync(&h, state, sizeof(h), cudaMemcpyDeviceToHost, s));
   JOINERY_CUDA_TRY(cudaStreamSynchronize(s));
-  // A count that wrapped (the block's sums are not exact), or a key outside the window.
-  if (h.stop != 0 || h.taken != static_cast<unsigned long long>(n)) { return std::nullopt; }
+  host_sample = h.sample;
+  sampled = true;
+  // Declined by the kernel, a count that wrapped (the block's sums are not exact), or a key
+  // outside the window.
+  if (h.team == 0 || h.stop != 0 || h.taken != static_cast<unsigned long long>(n)) {
+    return std::nullopt;
+  }
+  team = static_cast<int>(h.team);
+  auto const width = static_cast<size_type>(h.width);
   group_parts parts;
   parts.groups = static_cast<size_type>(h.groups);
   parts.keys = column(type_to_id_v<K>, parts.groups, mr, stream);
   parts.index = buffer(static_cast<std::size_t>(parts.groups) * sizeof(size_type), mr, stream);
-  wsum_number_kernel<K><<<grid_stride_blocks(static_cast<size_type>(width),
-                                             hash_groupby_policy::threads_per_block, sms),
+  wsum_number_kernel<K><<<grid_stride_blocks(width, hash_groupby_policy::threads_per_block, sms),
                           hash_groupby_policy::threads_per_block, 0, s>>>(
-      static_cast<unsigned const*>(met.data()), static_cast<size_type>(width), base,
-      static_cast<K*>(parts.keys.data()), static_cast<size_type*>(parts.index.data()), state);
+      met, width, static_cast<wbits<K>>(h.base), static_cast<K*>(parts.keys.data()),
+      static_cast<size_type*>(parts.index.data()), state);
   JOINERY_CHECK_LAUNCH();
   parts.accs = std::move(sums);
   return parts;
@@ -375,8 +443,9 @@ std::optional<group_parts> dense_wsum_groupby(K const* keys, size_type n, std::i
 
 #define JOINERY_INSTANTIATE_DENSE_WSUM(K)                                                      \
   template std::optional<group_parts> dense_wsum_groupby<K>(                                   \
-      K const*, size_type, std::int32_t const*, std::int32_t const*, std::uint64_t,            \
-      std::uint64_t, std::size_t, int, int&, stream_ref, memory_resource*);
+      K const*, size_type, std::int32_t const*, std::int32_t const*,                           \
+      dense_sample_bits<K> const*, dense_sample_bits<K>&, bool&, std::size_t, int, int&,       \
+      stream_ref, memory_resource*);
 JOINERY_INSTANTIATE_DENSE_WSUM(std::int32_t)
 JOINERY_INSTANTIATE_DENSE_WSUM(std::int64_t)
 JOINERY_INSTANTIATE_DENSE_WSUM(std::uint32_t)

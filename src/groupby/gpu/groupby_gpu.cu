@@ -293,7 +293,9 @@ table run_groupby(groupby_algorithm algo, table_view const& input, size_type key
       }
     }
     if (used != nullptr) { *used = ran; }
-    return finalize<K>(plan, std::move(parts), sort_by_key, clock, stream, mr);
+    auto out = finalize<K>(plan, std::move(parts), sort_by_key, clock, stream, mr);
+    clock.finish();
+    return out;
   });
 }
 

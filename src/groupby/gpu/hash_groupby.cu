@@ -503,15 +503,6 @@ struct shared_group_table {
   __device__ K key_at(int i) const { return static_cast<K>(i < slots ? keys[i] : empty); }
 };
 
-/// The sampled keys of the dense tier (dense_sample_kernel): the bits of the smallest and how
-/// many keys past it the largest lies.
-template <class K>
-struct dense_sample {
-  using bits_type = typename shared_group_table<K>::bits_type;
-  bits_type low;
-  bits_type span;
-};
-
 /// The dense tier's window: `team` * `slots` keys from the bits `base`. The blocks form teams of
 /// `team` consecutive blocks that walk the same tiles; member m owns the keys base + m * slots ..
 /// + slots and skips the others. A team's rows come from DRAM about once and to its other
@@ -1519,30 +1510,32 @@ std::optional<group_parts> run_fused_tier(agg_plan const& plan, Source&& source,
                         stream, mr);
 }
 
-/// The smallest of `samples` evenly spaced keys (in the key type's order) and how far the
-/// largest lies past it. One block.
+/// The smallest and largest of `samples` evenly spaced keys (in the key type's order), one a
+/// thread, into `sample` (all ones to start: dense_sample_bits). Many blocks: the samples lie
+/// 64 KB and more apart, and one block that walked them all waited 19 us on their round trips
+/// (H200, 2^28 rows).
 template <class K>
 __global__ void __launch_bounds__(policy::window_threads)
     dense_sample_kernel(K const* __restrict__ keys, size_type n, size_type samples,
-                        dense_sample<K>* sample) {
-  using bits_type = typename dense_sample<K>::bits_type;
-  K lo = cuda::std::numeric_limits<K>::max();
-  K hi = cuda::std::numeric_limits<K>::lowest();
-  for (size_type i = threadIdx.x; i < samples; i += blockDim.x) {
-    K const k = __ldg(keys + i * n / samples);  // i * n < 2^14 * 2^48: no overflow
-    lo = k < lo ? k : lo;
-    hi = k > hi ? k : hi;
+                        dense_sample_bits<K>* sample) {
+  using sample_type = dense_sample_bits<K>;
+  using bits_type = typename sample_type::bits_type;
+  bits_type lo = ~bits_type{0};
+  bits_type hi_not = ~bits_type{0};
+  size_type const i = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < samples) {
+    bits_type const o = sample_type::ordered(__ldg(keys + i * n / samples));  // < 2^14 * 2^48
+    lo = o;
+    hi_not = ~o;
   }
-  using reduce = cub::BlockReduce<K, policy::window_threads>;
+  using reduce = cub::BlockReduce<bits_type, policy::window_threads>;
   __shared__ typename reduce::TempStorage lo_storage;
   __shared__ typename reduce::TempStorage hi_storage;
-  K const min_key = reduce(lo_storage).Reduce(lo, cuda::minimum<>{});
-  K const max_key = reduce(hi_storage).Reduce(hi, cuda::maximum<>{});
+  bits_type const block_lo = reduce(lo_storage).Reduce(lo, cuda::minimum<>{});
+  bits_type const block_hi_not = reduce(hi_storage).Reduce(hi_not, cuda::minimum<>{});
   if (threadIdx.x == 0) {
-    // hi - lo in bits is exact (0 <= hi - lo < 2^bits).
-    auto const low = static_cast<bits_type>(key_bits(min_key));
-    sample->low = low;
-    sample->span = static_cast<bits_type>(static_cast<bits_type>(key_bits(max_key)) - low);
+    atomicMin(&sample->lo, block_lo);
+    atomicMin(&sample->hi_not, block_hi_not);
   }
 }
 
@@ -1719,18 +1712,17 @@ std::optional<group_parts> hgb_dense_tier(K const* keys, size_type n, table_view
   // One accumulator a pass leaves a block the most slots: none, and no layout fits.
   if (n == 0 || dense_shape_for(plan, limit, 1).slots == 0) { return std::nullopt; }
   // Declining costs one small copy and a synchronisation, not the tier's allocations and
-  // launches (sparse keys: about 0.07 ms of a 1.7-2.3 ms run at 2^28 rows when it did).
-  dense_sample<K> sample{};
-  {
-    buffer d_sample(sizeof(dense_sample<K>), mr, stream);
-    auto* ds = static_cast<dense_sample<K>*>(d_sample.data());
-    dense_sample_kernel<K><<<1, policy::window_threads, 0, to_cuda(stream)>>>(
-        keys, n, std::min(n, policy::window_samples), ds);
-    JOINERY_CHECK_LAUNCH();
-    JOINERY_CUDA_TRY(cudaMemcpyAsync(&sample, ds, sizeof(sample), cudaMemcpyDeviceToHost,
-                                     to_cuda(stream)));
-    JOINERY_CUDA_TRY(cudaStreamSynchronize(to_cuda(stream)));
-  }
+  // launches (sparse keys: about 0.07 ms of a 1.7-2.3 ms run at 2^28 rows when it did). The
+  // wrapped sums read the sample on the device and the host reads it after their pass.
+  dense_sample_bits<K> sample{};
+  bool sampled = false;
+  buffer d_sample(sizeof(sample), mr, stream);
+  auto* const ds = static_cast<dense_sample_bits<K>*>(d_sample.data());
+  JOINERY_CUDA_TRY(cudaMemsetAsync(ds, 0xff, sizeof(sample), to_cuda(stream)));
+  size_type const samples = std::min(n, policy::window_samples);
+  dense_sample_kernel<K><<<static_cast<int>(ceil_div(samples, size_type{policy::window_threads})),
+                           policy::window_threads, 0, to_cuda(stream)>>>(keys, n, samples, ds);
+  JOINERY_CHECK_LAUNCH();
   wsum_ran = false;
   if (wsum && plan.accs.size() == 2 &&
       std::all_of(plan.accs.begin(), plan.accs.end(), [](acc_spec const& a) {
@@ -1739,17 +1731,20 @@ std::optional<group_parts> hgb_dense_tier(K const* keys, size_type n, table_view
     auto const values = [&](int a) {
       return static_cast<std::int32_t const*>(input.column(plan.accs[static_cast<std::size_t>(a)].column).data());
     };
-    if (auto parts = dense_wsum_groupby<K>(keys, n, values(0), values(1),
-                                           static_cast<std::uint64_t>(sample.low),
-                                           static_cast<std::uint64_t>(sample.span), limit, sms,
-                                           team, stream, mr)) {
+    if (auto parts = dense_wsum_groupby<K>(keys, n, values(0), values(1), ds, sample, sampled,
+                                           limit, sms, team, stream, mr)) {
       wsum_ran = true;
       return parts;
     }
   }
+  if (!sampled) {
+    JOINERY_CUDA_TRY(cudaMemcpyAsync(&sample, ds, sizeof(sample), cudaMemcpyDeviceToHost,
+                                     to_cuda(stream)));
+    JOINERY_CUDA_TRY(cudaStreamSynchronize(to_cuda(stream)));
+  }
   auto const layout_of = [&](agg_plan const& p) {
     return dense_layout_for(
-        p, limit, static_cast<std::uint64_t>(sample.span),
+        p, limit, static_cast<std::uint64_t>(sample.span()),
         max_team > 0 ? std::min(max_team, policy::max_dense_team) : policy::max_dense_team,
         max_row_cost > 0 ? static_cast<std::size_t>(max_row_cost) : policy::max_dense_row_cost,
         forced_batch);
@@ -1787,7 +1782,7 @@ std::optional<group_parts> hgb_dense_tier(K const* keys, size_type n, table_view
     }
   }
   if (has_lo32 && lo32 >= 0 && !counted_ran && layout_of(lo32_plan)) {
-    lo32_ran = lo32 > 0 || (static_cast<std::uint64_t>(sample.span) >=
+    lo32_ran = lo32 > 0 || (static_cast<std::uint64_t>(sample.span()) >=
                               static_cast<std::uint64_t>(policy::dense_lo32_min_span) &&
                             hot_key_share<K>(keys, n, stream, mr) <
                               policy::dense_lo32_max_hot_share);
@@ -1802,7 +1797,7 @@ std::optional<group_parts> hgb_dense_tier(K const* keys, size_type n, table_view
   auto const window_slots = static_cast<bits_type>(static_cast<bits_type>(layout->team) *
                                                    static_cast<bits_type>(shape.slots));
   dense_window<K> const window{
-      static_cast<bits_type>(sample.low - (window_slots - 1 - sample.span) / 2), layout->team};
+      static_cast<bits_type>(sample.low() - (window_slots - 1 - sample.span()) / 2), layout->team};
   bool const in_teams = layout->team > 1;
   narrow_ran = true;
   own_lo32_ran = false;

@@ -35,10 +35,11 @@ struct hash_groupby_policy {
   static constexpr int fused_accs = 2;
   /// HGB tier 2: a warp looks for lanes sharing a slot (skew) once in this many of its tiles.
   static constexpr int peer_probe_tiles = 8;
-  /// HGB's dense tier: keys sampled (evenly spaced, one block) for the window, the most slots
-  /// a block holds (a team of blocks holds a window of up to max_dense_team times that).
+  /// HGB's dense tier: keys sampled (evenly spaced, one a thread in blocks of window_threads)
+  /// for the window, the most slots a block holds (a team of blocks holds a window of up to
+  /// max_dense_team times that).
   static constexpr size_type window_samples = size_type{1} << 14;
-  static constexpr int window_threads = 1024;
+  static constexpr int window_threads = 256;
   static constexpr int max_dense_slots = 1 << 18;
   /// HGB's dense tier: the most blocks of a team (a window wider than one block's shared
   /// memory), what a member's pass over a row costs and the most a layout may cost a row, in
@@ -199,23 +200,49 @@ struct group_parts {
   bool skewed = false;
 };
 
-/// Phase times: synchronizes the stream at each lap (only when someone listens).
+/// Phase times, as the GPU ran them: a lap records an event on the stream (only when someone
+/// listens) and finish() waits for the last one and writes the times between them. No lap
+/// waits: a wait there left the GPU idle while the host launched the next phase (about 10 us a
+/// lap; the public group-by waits for the stream at the end anyway).
 class phase_clock {
  public:
   phase_clock(std::vector<phase_time>* phases, stream_ref stream)
-      : phases_(phases), stream_(stream), t0_(std::chrono::steady_clock::now()) {}
+      : phases_(phases), stream_(stream) {
+    if (phases_ != nullptr) { record(); }
+  }
+  phase_clock(phase_clock const&) = delete;
+  phase_clock& operator=(phase_clock const&) = delete;
+  ~phase_clock() {
+    for (auto e : events_) { cudaEventDestroy(e); }  // no throw from a destructor
+  }
   void lap(char const* name) {
     if (phases_ == nullptr) { return; }
-    JOINERY_CUDA_TRY(cudaStreamSynchronize(to_cuda(stream_)));
-    auto const now = std::chrono::steady_clock::now();
-    phases_->push_back({name, std::chrono::duration<double>(now - t0_).count()});
-    t0_ = now;
+    names_.emplace_back(name);
+    record();
+  }
+  /// Waits for the last lap and appends the phases' times (nothing without a listener).
+  void finish() {
+    if (phases_ == nullptr || names_.empty()) { return; }
+    JOINERY_CUDA_TRY(cudaEventSynchronize(events_.back()));
+    for (std::size_t i = 0; i < names_.size(); ++i) {
+      float ms = 0;
+      JOINERY_CUDA_TRY(cudaEventElapsedTime(&ms, events_[i], events_[i + 1]));
+      phases_->push_back({names_[i], static_cast<double>(ms) / 1e3});
+    }
+    names_.clear();
   }
 
  private:
+  void record() {
+    cudaEvent_t e{};
+    JOINERY_CUDA_TRY(cudaEventCreate(&e));
+    events_.push_back(e);
+    JOINERY_CUDA_TRY(cudaEventRecord(e, to_cuda(stream_)));
+  }
   std::vector<phase_time>* phases_;
   stream_ref stream_;
-  std::chrono::steady_clock::time_point t0_;
+  std::vector<cudaEvent_t> events_;
+  std::vector<std::string> names_;
 };
 
 /// Dense accumulator arrays of `groups` entries each, set to their identities.

@@ -2,11 +2,35 @@
 // Internal (src/groupby/gpu/*.cu): the dense tier's wrapped sums, SUM of two int32 columns over
 // dense keys with fire-and-forget shared atomics only (dense_wsum.cu; DESIGN.md 6c).
 #include "groupby/gpu/detail/common.cuh"
+#include "primitives/detail/hash.cuh"
+
+#include <cuda/std/type_traits>
 
 #include <cstdint>
 #include <optional>
 
 namespace joinery::detail::gpu::gb {
+
+/// The dense tier's sample of the keys (dense_sample_kernel, hash_groupby.cu) as its blocks
+/// reduce it: the smallest sampled key and the complement of the largest, as bits that order
+/// like the keys (signed keys with the sign bit flipped). Both are atomic minima from all ones,
+/// so a memset of 0xff starts them, and the device reads the result without the host.
+template <class K>
+struct dense_sample_bits {
+  using bits_type = cuda::std::conditional_t<sizeof(K) == 4, unsigned int, unsigned long long>;
+  static constexpr bits_type flip =
+      cuda::std::is_signed_v<K> ? bits_type{1} << (8 * sizeof(K) - 1) : bits_type{0};
+  bits_type lo;      ///< the smallest key's ordered bits
+  bits_type hi_not;  ///< the complement of the largest key's ordered bits
+
+  __host__ __device__ static bits_type ordered(K k) {
+    return static_cast<bits_type>(key_bits(k)) ^ flip;
+  }
+  /// The smallest sampled key's bits.
+  __host__ __device__ bits_type low() const { return lo ^ flip; }
+  /// How many keys past the smallest the largest lies (exact in bits: 0 <= span < 2^bits).
+  __host__ __device__ bits_type span() const { return static_cast<bits_type>(~hi_not - lo); }
+};
 
 /// Launch shape and limits of dense_wsum_groupby.
 ///
@@ -45,18 +69,22 @@ struct dense_wsum_policy {
   static constexpr unsigned count_probe_tiles = 4;
 };
 
-/// SUM of the int32 columns `v0` and `v1` over `n` keys whose sampled smallest key bits are `low`
-/// and largest `low + span` (dense_sample), as the dense tier's teams of blocks with the wrapped
-/// sums above. nullopt, at the cost of a small look at the sizes, when the layout does not fit
-/// (too wide a window, too many rows a group, columns off 16-byte boundaries), and after a
-/// pass when a key fell outside the window or a block's group met more than 255 rows. `team`
-/// gets the blocks of a team. `smem_limit`: the dynamic shared memory a block may take (the
-/// dense tier's limit, net of hash_groupby_policy::static_shared_reserve). The accumulators of
-/// the result are the two int64 sums, indexed by the group's offset in the window.
+/// SUM of the int32 columns `v0` and `v1` over `n` keys, as the dense tier's teams of blocks with
+/// the wrapped sums above, the window taken from `sample` in device memory (the kernel lays out
+/// the teams from it: no wait for the host between the sample and the pass). nullopt, at the cost
+/// of a look at the sizes, when the columns lie off 16-byte boundaries; after the kernel read the
+/// sample and declined (too wide a window, too many rows a group), or after a pass when a key fell
+/// outside the window or a block's group met more than 255 rows. Once the kernel ran, `sampled`
+/// is true and `host_sample` holds the sample (what the dense tier's other forms need). `team`
+/// gets the blocks of a team. `smem_limit`: the dynamic shared memory a block may take (the dense
+/// tier's limit, net of hash_groupby_policy::static_shared_reserve). The accumulators of the
+/// result are the two int64 sums, indexed by the group's offset in the window.
 template <class K>
 std::optional<group_parts> dense_wsum_groupby(K const* keys, size_type n, std::int32_t const* v0,
-                                              std::int32_t const* v1, std::uint64_t low,
-                                              std::uint64_t span, std::size_t smem_limit, int sms,
-                                              int& team, stream_ref stream, memory_resource* mr);
+                                              std::int32_t const* v1,
+                                              dense_sample_bits<K> const* sample,
+                                              dense_sample_bits<K>& host_sample, bool& sampled,
+                                              std::size_t smem_limit, int sms, int& team,
+                                              stream_ref stream, memory_resource* mr);
 
 }  // namespace joinery::detail::gpu::gb
