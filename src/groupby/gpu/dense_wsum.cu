@@ -226,15 +226,32 @@ template <class K>
 __global__ void __launch_bounds__(policy::threads, 1)
     wsum_kernel(K const* __restrict__ keys, std::int32_t const* __restrict__ v0,
                 std::int32_t const* __restrict__ v1, size_type n,
-                dense_sample_bits<K> const* __restrict__ sample, unsigned slots, int max_blocks,
-                unsigned long long* __restrict__ sum0, unsigned long long* __restrict__ sum1,
-                unsigned* __restrict__ met, wsum_state<K>* state) {
+                dense_sample_bits<K> const* __restrict__ partials, unsigned slots,
+                int max_blocks, unsigned long long* __restrict__ sum0,
+                unsigned long long* __restrict__ sum1, unsigned* __restrict__ met,
+                wsum_state<K>* state) {
   extern __shared__ __align__(16) unsigned char smem[];
   // The block's decoded counts, added to the run's once a block.
   __shared__ unsigned long long block_taken;
-  auto const l = wsum_layout<K>(*sample, n, slots, max_blocks);
+  __shared__ dense_sample_bits<K> block_sample;
+  if (threadIdx.x < 32) {
+    // The sampling blocks' partials (dense_sample_blocks <= 64) merged by one warp.
+    static_assert(dense_sample_blocks <= 64);
+    dense_sample_bits<K> m;
+    for (int b = static_cast<int>(threadIdx.x); b < dense_sample_blocks; b += 32) {
+      m.merge(partials[b]);
+    }
+    for (int d = 16; d > 0; d /= 2) {
+      m.merge(dense_sample_bits<K>{__shfl_xor_sync(all_lanes, m.lo, d),
+                                   __shfl_xor_sync(all_lanes, m.hi_not, d)});
+    }
+    if (threadIdx.x == 0) { block_sample = m; }
+  }
+  __syncthreads();
+  auto const sample = block_sample;
+  auto const l = wsum_layout<K>(sample, n, slots, max_blocks);
   if (blockIdx.x == 0 && threadIdx.x == 0) {
-    state->sample = *sample;
+    state->sample = sample;
     state->team = static_cast<unsigned long long>(l.team);
     state->base = static_cast<unsigned long long>(l.base);
     state->width = static_cast<unsigned long long>(l.width);
@@ -366,12 +383,18 @@ __global__ void __launch_bounds__(hash_groupby_policy::threads_per_block)
   }
 }
 
-/// Zeros `words0`, `words1` and `words2` 16-byte words from the three pointers (16-byte aligned):
-/// one launch for the run's sums and its state, where three memsets cost the host about 4 us
-/// each before the pass could start (H200, session 29).
-__global__ void __launch_bounds__(hash_groupby_policy::threads_per_block)
-    wsum_zero_kernel(uint4* __restrict__ p0, size_type words0, uint4* __restrict__ p1,
-                     size_type words1, uint4* __restrict__ p2, size_type words2) {
+/// The run's first launch: blocks 0 .. dense_sample_blocks - 1 sample the keys into `partials`
+/// (dense_sample_block), then every block zeros `words0`, `words1` and `words2` 16-byte words
+/// from the three pointers (the sums, the state and its marks). One launch where a memset, the
+/// sample and three memsets cost the host about 4 us each before the pass could start (H200,
+/// session 29).
+template <class K>
+__global__ void __launch_bounds__(dense_sample_threads)
+    wsum_prepare_kernel(K const* __restrict__ keys, size_type n, size_type samples,
+                        dense_sample_bits<K>* __restrict__ partials, uint4* __restrict__ p0,
+                        size_type words0, uint4* __restrict__ p1, size_type words1,
+                        uint4* __restrict__ p2, size_type words2) {
+  if (blockIdx.x < dense_sample_blocks) { dense_sample_block<K>(keys, n, samples, partials); }
   size_type const stride = static_cast<size_type>(gridDim.x) * blockDim.x;
   uint4 const zero{0, 0, 0, 0};
   for (size_type i = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -393,7 +416,6 @@ bool aligned16(void const* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 
 template <class K>
 std::optional<group_parts> dense_wsum_groupby(K const* keys, size_type n, std::int32_t const* v0,
                                               std::int32_t const* v1,
-                                              dense_sample_bits<K> const* sample,
                                               dense_sample_bits<K>& host_sample, bool& sampled,
                                               std::size_t smem_limit, int sms, int& team,
                                               stream_ref stream, memory_resource* mr) {
@@ -417,25 +439,31 @@ std::optional<group_parts> dense_wsum_groupby(K const* keys, size_type n, std::i
     sums.emplace_back(static_cast<std::size_t>(max_width) * sizeof(unsigned long long), mr, stream);
   }
   // The state and the met marks in one allocation, in whole 16-byte words like the sums (the
-  // slots are a multiple of 4).
-  buffer d_state((sizeof(wsum_state<K>) + static_cast<std::size_t>(max_width) * sizeof(unsigned) +
-                  15) / 16 * 16,
-                 mr, stream);
-  auto const words = [](buffer const& b) { return static_cast<size_type>(b.size() / 16); };
-  int const zero_threads = hash_groupby_policy::threads_per_block;
-  wsum_zero_kernel<<<grid_stride_blocks(words(sums[0]) * 2 + words(d_state), zero_threads, sms),
-                     zero_threads, 0, s>>>(
-      static_cast<uint4*>(sums[0].data()), words(sums[0]), static_cast<uint4*>(sums[1].data()),
-      words(sums[1]), static_cast<uint4*>(d_state.data()), words(d_state));
-  JOINERY_CHECK_LAUNCH();
+  // slots are a multiple of 4), then the sample's partials (written, not zeroed).
+  std::size_t const state_bytes =
+      (sizeof(wsum_state<K>) + static_cast<std::size_t>(max_width) * sizeof(unsigned) + 15) / 16 *
+      16;
+  buffer d_state(state_bytes + dense_sample_blocks * sizeof(dense_sample_bits<K>), mr, stream);
   auto* const state = static_cast<wsum_state<K>*>(d_state.data());
   auto* const met = reinterpret_cast<unsigned*>(state + 1);
+  auto* const partials = reinterpret_cast<dense_sample_bits<K>*>(
+      static_cast<unsigned char*>(d_state.data()) + state_bytes);
+  auto const words = [](std::size_t bytes) { return static_cast<size_type>(bytes / 16); };
+  int const prepare_threads = dense_sample_threads;
+  size_type const zero_words = words(sums[0].size()) * 2 + words(state_bytes);
+  int const prepare_blocks =
+      std::max(dense_sample_blocks, grid_stride_blocks(zero_words, prepare_threads, sms));
+  wsum_prepare_kernel<K><<<prepare_blocks, prepare_threads, 0, s>>>(
+      keys, n, std::min(n, dense_samples), partials, static_cast<uint4*>(sums[0].data()),
+      words(sums[0].size()), static_cast<uint4*>(sums[1].data()), words(sums[1].size()),
+      static_cast<uint4*>(d_state.data()), words(state_bytes));
+  JOINERY_CHECK_LAUNCH();
   size_type const tiles = ceil_div(n, static_cast<size_type>(policy::tile_rows));
   // Never more blocks than teams of the widest team can use.
   auto const grid = static_cast<int>(
       std::min<size_type>(max_blocks, tiles * static_cast<size_type>(policy::max_team)));
   kernel<<<grid, policy::threads, bytes, s>>>(
-      keys, v0, v1, n, sample, static_cast<unsigned>(slots), max_blocks,
+      keys, v0, v1, n, partials, static_cast<unsigned>(slots), max_blocks,
       static_cast<unsigned long long*>(sums[0].data()),
       static_cast<unsigned long long*>(sums[1].data()), met, state);
   JOINERY_CHECK_LAUNCH();
@@ -470,9 +498,8 @@ std::optional<group_parts> dense_wsum_groupby(K const* keys, size_type n, std::i
 
 #define JOINERY_INSTANTIATE_DENSE_WSUM(K)                                                      \
   template std::optional<group_parts> dense_wsum_groupby<K>(                                   \
-      K const*, size_type, std::int32_t const*, std::int32_t const*,                           \
-      dense_sample_bits<K> const*, dense_sample_bits<K>&, bool&, std::size_t, int, int&,       \
-      stream_ref, memory_resource*);
+      K const*, size_type, std::int32_t const*, std::int32_t const*, dense_sample_bits<K>&,    \
+      bool&, std::size_t, int, int&, stream_ref, memory_resource*);
 JOINERY_INSTANTIATE_DENSE_WSUM(std::int32_t)
 JOINERY_INSTANTIATE_DENSE_WSUM(std::int64_t)
 JOINERY_INSTANTIATE_DENSE_WSUM(std::uint32_t)

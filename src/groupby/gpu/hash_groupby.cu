@@ -1510,33 +1510,31 @@ std::optional<group_parts> run_fused_tier(agg_plan const& plan, Source&& source,
                         stream, mr);
 }
 
-/// The smallest and largest of `samples` evenly spaced keys (in the key type's order), one a
-/// thread, into `sample` (all ones to start: dense_sample_bits). Many blocks: the samples lie
-/// 64 KB and more apart, and one block that walked them all waited 19 us on their round trips
-/// (H200, 2^28 rows).
+/// The dense tier's sample of the keys, a partial a block (dense_sample_block).
 template <class K>
-__global__ void __launch_bounds__(policy::window_threads)
+__global__ void __launch_bounds__(dense_sample_threads)
     dense_sample_kernel(K const* __restrict__ keys, size_type n, size_type samples,
-                        dense_sample_bits<K>* sample) {
+                        dense_sample_bits<K>* __restrict__ partials) {
+  dense_sample_block<K>(keys, n, samples, partials);
+}
+
+/// The dense tier's sample of `keys`, read back and merged on the host.
+template <class K>
+dense_sample_bits<K> read_dense_sample(K const* keys, size_type n, stream_ref stream,
+                                       memory_resource* mr) {
   using sample_type = dense_sample_bits<K>;
-  using bits_type = typename sample_type::bits_type;
-  bits_type lo = ~bits_type{0};
-  bits_type hi_not = ~bits_type{0};
-  size_type const i = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < samples) {
-    bits_type const o = sample_type::ordered(__ldg(keys + i * n / samples));  // < 2^14 * 2^48
-    lo = o;
-    hi_not = ~o;
-  }
-  using reduce = cub::BlockReduce<bits_type, policy::window_threads>;
-  __shared__ typename reduce::TempStorage lo_storage;
-  __shared__ typename reduce::TempStorage hi_storage;
-  bits_type const block_lo = reduce(lo_storage).Reduce(lo, cuda::minimum<>{});
-  bits_type const block_hi_not = reduce(hi_storage).Reduce(hi_not, cuda::minimum<>{});
-  if (threadIdx.x == 0) {
-    atomicMin(&sample->lo, block_lo);
-    atomicMin(&sample->hi_not, block_hi_not);
-  }
+  buffer d_partials(dense_sample_blocks * sizeof(sample_type), mr, stream);
+  auto* const partials = static_cast<sample_type*>(d_partials.data());
+  dense_sample_kernel<K><<<dense_sample_blocks, dense_sample_threads, 0, to_cuda(stream)>>>(
+      keys, n, std::min(n, dense_samples), partials);
+  JOINERY_CHECK_LAUNCH();
+  std::vector<sample_type> h(static_cast<std::size_t>(dense_sample_blocks));
+  JOINERY_CUDA_TRY(cudaMemcpyAsync(h.data(), partials, d_partials.size(),
+                                   cudaMemcpyDeviceToHost, to_cuda(stream)));
+  JOINERY_CUDA_TRY(cudaStreamSynchronize(to_cuda(stream)));
+  sample_type merged;
+  for (auto const& p : h) { merged.merge(p); }
+  return merged;
 }
 
 /// The most frequent of `samples` (<= policy::skew_samples) evenly spaced keys: how many of the
@@ -1713,16 +1711,9 @@ std::optional<group_parts> hgb_dense_tier(K const* keys, size_type n, table_view
   if (n == 0 || dense_shape_for(plan, limit, 1).slots == 0) { return std::nullopt; }
   // Declining costs one small copy and a synchronisation, not the tier's allocations and
   // launches (sparse keys: about 0.07 ms of a 1.7-2.3 ms run at 2^28 rows when it did). The
-  // wrapped sums read the sample on the device and the host reads it after their pass.
-  dense_sample_bits<K> sample{};
+  // wrapped sums sample the keys themselves, and the host reads the sample after their pass.
+  dense_sample_bits<K> sample;
   bool sampled = false;
-  buffer d_sample(sizeof(sample), mr, stream);
-  auto* const ds = static_cast<dense_sample_bits<K>*>(d_sample.data());
-  JOINERY_CUDA_TRY(cudaMemsetAsync(ds, 0xff, sizeof(sample), to_cuda(stream)));
-  size_type const samples = std::min(n, policy::window_samples);
-  dense_sample_kernel<K><<<static_cast<int>(ceil_div(samples, size_type{policy::window_threads})),
-                           policy::window_threads, 0, to_cuda(stream)>>>(keys, n, samples, ds);
-  JOINERY_CHECK_LAUNCH();
   wsum_ran = false;
   if (wsum && plan.accs.size() == 2 &&
       std::all_of(plan.accs.begin(), plan.accs.end(), [](acc_spec const& a) {
@@ -1731,17 +1722,13 @@ std::optional<group_parts> hgb_dense_tier(K const* keys, size_type n, table_view
     auto const values = [&](int a) {
       return static_cast<std::int32_t const*>(input.column(plan.accs[static_cast<std::size_t>(a)].column).data());
     };
-    if (auto parts = dense_wsum_groupby<K>(keys, n, values(0), values(1), ds, sample, sampled,
-                                           limit, sms, team, stream, mr)) {
+    if (auto parts = dense_wsum_groupby<K>(keys, n, values(0), values(1), sample, sampled, limit,
+                                           sms, team, stream, mr)) {
       wsum_ran = true;
       return parts;
     }
   }
-  if (!sampled) {
-    JOINERY_CUDA_TRY(cudaMemcpyAsync(&sample, ds, sizeof(sample), cudaMemcpyDeviceToHost,
-                                     to_cuda(stream)));
-    JOINERY_CUDA_TRY(cudaStreamSynchronize(to_cuda(stream)));
-  }
+  if (!sampled) { sample = read_dense_sample<K>(keys, n, stream, mr); }
   auto const layout_of = [&](agg_plan const& p) {
     return dense_layout_for(
         p, limit, static_cast<std::uint64_t>(sample.span()),

@@ -35,11 +35,8 @@ struct hash_groupby_policy {
   static constexpr int fused_accs = 2;
   /// HGB tier 2: a warp looks for lanes sharing a slot (skew) once in this many of its tiles.
   static constexpr int peer_probe_tiles = 8;
-  /// HGB's dense tier: keys sampled (evenly spaced, one a thread in blocks of window_threads)
-  /// for the window, the most slots a block holds (a team of blocks holds a window of up to
-  /// max_dense_team times that).
-  static constexpr size_type window_samples = size_type{1} << 14;
-  static constexpr int window_threads = 256;
+  /// HGB's dense tier: the most slots a block holds (a team of blocks holds a window of up to
+  /// max_dense_team times that; its keys are sampled by dense_sample_block, dense_wsum.cuh).
   static constexpr int max_dense_slots = 1 << 18;
   /// HGB's dense tier: the most blocks of a team (a window wider than one block's shared
   /// memory), what a member's pass over a row costs and the most a layout may cost a row, in

@@ -4,6 +4,8 @@
 #include "groupby/gpu/detail/common.cuh"
 #include "primitives/detail/hash.cuh"
 
+#include <cub/block/block_reduce.cuh>
+#include <cuda/functional>
 #include <cuda/std/type_traits>
 
 #include <cstdint>
@@ -11,26 +13,61 @@
 
 namespace joinery::detail::gpu::gb {
 
-/// The dense tier's sample of the keys (dense_sample_kernel, hash_groupby.cu) as its blocks
-/// reduce it: the smallest sampled key and the complement of the largest, as bits that order
-/// like the keys (signed keys with the sign bit flipped). Both are atomic minima from all ones,
-/// so a memset of 0xff starts them, and the device reads the result without the host.
+/// The dense tier's sample of the keys: the smallest sampled key and the complement of the
+/// largest, as bits that order like the keys (signed keys with the sign bit flipped), so that
+/// both merge as minima. Each block of a sample writes its own (dense_sample_block); the device
+/// (wsum_kernel) or the host (after one copy) merges the blocks', so no start value is needed.
 template <class K>
 struct dense_sample_bits {
   using bits_type = cuda::std::conditional_t<sizeof(K) == 4, unsigned int, unsigned long long>;
   static constexpr bits_type flip =
       cuda::std::is_signed_v<K> ? bits_type{1} << (8 * sizeof(K) - 1) : bits_type{0};
-  bits_type lo;      ///< the smallest key's ordered bits
-  bits_type hi_not;  ///< the complement of the largest key's ordered bits
+  bits_type lo = ~bits_type{0};      ///< the smallest key's ordered bits
+  bits_type hi_not = ~bits_type{0};  ///< the complement of the largest key's ordered bits
 
   __host__ __device__ static bits_type ordered(K k) {
     return static_cast<bits_type>(key_bits(k)) ^ flip;
+  }
+  __host__ __device__ void merge(dense_sample_bits const& o) {
+    lo = o.lo < lo ? o.lo : lo;
+    hi_not = o.hi_not < hi_not ? o.hi_not : hi_not;
   }
   /// The smallest sampled key's bits.
   __host__ __device__ bits_type low() const { return lo ^ flip; }
   /// How many keys past the smallest the largest lies (exact in bits: 0 <= span < 2^bits).
   __host__ __device__ bits_type span() const { return static_cast<bits_type>(~hi_not - lo); }
 };
+
+/// Keys sampled for the dense tier's window (evenly spaced, one a thread) and the threads of a
+/// sampling block: one block that walked them all waited 19 us on their round trips (the
+/// samples lie 64 KB and more apart at 2^28 rows; H200, session 29); 64 blocks take 3-4 us.
+inline constexpr size_type dense_samples = size_type{1} << 14;
+inline constexpr int dense_sample_threads = 256;
+inline constexpr int dense_sample_blocks = static_cast<int>(dense_samples / dense_sample_threads);
+
+/// Block-wide (dense_sample_threads threads, block b < dense_sample_blocks): the smallest and
+/// largest of samples b * dense_sample_threads .. + dense_sample_threads of `samples` evenly
+/// spaced keys into `partials[b]` (no key: the merge's identity).
+template <class K>
+__device__ void dense_sample_block(K const* __restrict__ keys, size_type n, size_type samples,
+                                   dense_sample_bits<K>* __restrict__ partials) {
+  using sample_type = dense_sample_bits<K>;
+  using bits_type = typename sample_type::bits_type;
+  bits_type lo = ~bits_type{0};
+  bits_type hi_not = ~bits_type{0};
+  size_type const i = static_cast<size_type>(blockIdx.x) * dense_sample_threads + threadIdx.x;
+  if (i < samples) {
+    bits_type const o = sample_type::ordered(__ldg(keys + i * n / samples));  // < 2^14 * 2^48
+    lo = o;
+    hi_not = ~o;
+  }
+  using reduce = cub::BlockReduce<bits_type, dense_sample_threads>;
+  __shared__ typename reduce::TempStorage lo_storage;
+  __shared__ typename reduce::TempStorage hi_storage;
+  bits_type const block_lo = reduce(lo_storage).Reduce(lo, cuda::minimum<>{});
+  bits_type const block_hi_not = reduce(hi_storage).Reduce(hi_not, cuda::minimum<>{});
+  if (threadIdx.x == 0) { partials[blockIdx.x] = sample_type{block_lo, block_hi_not}; }
+}
 
 /// Launch shape and limits of dense_wsum_groupby.
 ///
@@ -70,19 +107,19 @@ struct dense_wsum_policy {
 };
 
 /// SUM of the int32 columns `v0` and `v1` over `n` keys, as the dense tier's teams of blocks with
-/// the wrapped sums above, the window taken from `sample` in device memory (the kernel lays out
-/// the teams from it: no wait for the host between the sample and the pass). nullopt, at the cost
-/// of a look at the sizes, when the columns lie off 16-byte boundaries; after the kernel read the
-/// sample and declined (too wide a window, too many rows a group), or after a pass when a key fell
-/// outside the window or a block's group met more than 255 rows. Once the kernel ran, `sampled`
-/// is true and `host_sample` holds the sample (what the dense tier's other forms need). `team`
-/// gets the blocks of a team. `smem_limit`: the dynamic shared memory a block may take (the dense
-/// tier's limit, net of hash_groupby_policy::static_shared_reserve). The accumulators of the
-/// result are the two int64 sums, indexed by the group's offset in the window.
+/// the wrapped sums above. One launch samples the keys (dense_sample_block) and zeros the run's
+/// arrays, and the pass lays its teams out from the sample on the device: the host does not
+/// wait between the sample and the pass. nullopt, at the cost of a look at the sizes, when the
+/// columns lie off 16-byte boundaries; after the kernel read the sample and declined (too wide a
+/// window, too many rows a group), or after a pass when a key fell outside the window or a
+/// block's group met more than 255 rows. Once the kernel ran, `sampled` is true and
+/// `host_sample` holds the sample (what the dense tier's other forms need). `team` gets the
+/// blocks of a team. `smem_limit`: the dynamic shared memory a block may take (the dense tier's
+/// limit, net of hash_groupby_policy::static_shared_reserve). The accumulators of the result are
+/// the two int64 sums, indexed by the group's offset in the window.
 template <class K>
 std::optional<group_parts> dense_wsum_groupby(K const* keys, size_type n, std::int32_t const* v0,
                                               std::int32_t const* v1,
-                                              dense_sample_bits<K> const* sample,
                                               dense_sample_bits<K>& host_sample, bool& sampled,
                                               std::size_t smem_limit, int sms, int& team,
                                               stream_ref stream, memory_resource* mr);
