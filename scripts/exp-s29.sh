@@ -2,6 +2,10 @@
 # Session 29 device runs; logs in $OUT.
 #   BINS=build/bins29a.tar.xz OLD_BINS=build/bins29old.tar.xz PART=2,3,4,7 bash scripts/exp-s29.sh
 #   BINS=build/bins29t.tar.xz PART=1,5,6 bash scripts/exp-s29.sh
+# Tarballs of session 29 (build/, not in the tree): bins29a / bins29b / bins29c the CLI of
+# 96ab05c / f5a4225 / f4e79f4 (calls 1 / 4, 6 / 8, 9), bins29old e3a36ca's as joinery_old,
+# bins29t / bins29u the test binaries of f5a4225 / f4e79f4 (calls 3 / 7). Call 2 ran
+# build/bin/joinery_exp_api_costs alone, call 5 Nsight Compute at 2^20 and 2^24 rows.
 # PART=1 (joinery_gpu_tests): the wrapped sums' and the phases' tests, then every GPU group-by test.
 # PART=5 (joinery_gpu_tests): memcheck and racecheck over the wrapped sums' and the phases' tests.
 # PART=6 (joinery_conformance_tests): the conformance suite's GPU group-bys.
