@@ -2,6 +2,7 @@
 // Reading and writing tables: CSV with a header row, or a directory of .npy column files.
 #include <joinery/table.hpp>
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -18,31 +19,66 @@ struct named_table {
   [[nodiscard]] table_view view() const { return data.view(); }
 };
 
+/// What a writer does when its target path exists already.
+enum class existing_output : std::uint8_t {
+  refuse,   ///< throw input_error and change nothing (the default)
+  /// Replace a regular file (CSV), or a directory that holds only .npy files (a .npy result);
+  /// never another directory, nor one holding the working directory.
+  replace,
+};
+std::string_view to_string(existing_output e) noexcept;
+
+/// The two result formats write_table chooses between.
+enum class output_format : std::uint8_t { csv, npy_directory };
+/// CSV for a name ending in ".csv" (any case), else a directory of .npy files; a name ending in
+/// the extension of another format (.txt, .parquet, .json, .npy, ...) is refused (input_error).
+output_format output_format_of(std::filesystem::path const& path);
+
 /// CSV: a header row of names, then integer rows. A header field may carry its type as
 /// `name:int32` (int8..int64, uint8..uint64; also float32/float64); unannotated columns are int64,
-/// or uint64 when a value needs it. An empty field is a null. Throws input_error with the file,
-/// line and column on a missing file, a ragged row, a non-integer or out-of-range value.
+/// or uint64 when a value needs it. An empty field is a null. Lines end in '\n', "\r\n" or a
+/// lone '\r' (mixed freely); every line after the header is a row, except that empty lines at
+/// the end of the file are dropped (as DuckDB and pandas do): an empty line inside is an error
+/// naming it, or in a one-column file a null, but in a one-column file trailing nulls (empty
+/// last lines) are dropped too. Throws input_error with the file, line and column on a missing
+/// file, a ragged or blank row, a non-integer or out-of-range value, a first line over 1 MiB.
 named_table read_csv(std::filesystem::path const& file);
+/// Only the named columns, in the order named (a name repeated is read once): the other fields
+/// are counted (a ragged row is still an error) but neither parsed nor stored. Throws input_error
+/// for a name the header lacks, listing the columns it has; logic_error for an empty list.
+named_table read_csv(std::filesystem::path const& file, std::vector<std::string> const& columns);
 /// Writes to a temporary name in the same directory and renames it when complete. Nulls are
 /// empty fields; columns other than int64 carry their type in the header; floats are written in
-/// their shortest round-trip form.
+/// their shortest round-trip form. A one-column table whose last row is null is refused
+/// (logic_error): that row would read back as a trailing blank line. An existing `file` is
+/// kept (input_error) unless `if_exists` is replace.
 void write_csv(std::filesystem::path const& file, std::vector<std::string> const& names,
-               table_view const& t);
+               table_view const& t, existing_output if_exists = existing_output::refuse);
 
 /// NumPy .npy format 1.0/2.0/3.0, little-endian integers (i1..i8, u1..u8) and floats (f4, f8).
 column read_npy(std::filesystem::path const& file);
 void write_npy(std::filesystem::path const& file, column_view const& c);
 /// A directory of `<name>.npy` files, one per column, columns ordered by name.
 named_table read_npy_dir(std::filesystem::path const& dir);
+/// Only the named columns, in the order named (a name repeated is read once); only their files
+/// are opened, so other .npy files there may be anything. Throws input_error for a name without
+/// a file, listing the columns the directory has; logic_error for an empty list.
+named_table read_npy_dir(std::filesystem::path const& dir, std::vector<std::string> const& columns);
 /// Written into a temporary directory renamed into place when complete. Refuses columns with nulls
 /// (.npy has no nulls).
 void write_npy_dir(std::filesystem::path const& dir, std::vector<std::string> const& names,
-                   table_view const& t);
+                   table_view const& t, existing_output if_exists = existing_output::refuse);
 
 /// A directory is read as .npy columns, anything else as CSV.
 named_table read_table(std::filesystem::path const& path);
-/// A path ending in ".csv" is written as CSV, anything else as a directory of .npy files.
+/// Only the named columns, in the order named: read_csv or read_npy_dir with `columns`.
+named_table read_table(std::filesystem::path const& path, std::vector<std::string> const& columns);
+/// Throws what write_table would throw about `path` itself (its format, an existing target to
+/// keep), so that a caller can refuse before doing the work whose result it would write.
+void check_output_path(std::filesystem::path const& path,
+                       existing_output if_exists = existing_output::refuse);
+/// Written in the format output_format_of(path) names.
 void write_table(std::filesystem::path const& path, std::vector<std::string> const& names,
-                 table_view const& t);
+                 table_view const& t, existing_output if_exists = existing_output::refuse);
 
 }  // namespace joinery::io

@@ -1,8 +1,11 @@
 // CSV of numbers with a header row. The reader loads the whole file, cuts it into chunks at line
-// boundaries and parses the chunks in parallel (OpenMP) straight into the output columns.
+// boundaries and parses the chunks in parallel (OpenMP) straight into the output columns. Lines
+// end in '\n', "\r\n" or a lone '\r', mixed freely.
 #include "io/io_detail.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <bit>
 #include <charconv>
 #include <cstring>
 #include <limits>
@@ -21,9 +24,15 @@ using detail::quoted;
 namespace {
 
 // Chunks are big enough that finding their boundaries costs nothing, and several per thread so
-// that uneven lines still balance.
-constexpr std::size_t min_chunk_bytes = std::size_t{64} << 10;
-constexpr int chunks_per_thread = 4;
+// that uneven lines still balance. Tests shrink the size (detail::set_csv_min_chunk_bytes) to cut
+// small files into many chunks.
+constexpr std::size_t default_min_chunk_bytes = std::size_t{64} << 10;
+std::atomic<std::size_t> min_chunk_bytes{default_min_chunk_bytes};
+constexpr std::size_t chunks_per_thread = 4;
+// A header row of names is far shorter (150,000 columns of 5-letter names fit). A longer first
+// line is a file that is not CSV or ends its lines in something we don't read ('\n',
+// "\r\n" and a lone '\r' are read); reading it as a header would give a table of no rows.
+constexpr std::size_t max_header_line_bytes = std::size_t{1} << 20;
 // The writer formats this many bytes per thread before writing them out.
 constexpr std::size_t write_block_bytes = std::size_t{4} << 20;
 // Widest field the writer produces: "-9223372036854775808" is 20, a shortest double 24.
@@ -74,8 +83,42 @@ struct csv_column {
   std::string name;
   type_id type = type_id::int64;
   bool annotated = false;  // unannotated: int64, widened to uint64 when a value needs it
-  void* data = nullptr;
+  void* data = nullptr;    // null: a column not read (its fields are only counted)
 };
+
+/// The first '\n' or '\r' in [p, end), or end. Eight bytes a step: a CR-only file has no '\n'
+/// for memchr to find, and this is as cheap as memchr on the short lines of numbers.
+char const* find_line_end(char const* p, char const* end) {
+  constexpr std::uint64_t ones = 0x0101010101010101u;
+  constexpr std::uint64_t highs = 0x8080808080808080u;
+  for (; end - p >= 8; p += 8) {
+    std::uint64_t w = 0;
+    std::memcpy(&w, p, sizeof w);
+    auto const lf = w ^ (ones * '\n');
+    auto const cr = w ^ (ones * '\r');
+    // Flags the zero bytes; borrows only run upwards, so the lowest flag is exact.
+    auto const hit = (((lf - ones) & ~lf) | ((cr - ones) & ~cr)) & highs;
+    if (hit != 0) { return p + (std::countr_zero(hit) >> 3); }
+  }
+  while (p != end && *p != '\n' && *p != '\r') { ++p; }
+  return p;
+}
+
+/// The start of the line after the line end at `e` ("\r\n" is one line end).
+char const* after_line_end(char const* e, char const* end) {
+  if (e == end) { return end; }
+  return *e == '\r' && e + 1 != end && e[1] == '\n' ? e + 2 : e + 1;
+}
+
+/// Line ends in [b, e) that are not split from a '\n' after them. Reads e[0]: callers keep a
+/// byte after the data.
+size_type count_line_ends(char const* b, char const* e) {
+  size_type n = 0;
+  for (auto const* p = b; p != e; ++p) {
+    n += static_cast<size_type>((p[0] == '\n') | ((p[0] == '\r') & (p[1] != '\n')));
+  }
+  return n;
+}
 
 /// What parsing one chunk found besides the values.
 struct chunk_result {
@@ -91,7 +134,9 @@ class csv_parser {
   csv_parser(fs::path const& file, std::vector<csv_column>& cols)
       : file_(file), cols_(cols), ncols_(cols.size()) {}
 
-  static size_type line_of(size_type row) { return row + 2; }  // the header is line 1
+  // Rows are lines after the header: every line is a row (trailing empty lines are cut off
+  // before parsing, blank lines inside are errors or nulls), so row i is line i + 2.
+  static size_type line_of(size_type row) { return row + 2; }
 
   /// Parses the lines [p, end) holding rows first_row.. into the columns; stops at the first error.
   void parse_chunk(char const* p, char const* end, size_type first_row, size_type rows,
@@ -100,11 +145,9 @@ class csv_parser {
     r.first_big.assign(ncols_, -1);
     r.first_negative.assign(ncols_, -1);
     for (size_type row = first_row; row < first_row + rows; ++row) {
-      auto const* nl =
-        static_cast<char const*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p)));
-      auto const* e = nl != nullptr ? nl : end;
+      auto const* e = find_line_end(p, end);
       if (!parse_line(p, e, row, r)) { return; }
-      p = e + 1;
+      p = after_line_end(e, end);
     }
   }
 
@@ -117,13 +160,17 @@ class csv_parser {
   }
 
   bool ragged(chunk_result& r, size_type row, char const* b, char const* e) const {
+    if (b == e) {
+      return fail(r, row, "is blank but the header has " + std::to_string(ncols_) +
+                            " columns (blank lines may only end the file)");
+    }
     auto const fields = 1 + std::count(b, e, ',');
     return fail(r, row, "has " + std::to_string(fields) + " fields but the header has " +
                           std::to_string(ncols_));
   }
 
+  /// One line without its line end.
   bool parse_line(char const* const line, char const* e, size_type row, chunk_result& r) const {
-    if (e != line && e[-1] == '\r') { --e; }
     auto const* p = line;
     for (std::size_t j = 0; j < ncols_; ++j) {
       auto const* f = p;
@@ -133,6 +180,7 @@ class csv_parser {
       auto const* b = p;
       auto const* fe = f;
       p = f + 1;
+      if (cols_[j].data == nullptr) { continue; }
       trim(b, fe);
       if (!parse_field(b, fe, j, row, r)) { return false; }
     }
@@ -185,8 +233,8 @@ class csv_parser {
   std::size_t ncols_;
 };
 
+/// The header line [b, e), without its line end.
 std::vector<csv_column> parse_header(fs::path const& file, char const* b, char const* e) {
-  if (e != b && e[-1] == '\r') { --e; }
   auto const fail = [&](std::string const& msg) {
     throw input_error("cannot read CSV " + quoted(file) + ": line 1 (header): " + msg);
   };
@@ -234,9 +282,28 @@ std::vector<csv_column> parse_header(fs::path const& file, char const* b, char c
   return cols;
 }
 
-}  // namespace
+/// Cuts the rows [d0, d1) (no line end at d1[-1]) into chunks at line starts for the parallel
+/// parse: every chunk holds whole lines, however many target sizes one line spans.
+std::vector<char const*> chunk_bounds(char const* d0, char const* d1) {
+  std::vector<char const*> bounds{d0};
+  if (d0 == d1) { return bounds; }
+  auto const len = static_cast<std::size_t>(d1 - d0);
+  auto const min_bytes = std::max<std::size_t>(1, min_chunk_bytes.load(std::memory_order_relaxed));
+  int const threads = std::max(1, omp_get_max_threads());
+  auto const target = std::clamp<std::size_t>(
+    len / min_bytes, 1, static_cast<std::size_t>(threads) * chunks_per_thread);
+  for (std::size_t k = 1; k < target; ++k) {
+    auto const* at = d0 + len / target * k;
+    if (at <= bounds.back()) { continue; }  // inside the line the last chunk ends with
+    auto const* next = after_line_end(find_line_end(at, d1), d1);
+    if (next == d1) { break; }  // in the last line
+    bounds.push_back(next);
+  }
+  bounds.push_back(d1);
+  return bounds;
+}
 
-named_table read_csv(fs::path const& file) {
+named_table read_csv_columns(fs::path const& file, std::vector<std::string> const* wanted) {
   scoped_range const range("joinery::io::read_csv");
   // One read of the whole file: parsing then never waits on I/O and can split freely.
   auto f = detail::open_for_reading(file, "CSV");
@@ -246,6 +313,7 @@ named_table read_csv(fs::path const& file) {
   auto buf = std::make_unique_for_overwrite<char[]>(bytes + 1);
   detail::read_exactly(f.get(), buf.get(), bytes, file, "CSV");
   f.close();
+  buf[bytes] = '\0';  // count_line_ends looks one byte past a chunk
 
   char const* const begin = buf.get();
   char const* const end = begin + bytes;
@@ -254,46 +322,45 @@ named_table read_csv(fs::path const& file) {
   if (p == end) {
     throw input_error("cannot read CSV " + quoted(file) + ": the file is empty (no header row)");
   }
-  auto const* header_end =
-    static_cast<char const*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p)));
-  if (header_end == nullptr) { header_end = end; }
+  auto const* header_end = find_line_end(p, std::min(end, p + max_header_line_bytes + 1));
+  if (static_cast<std::size_t>(header_end - p) > max_header_line_bytes) {
+    throw input_error("cannot read CSV " + quoted(file) +
+                      ": line 1 (header): no line end in its first 1 MiB; a header row is "
+                      "shorter, so this is not a CSV file or its lines end in something other "
+                      "than \\n, \\r\\n or \\r");
+  }
   auto cols = parse_header(file, p, header_end);
 
-  // The data: every line is a row; one final newline ends the last row rather than starting one.
-  char const* const d0 = header_end == end ? end : header_end + 1;
+  // The rows: every line is one; the line end of the last row and empty lines after it end the
+  // data rather than adding rows.
+  char const* const d0 = after_line_end(header_end, end);
   char const* d1 = end;
-  bool const has_rows = d0 != d1;
-  if (has_rows && d1[-1] == '\n') { --d1; }
-
-  // Chunk boundaries at line starts, then rows per chunk.
-  auto const len = static_cast<std::size_t>(d1 - d0);
-  int const threads = std::max(1, omp_get_max_threads());
-  auto const nchunks = static_cast<std::size_t>(
-    has_rows ? std::clamp<std::size_t>(len / min_chunk_bytes, 1,
-                                       static_cast<std::size_t>(threads * chunks_per_thread))
-             : 0);
-  std::vector<char const*> bounds(nchunks + 1, d0);
-  bounds[nchunks] = d1;
-  for (std::size_t k = 1; k < nchunks; ++k) {
-    auto const* at = std::max(d0 + len / nchunks * k, bounds[k - 1]);
-    auto const* nl =
-      static_cast<char const*>(std::memchr(at, '\n', static_cast<std::size_t>(d1 - at)));
-    bounds[k] = nl != nullptr ? nl + 1 : d1;
-  }
+  while (d1 != d0 && (d1[-1] == '\n' || d1[-1] == '\r')) { --d1; }
+  auto const bounds = chunk_bounds(d0, d1);
+  auto const nchunks = bounds.size() - 1;
   std::vector<size_type> chunk_rows(nchunks + 1, 0);
 #pragma omp parallel for schedule(static, 1)
   for (std::size_t k = 0; k < nchunks; ++k) {
-    // Every chunk but the last ends with a newline; the last line has none.
-    chunk_rows[k + 1] = std::count(bounds[k], bounds[k + 1], '\n') + (k + 1 == nchunks ? 1 : 0);
+    // Every chunk but the last ends after a line end; the last line has none.
+    chunk_rows[k + 1] = count_line_ends(bounds[k], bounds[k + 1]) + (k + 1 == nchunks ? 1 : 0);
   }
   for (std::size_t k = 0; k < nchunks; ++k) { chunk_rows[k + 1] += chunk_rows[k]; }
   size_type const rows = chunk_rows[nchunks];
 
+  // The columns to read, in the order asked for; the others are only counted.
+  std::vector<std::size_t> picks;
+  if (wanted == nullptr) {
+    for (std::size_t j = 0; j < cols.size(); ++j) { picks.push_back(j); }
+  } else {
+    std::vector<std::string> names;
+    for (auto const& c : cols) { names.push_back(c.name); }
+    picks = detail::pick_columns(names, *wanted, "CSV " + quoted(file));
+  }
   std::vector<column> out;
-  out.reserve(cols.size());
-  for (auto& c : cols) {
-    out.emplace_back(c.type, rows);
-    c.data = out.back().data();
+  out.reserve(picks.size());
+  for (auto const j : picks) {
+    out.emplace_back(cols[j].type, rows);
+    cols[j].data = out.back().data();
   }
 
   csv_parser const parser(file, cols);
@@ -309,7 +376,9 @@ named_table read_csv(fs::path const& file) {
     if (r.error_row >= 0) { throw input_error(r.error); }
   }
 
-  for (std::size_t j = 0; j < cols.size(); ++j) {
+  named_table t;
+  for (std::size_t k = 0; k < picks.size(); ++k) {
+    auto const j = picks[k];
     auto& c = cols[j];
     size_type nulls = 0;
     size_type big = -1;
@@ -328,28 +397,43 @@ named_table read_csv(fs::path const& file) {
     }
     if (big >= 0) {
       column wide(type_id::uint64, rows);
-      std::memcpy(wide.data(), out[j].data(),
+      std::memcpy(wide.data(), out[k].data(),
                   static_cast<std::size_t>(rows) * sizeof(std::uint64_t));
-      out[j] = std::move(wide);
+      out[k] = std::move(wide);
     }
     if (nulls > 0) {
-      auto* mask = out[j].make_nullable();
+      auto* mask = out[k].make_nullable();
       for (auto const& r : results) {
         for (auto const row : r.nulls[j]) {
           mask[row >> 3] &= static_cast<std::uint8_t>(~(1u << (row & 7)));
         }
       }
-      out[j].set_null_count(nulls);
+      out[k].set_null_count(nulls);
     }
+    t.names.push_back(std::move(c.name));
   }
-
-  named_table t;
-  for (auto& c : cols) { t.names.push_back(std::move(c.name)); }
   t.data = table(std::move(out));
   return t;
 }
 
-void write_csv(fs::path const& file, std::vector<std::string> const& names, table_view const& t) {
+}  // namespace
+
+namespace detail {
+
+std::size_t set_csv_min_chunk_bytes(std::size_t bytes) {
+  return min_chunk_bytes.exchange(bytes == 0 ? default_min_chunk_bytes : bytes);
+}
+
+}  // namespace detail
+
+named_table read_csv(fs::path const& file) { return read_csv_columns(file, nullptr); }
+
+named_table read_csv(fs::path const& file, std::vector<std::string> const& columns) {
+  return read_csv_columns(file, &columns);
+}
+
+void write_csv(fs::path const& file, std::vector<std::string> const& names, table_view const& t,
+               existing_output if_exists) {
   scoped_range const range("joinery::io::write_csv");
   auto const what = "CSV " + quoted(file);
   detail::check_for_writing(names, t, what, ",:\"\r\n");
@@ -359,11 +443,14 @@ void write_csv(fs::path const& file, std::vector<std::string> const& names, tabl
                         "' starts or ends with a blank, which reading would drop");
     }
   }
+  if (t.num_columns() == 1 && t.num_rows() > 0 && !t.column(0).is_valid(t.num_rows() - 1)) {
+    // Its null would be an empty last line, which reading drops as a trailing blank line.
+    throw logic_error("writing " + what + ": a one-column CSV cannot end with a null row (it "
+                      "would read back as a blank line); write .npy, or add a column");
+  }
   auto const target = detail::normalized_target(file);
   std::error_code ec;
-  if (fs::is_directory(target, ec)) {
-    throw input_error("cannot write " + what + ": it is a directory");
-  }
+  detail::check_output_target(target, what, if_exists, output_format::csv);
 
   std::string header;
   for (std::size_t j = 0; j < names.size(); ++j) {

@@ -55,6 +55,11 @@ std::filesystem::path normalized_target(std::filesystem::path const& target);
 /// A fresh hidden name next to `target`: `<dir>/.<name>.<tag>.<pid>.<random>`.
 std::filesystem::path sibling_name(std::filesystem::path const& target, std::string_view tag);
 
+/// Checks a normalized write target against `if_exists` (see existing_output): returns whether
+/// it exists (and may be replaced); throws input_error naming `what` when it must be kept.
+bool check_output_target(std::filesystem::path const& target, std::string_view what,
+                         existing_output if_exists, output_format format);
+
 /// Removes a temporary file or directory when it goes out of scope, unless released.
 class temp_guard {
  public:
@@ -69,6 +74,19 @@ class temp_guard {
   std::filesystem::path path_;
   bool armed_ = true;
 };
+
+/// The wording of named_table::column_index for a missing `name`: "no column 'x'; columns are:
+/// a, b".
+std::string no_column_message(std::string_view name, std::vector<std::string> const& names);
+/// Positions in `have` of the names in `wanted`, in the order wanted, a repeated name once.
+/// Throws input_error ("cannot read <what>: no column ...") for a name `have` lacks, and
+/// logic_error for an empty `wanted` (a table of no columns has no rows to count).
+std::vector<std::size_t> pick_columns(std::vector<std::string> const& have,
+                                      std::vector<std::string> const& wanted,
+                                      std::string_view what);
+/// Sets the smallest chunk the CSV reader's parallel parse cuts (0: the default, 64 KiB) and
+/// returns the previous value; tests shrink it so that small files span many chunks.
+std::size_t set_csv_min_chunk_bytes(std::size_t bytes);
 
 /// Checks what every writer needs: one name per column, names unique and not empty, host data.
 /// `forbidden` lists characters a name may not contain in that format.

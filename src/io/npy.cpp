@@ -331,8 +331,10 @@ void write_npy(fs::path const& file, column_view const& c) {
   tmp.release();
 }
 
-named_table read_npy_dir(fs::path const& dir) {
-  scoped_range const range("joinery::io::read_npy_dir");
+namespace {
+
+/// The `<name>.npy` files of `dir`, sorted by name; throws input_error when there are none.
+std::vector<fs::path> npy_files(fs::path const& dir) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
     throw input_error("cannot read the .npy directory " + quoted(dir) + ": " +
@@ -350,7 +352,11 @@ named_table read_npy_dir(fs::path const& dir) {
   if (files.empty()) { throw input_error("the directory " + quoted(dir) + " has no .npy files"); }
   std::sort(files.begin(), files.end(),
             [](fs::path const& a, fs::path const& b) { return a.stem() < b.stem(); });
+  return files;
+}
 
+/// Reads `files` (of `dir`) as the columns of one table, named by their stems.
+named_table read_npy_files(fs::path const& dir, std::vector<fs::path> const& files) {
   // Headers first: a length mismatch is reported before any data is read.
   std::vector<npy_header> headers;
   for (auto const& p : files) {
@@ -378,8 +384,27 @@ named_table read_npy_dir(fs::path const& dir) {
   return out;
 }
 
+}  // namespace
+
+named_table read_npy_dir(fs::path const& dir) {
+  scoped_range const range("joinery::io::read_npy_dir");
+  return read_npy_files(dir, npy_files(dir));
+}
+
+named_table read_npy_dir(fs::path const& dir, std::vector<std::string> const& columns) {
+  scoped_range const range("joinery::io::read_npy_dir");
+  auto const all = npy_files(dir);
+  std::vector<std::string> names;
+  for (auto const& p : all) { names.push_back(p.stem().string()); }
+  std::vector<fs::path> files;
+  for (auto const i : detail::pick_columns(names, columns, "the .npy directory " + quoted(dir))) {
+    files.push_back(all[i]);
+  }
+  return read_npy_files(dir, files);
+}
+
 void write_npy_dir(fs::path const& dir, std::vector<std::string> const& names,
-                   table_view const& t) {
+                   table_view const& t, existing_output if_exists) {
   scoped_range const range("joinery::io::write_npy_dir");
   detail::check_for_writing(names, t, ".npy directory " + quoted(dir), "/\\");
   for (std::size_t i = 0; i < names.size(); ++i) {
@@ -392,12 +417,8 @@ void write_npy_dir(fs::path const& dir, std::vector<std::string> const& names,
   }
   auto const target = detail::normalized_target(dir);
   std::error_code ec;
-  auto const st = fs::symlink_status(target, ec);
-  bool const replace = fs::exists(st);
-  if (replace && !fs::is_directory(st)) {
-    throw input_error("cannot write the .npy directory " + quoted(dir) +
-                      ": it exists and is not a directory");
-  }
+  bool const replace = detail::check_output_target(target, "the .npy directory " + quoted(dir),
+                                                   if_exists, output_format::npy_directory);
 
   detail::temp_guard tmp(detail::sibling_name(target, "tmp"));
   if (!fs::create_directory(tmp.path(), ec) || ec) {

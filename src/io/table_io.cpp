@@ -19,10 +19,7 @@ namespace fs = std::filesystem;
 size_type named_table::column_index(std::string_view name) const {
   auto const it = std::find(names.begin(), names.end(), name);
   if (it != names.end()) { return static_cast<size_type>(it - names.begin()); }
-  std::string list;
-  for (auto const& n : names) { list += (list.empty() ? "" : ", ") + n; }
-  throw input_error("no column '" + std::string(name) + "'; columns are: " +
-                    (list.empty() ? std::string("(none)") : list));
+  throw input_error(detail::no_column_message(name, names));
 }
 
 named_table read_table(fs::path const& path) {
@@ -31,15 +28,48 @@ named_table read_table(fs::path const& path) {
   return read_csv(path);
 }
 
+named_table read_table(fs::path const& path, std::vector<std::string> const& columns) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) { return read_npy_dir(path, columns); }
+  return read_csv(path, columns);
+}
+
+namespace detail {
+
+std::string no_column_message(std::string_view name, std::vector<std::string> const& names) {
+  std::string list;
+  for (auto const& n : names) { list += (list.empty() ? "" : ", ") + n; }
+  return "no column '" + std::string(name) + "'; columns are: " +
+         (list.empty() ? std::string("(none)") : list);
+}
+
+std::vector<std::size_t> pick_columns(std::vector<std::string> const& have,
+                                      std::vector<std::string> const& wanted,
+                                      std::string_view what) {
+  if (wanted.empty()) {
+    throw logic_error("reading " + std::string(what) + ": no columns named to read");
+  }
+  std::vector<std::size_t> picks;
+  for (auto const& name : wanted) {
+    auto const it = std::find(have.begin(), have.end(), name);
+    if (it == have.end()) {
+      throw input_error("cannot read " + std::string(what) + ": " +
+                        no_column_message(name, have));
+    }
+    auto const j = static_cast<std::size_t>(it - have.begin());
+    if (std::find(picks.begin(), picks.end(), j) == picks.end()) { picks.push_back(j); }
+  }
+  return picks;
+}
+
+}  // namespace detail
+
 void write_table(fs::path const& path, std::vector<std::string> const& names,
-                 table_view const& t) {
-  auto ext = path.extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(),
-                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
-  if (ext == ".csv") {
-    write_csv(path, names, t);
+                 table_view const& t, existing_output if_exists) {
+  if (output_format_of(path) == output_format::csv) {
+    write_csv(path, names, t, if_exists);
   } else {
-    write_npy_dir(path, names, t);
+    write_npy_dir(path, names, t, if_exists);
   }
 }
 

@@ -1,4 +1,6 @@
 // File I/O: CSV and .npy round trips, hand-made inputs, every refusal, atomic writes.
+#include "io_test_util.hpp"
+
 #include <joinery/io.hpp>
 
 #include <gtest/gtest.h>
@@ -28,165 +30,7 @@ using joinery::column_view;
 using joinery::size_type;
 using joinery::type_id;
 namespace io = joinery::io;
-
-constexpr type_id integer_types[] = {type_id::int8,  type_id::int16,  type_id::int32,
-                                     type_id::int64, type_id::uint8,  type_id::uint16,
-                                     type_id::uint32, type_id::uint64};
-
-/// A fresh directory under the system temporary directory, removed with its contents.
-class temp_dir {
- public:
-  temp_dir() {
-    std::random_device rd;
-    path_ = fs::temp_directory_path() /
-            ("joinery_io_test_" + std::to_string(::getpid()) + "_" + std::to_string(rd()));
-    fs::create_directories(path_);
-  }
-  ~temp_dir() {
-    std::error_code ec;
-    fs::permissions(path_, fs::perms::owner_all, fs::perm_options::add, ec);
-    fs::remove_all(path_, ec);
-  }
-  temp_dir(temp_dir const&) = delete;
-  temp_dir& operator=(temp_dir const&) = delete;
-  [[nodiscard]] fs::path operator/(std::string const& name) const { return path_ / name; }
-  [[nodiscard]] fs::path const& path() const { return path_; }
-  /// Names of the entries, sorted.
-  [[nodiscard]] std::vector<std::string> entries() const {
-    std::vector<std::string> out;
-    for (auto const& e : fs::directory_iterator(path_)) { out.push_back(e.path().filename()); }
-    std::sort(out.begin(), out.end());
-    return out;
-  }
-
- private:
-  fs::path path_;
-};
-
-void write_bytes(fs::path const& p, std::string const& bytes) {
-  std::ofstream f(p, std::ios::binary | std::ios::trunc);
-  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  ASSERT_TRUE(f.good()) << p;
-}
-
-std::string read_bytes(fs::path const& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::ostringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
-/// Runs `f`, expects an exception of type E whose message contains every one of `parts`.
-template <class E>
-void expect_error(std::function<void()> const& f, std::initializer_list<std::string> parts) {
-  try {
-    f();
-    ADD_FAILURE() << "no exception; expected one mentioning '" << *parts.begin() << "'";
-  } catch (E const& e) {
-    std::string const msg = e.what();
-    for (auto const& part : parts) {
-      EXPECT_NE(msg.find(part), std::string::npos) << "'" << part << "' missing from: " << msg;
-    }
-    EXPECT_EQ(msg.find('\n'), std::string::npos) << "message is not one line: " << msg;
-  } catch (std::exception const& e) {
-    ADD_FAILURE() << "wrong exception type: " << e.what();
-  }
-}
-
-/// Values of `type` spread over its whole range, extremes first.
-column random_column(type_id type, size_type rows, std::uint64_t seed) {
-  column c(type, rows);
-  std::mt19937_64 rng(seed);
-  joinery::dispatch_type(type, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    auto* d = c.data_as<T>();
-    using lim = std::numeric_limits<T>;
-    std::vector<T> special{lim::min(), lim::max(), lim::lowest(), T(0), T(1)};
-    if constexpr (std::is_signed_v<T>) { special.push_back(T(-1)); }
-    if constexpr (std::is_floating_point_v<T>) {
-      special.push_back(lim::infinity());
-      special.push_back(-lim::infinity());
-      special.push_back(lim::denorm_min());
-      special.push_back(T(0.1));
-    }
-    std::uniform_real_distribution<double> real(-1e6, 1e6);
-    for (size_type i = 0; i < rows; ++i) {
-      if (static_cast<std::size_t>(i) < special.size()) {
-        d[i] = special[static_cast<std::size_t>(i)];
-      } else if constexpr (std::is_floating_point_v<T>) {
-        d[i] = static_cast<T>(real(rng) * std::pow(10.0, static_cast<int>(rng() % 60) - 30));
-      } else {
-        auto const bits = rng();
-        std::memcpy(&d[i], &bits, sizeof(T));
-      }
-    }
-  });
-  return c;
-}
-
-/// Marks every row i with i % every == phase null.
-void add_nulls(column& c, size_type every, size_type phase) {
-  auto* mask = c.make_nullable();
-  size_type n = 0;
-  for (size_type i = phase; i < c.size(); i += every) {
-    mask[i >> 3] &= static_cast<std::uint8_t>(~(1u << (i & 7)));
-    ++n;
-  }
-  c.set_null_count(n);
-}
-
-void expect_same_column(column_view const& got, column_view const& want, std::string const& name) {
-  ASSERT_EQ(got.type(), want.type()) << name;
-  ASSERT_EQ(got.size(), want.size()) << name;
-  ASSERT_EQ(got.null_count(), want.null_count()) << name;
-  auto const w = joinery::size_of(want.type());
-  auto const* g = static_cast<char const*>(got.data());
-  auto const* e = static_cast<char const*>(want.data());
-  size_type bad = 0;
-  for (size_type i = 0; i < want.size() && bad < 5; ++i) {
-    if (got.is_valid(i) != want.is_valid(i)) {
-      ADD_FAILURE() << name << " row " << i << ": validity differs";
-      ++bad;
-    } else if (want.is_valid(i) && std::memcmp(g + i * w, e + i * w, w) != 0) {
-      ADD_FAILURE() << name << " row " << i << ": value differs";
-      ++bad;
-    }
-  }
-}
-
-joinery::table_view view_of(std::vector<column> const& cols) {
-  std::vector<column_view> v;
-  for (auto const& c : cols) { v.push_back(c.view()); }
-  return joinery::table_view(std::move(v));
-}
-
-/// The bytes of a .npy file: magic, version, header length, the dict as given, then the data.
-std::string npy_bytes(int major, std::string const& dict, std::string const& data,
-                      bool pad = true) {
-  std::size_t const preamble = major == 1 ? 10 : 12;
-  std::string header = dict;
-  if (pad) {
-    while ((preamble + header.size() + 1) % 64 != 0) { header += ' '; }
-    header += '\n';
-  }
-  std::string out("\x93NUMPY", 6);
-  out += static_cast<char>(major);
-  out += '\0';
-  for (std::size_t i = 0; i < preamble - 8; ++i) {
-    out += static_cast<char>((header.size() >> (8 * i)) & 0xff);
-  }
-  return out + header + data;
-}
-
-template <class T>
-std::string raw(std::vector<T> const& v) {
-  return std::string(reinterpret_cast<char const*>(v.data()), v.size() * sizeof(T));
-}
-
-std::string dict_for(std::string const& descr, std::string const& shape,
-                     std::string const& fortran = "False") {
-  return "{'descr': '" + descr + "', 'fortran_order': " + fortran + ", 'shape': " + shape + ", }";
-}
+using namespace joinery::test::io_util;
 
 // ---------------------------------------------------------------------------------------- CSV
 
@@ -263,26 +107,28 @@ TEST(IoCsv, EmptyFieldsAreNullsAndBlanksAreTrimmed) {
   EXPECT_EQ(a.data_as<std::int64_t>()[2], 3);
   EXPECT_EQ(b.data_as<std::int16_t>()[2], 4);
 
-  // One column: an empty line is a null row, and only the very last newline ends a row.
-  write_bytes(dir / "one.csv", "a\n1\n\n");
+  // One column: an empty line inside is a null row; empty lines at the end are dropped.
+  write_bytes(dir / "one.csv", "a\n1\n\n2\n\n");
   auto const one = io::read_csv(dir / "one.csv");
-  ASSERT_EQ(one.data.num_rows(), 2);
+  ASSERT_EQ(one.data.num_rows(), 3);
   EXPECT_EQ(one.view().column(0).null_count(), 1);
+  EXPECT_EQ(one.view().column(0).data_as<std::int64_t>()[0], 1);
   EXPECT_FALSE(one.view().column(0).is_valid(1));
+  EXPECT_EQ(one.view().column(0).data_as<std::int64_t>()[2], 2);
   write_bytes(dir / "nulls.csv", "a\n\n");
-  EXPECT_EQ(io::read_csv(dir / "nulls.csv").data.num_rows(), 1);
+  EXPECT_EQ(io::read_csv(dir / "nulls.csv").data.num_rows(), 0);
   write_bytes(dir / "none.csv", "a\n");
   EXPECT_EQ(io::read_csv(dir / "none.csv").data.num_rows(), 0);
   EXPECT_FALSE(io::read_csv(dir / "none.csv").view().column(0).nullable());
 
-  // A single nullable column survives a round trip, trailing null included.
+  // A single nullable column survives a round trip while its last value is not null.
   std::vector<column> cols;
-  cols.push_back(column::from_host(std::vector<std::int32_t>{5, 0, 7, 0}));
+  cols.push_back(column::from_host(std::vector<std::int32_t>{5, 0, 7, 0, 9}));
   auto* mask = cols[0].make_nullable();
-  mask[0] = 0b0101;
+  mask[0] = 0b10101;
   cols[0].set_null_count(2);
   io::write_csv(dir / "rt.csv", {"v"}, view_of(cols));
-  EXPECT_EQ(read_bytes(dir / "rt.csv"), "v:int32\n5\n\n7\n\n");
+  EXPECT_EQ(read_bytes(dir / "rt.csv"), "v:int32\n5\n\n7\n\n9\n");
   auto const rt = io::read_csv(dir / "rt.csv");
   expect_same_column(rt.view().column(0), cols[0].view(), "v");
 }
@@ -347,7 +193,8 @@ TEST(IoCsv, RefusesBadFiles) {
   expect_error<input_error>(read(csv("a:int128\n1\n")), {"line 1", "'a'", "unknown type 'int128'"});
   expect_error<input_error>(read(csv("a,b\n1,2\n3\n")), {"bad.csv", "line 3", "1 fields", "2"});
   expect_error<input_error>(read(csv("a,b\n1,2,3\n")), {"line 2", "3 fields"});
-  expect_error<input_error>(read(csv("a,b\n1,2\n\n")), {"line 3", "1 fields"});
+  expect_error<input_error>(read(csv("a,b\n1,2\n \n")), {"line 3", "1 fields"});
+  expect_error<input_error>(read(csv("a,b\n1,2\n\n3,4\n")), {"line 3", "blank"});
   for (std::string bad : {"abc", "1.5", "12x", "-", "+", "+-1", "0x10", "1 2"}) {
     expect_error<input_error>(
       read(csv("k,v\n1,2\n3," + bad + "\n")),
@@ -407,7 +254,7 @@ TEST(IoCsv, WritesAtomically) {
   second.push_back(column::from_host(std::vector<std::int64_t>{9}));
 
   io::write_csv(target, {"a"}, view_of(first));
-  io::write_csv(target, {"b"}, view_of(second));
+  io::write_csv(target, {"b"}, view_of(second), io::existing_output::replace);
   EXPECT_EQ(read_bytes(target), "b\n9\n");
   EXPECT_EQ(dir.entries(), std::vector<std::string>{"out.csv"});
 
@@ -591,7 +438,7 @@ TEST(IoNpyDir, RoundTripSortedByNameAndReplaced) {
   // A rewrite replaces the whole directory: the column "old" is gone.
   std::vector<column> next;
   next.push_back(column::from_host(std::vector<std::uint16_t>{4, 5}));
-  io::write_npy_dir(out.string() + "/", {"only"}, view_of(next));
+  io::write_npy_dir(out.string() + "/", {"only"}, view_of(next), io::existing_output::replace);
   auto const r = io::read_npy_dir(out);
   EXPECT_EQ(r.names, std::vector<std::string>{"only"});
   EXPECT_EQ(r.data.column(0).to_vector<std::uint16_t>(), (std::vector<std::uint16_t>{4, 5}));
@@ -609,8 +456,9 @@ TEST(IoNpyDir, Refusals) {
 
   // A regular file in the way is not replaced.
   write_bytes(dir / "file", "keep");
-  expect_error<joinery::input_error>([&] { io::write_npy_dir(dir / "file", {"a"}, view_of(cols)); },
-                                     {"file", "not a directory"});
+  expect_error<joinery::input_error>(
+    [&] { io::write_npy_dir(dir / "file", {"a"}, view_of(cols), io::existing_output::replace); },
+    {"file", "not a directory"});
   EXPECT_EQ(read_bytes(dir / "file"), "keep");
   // Nulls and bad names are refused before anything is written.
   auto nullable = column::copy_of(cols[0]);
