@@ -54,6 +54,8 @@ struct groupby_result {
   [[nodiscard]] size_type num_groups() const noexcept { return columns.num_rows(); }
 };
 
+/// Groups `input` by one key column. Results are allocated from `mr` (nullptr: host memory when
+/// the key column is host-resident or the CPU backend runs, else device memory).
 groupby_result groupby(table_view const& input, size_type key_column,
                        std::vector<aggregation> const& aggregations,
                        groupby_options const& options = {}, stream_ref stream = default_stream(),

@@ -48,13 +48,15 @@ std::uint64_t input_bytes(table_view const& input) {
 }
 
 /// The GPU backend: inputs in host memory are copied to the device first; results come from `mr`
-/// (a device resource; null: the default pool), or are copied into a host `mr` at the end.
+/// (a device resource), or are copied into a host `mr` at the end. Without `mr` they land where
+/// the key column lives (host input, host result, as the join does).
 groupby_result run_on_gpu(table_view const& input, size_type key_column,
                           std::vector<aggregation> const& aggregations,
                           groupby_options const& options, groupby_algorithm algo,
                           stream_ref stream, memory_resource_ref mr, clock_type::time_point t0) {
   groupby_result r;
 #if defined(JOINERY_HAS_CUDA)
+  if (mr == nullptr && host_accessible(input.column(key_column).space())) { mr = host_resource(); }
   auto* dev_mr = (mr != nullptr && mr->space() == memory_space::device) ? mr : device_resource();
   std::vector<column> owned;
   std::vector<column_view> views;

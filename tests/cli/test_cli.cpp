@@ -2,12 +2,14 @@
 // and every kind of bad input refused with a one-line error and no partial output.
 #include "support/oracle.hpp"
 
+#include <joinery/groupby.hpp>
 #include <joinery/io.hpp>
 #include <joinery/memory.hpp>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <numeric>
@@ -25,8 +27,25 @@ struct outcome {
   std::string err;
 };
 
+/// The CLI under test: JOINERY_CLI when set (a binary carried to another machine), else the one
+/// this build made.
+std::string cli_path() {
+  char const* p = std::getenv("JOINERY_CLI");
+  return p != nullptr && *p != '\0' ? std::string(p) : std::string(JOINERY_CLI_PATH);
+}
+
+/// The backend the tests run joins and group-bys on: JOINERY_TEST_BACKEND (cpu or gpu; gpu on a
+/// lent GPU through scripts/device-check.sh), else cpu.
+std::string test_backend() {
+  char const* b = std::getenv("JOINERY_TEST_BACKEND");
+  return b != nullptr && *b != '\0' ? std::string(b) : std::string("cpu");
+}
+
 class Cli : public ::testing::Test {
  protected:
+  /// " --backend B" for the backend under test.
+  static std::string on_backend() { return " --backend " + test_backend(); }
+
   void SetUp() override {
     dir_ = fs::temp_directory_path() /
            ("joinery-cli-" + std::to_string(::getpid()) + "-" +
@@ -41,8 +60,7 @@ class Cli : public ::testing::Test {
   outcome run(std::string const& args) const {
     auto const out = dir_ / ".stdout";
     auto const err = dir_ / ".stderr";
-    auto const cmd = std::string(JOINERY_CLI_PATH) + " " + args + " >" + out.string() + " 2>" +
-                     err.string();
+    auto const cmd = cli_path() + " " + args + " >" + out.string() + " 2>" + err.string();
     outcome o;
     int const raw = std::system(cmd.c_str());
     o.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
@@ -109,12 +127,12 @@ TEST_F(Cli, JoinSummaryAndOutputsMatchOracleOnCsvAndNpy) {
 
     // Build from CSV, probe from .npy, and the other way round for the summary.
     auto const sum = run(std::string("join --build ") + path("r.csv") + " --probe " + path("s_npy") +
-                         " --on key --kind " + kind + " --summary");
+                         " --on key --kind " + kind + " --summary" + on_backend());
     ASSERT_EQ(sum.status, 0) << sum.err;
     auto const j = nlohmann::json::parse(sum.out);
     EXPECT_EQ(j["rows"].get<std::uint64_t>(), agg.count);
     EXPECT_EQ(j["checksum"].get<std::uint64_t>(), agg.checksum);
-    EXPECT_EQ(j["backend"], "cpu");
+    EXPECT_EQ(j["backend"], test_backend());
     EXPECT_EQ(j["algorithm"], "radix_hash");
     EXPECT_TRUE(j["seconds"].is_number());
 
@@ -122,7 +140,7 @@ TEST_F(Cli, JoinSummaryAndOutputsMatchOracleOnCsvAndNpy) {
       if (o.kind == join_kind::left_outer && std::string(out) == "out_npy") { continue; }  // nulls
       auto const w = run(std::string("join --build ") + path("r.csv") + " --probe " +
                          path("s_npy") + " --on key --kind " + kind + " --output " + path(out) +
-                         " --summary");
+                         " --summary" + on_backend());
       ASSERT_EQ(w.status, 0) << w.err;
       EXPECT_EQ(nlohmann::json::parse(w.out)["checksum"].get<std::uint64_t>(), agg.checksum);
       auto const back = io::read_table(path(out));
@@ -140,7 +158,7 @@ TEST_F(Cli, JoinSummaryAndOutputsMatchOracleOnCsvAndNpy) {
   }
 }
 
-TEST_F(Cli, EveryCpuAlgorithmByNameMatchesOracle) {
+TEST_F(Cli, EveryAlgorithmOfTheBackendByNameMatchesOracle) {
   ASSERT_EQ(run("gen --kind foreign --rows 700 --domain 300 --payloads 1 -o " + path("r.csv")).status, 0);
   ASSERT_EQ(run("gen --kind foreign --rows 900 --domain 300 --zipf 1 --payloads 1 --seed 5 -o " +
                 path("s.csv")).status, 0);
@@ -150,10 +168,12 @@ TEST_F(Cli, EveryCpuAlgorithmByNameMatchesOracle) {
   o.build_payloads = {1};
   o.probe_payloads = {1};
   auto const expected = aggregate_of(oracle_join_table(r.view(), 0, s.view(), 0, o));
-  for (auto algo : join_algorithms_on(backend::cpu)) {
+  auto const algorithms = join_algorithms_on(backend_from_string(test_backend()));
+  ASSERT_FALSE(algorithms.empty()) << test_backend();
+  for (auto algo : algorithms) {
     auto const name = std::string(to_string(algo));
     auto const out = run("join --build " + path("r.csv") + " --probe " + path("s.csv") +
-                         " --on key --backend cpu --algorithm " + name + " --summary");
+                         " --on key --algorithm " + name + " --summary" + on_backend());
     ASSERT_EQ(out.status, 0) << name << ": " << out.err;
     auto const j = nlohmann::json::parse(out.out);
     EXPECT_EQ(j["algorithm"], name);
@@ -167,7 +187,7 @@ TEST_F(Cli, JoinWithDistinctKeyNamesBandAndChosenColumns) {
   write_text("p.csv", "x,k,v\n100,3,-1\n200,5,-2\n300,12,-3\n");
   auto const o = run("join --build " + path("b.csv") + " --probe " + path("p.csv") +
                      " --build-key id --probe-key k --algorithm nested_loop --band 3 "
-                     "--build-columns w --probe-columns x");
+                     "--build-columns w --probe-columns x" + on_backend());
   ASSERT_EQ(o.status, 0) << o.err;
   // 1<=3<=4; 5<=5<=8; 9<=12<=12: output k, build.w, probe.x
   EXPECT_EQ(o.out, "k,build.w,probe.x\n3,10,100\n5,50,200\n12,90,300\n");
@@ -177,11 +197,11 @@ TEST_F(Cli, LeftOuterCsvHasEmptyNullFieldsAndNpyRefusesNulls) {
   write_text("b.csv", "key,w\n1,10\n");
   write_text("p.csv", "key,v\n1,7\n2,8\n");
   auto const o = run("join --build " + path("b.csv") + " --probe " + path("p.csv") +
-                     " --on key --kind left_outer");
+                     " --on key --kind left_outer" + on_backend());
   ASSERT_EQ(o.status, 0) << o.err;
   EXPECT_EQ(o.out, "key,build.w,probe.v\n1,10,7\n2,,8\n");
   expect_refused("join --build " + path("b.csv") + " --probe " + path("p.csv") +
-                   " --on key --kind left_outer --output " + path("nulls_npy"),
+                   " --on key --kind left_outer --output " + path("nulls_npy") + on_backend(),
                  "null");
   EXPECT_FALSE(fs::exists(path("nulls_npy")));
 }
@@ -195,12 +215,215 @@ TEST_F(Cli, GroupbyMatchesOracle) {
                                 {aggregation_kind::avg, 1}};
   auto const o = run("groupby --input " + path("g.csv") +
                      " --key key --agg sum:p0,count,min:p1,max:p1,avg:p0 --output " +
-                     path("out.csv"));
+                     path("out.csv") + on_backend());
   ASSERT_EQ(o.status, 0) << o.err;
   auto const back = io::read_table(path("out.csv"));
   EXPECT_EQ(back.names, (std::vector<std::string>{"key", "sum_p0", "count", "min_p1", "max_p1",
                                                   "avg_p0"}));
   EXPECT_EQ(diff_groups(oracle_groupby(in.view(), 0, aggs), groupby_rows(back.view())), "");
+}
+
+TEST_F(Cli, GroupbyOnTheBackendPrintsSummarizesAndWritesWhatTheCpuDoes) {
+  // The GPU backend's results live in device memory until the CLI copies them: every output
+  // (stdout, --summary, CSV, .npy) must equal the CPU backend's, byte for byte.
+  ASSERT_EQ(run("gen --kind foreign --rows 50000 --domain 2000 --zipf 0.8 --payloads 2 "
+                "--payload-type int64 --seed 3 -o " + path("in_npy")).status, 0);
+  std::string const base = "groupby --input " + path("in_npy") +
+                           " --key key --agg 'sum:p0, count,min:p1 , max:p1,avg:p0' --sort";
+  auto const cpu_out = run(base + " --backend cpu");
+  auto const out = run(base + on_backend());
+  ASSERT_EQ(cpu_out.status, 0) << cpu_out.err;
+  ASSERT_EQ(out.status, 0) << out.err;
+  EXPECT_EQ(std::count(out.out.begin(), out.out.end(), '\n'), 2001);  // header + 2000 groups
+  EXPECT_EQ(out.out, cpu_out.out);
+
+  auto const cpu_sum = run(base + " --summary --backend cpu");
+  auto const sum = run(base + " --summary" + on_backend());
+  ASSERT_EQ(sum.status, 0) << sum.err;
+  auto const j = nlohmann::json::parse(sum.out);
+  auto const jc = nlohmann::json::parse(cpu_sum.out);
+  EXPECT_EQ(j["rows"], 2000);
+  EXPECT_EQ(j["rows"], jc["rows"]);
+  EXPECT_EQ(j["checksum"], jc["checksum"]);
+  EXPECT_EQ(j["backend"], test_backend());
+
+  for (auto const* out_name : {"g.csv", "g_npy"}) {
+    SCOPED_TRACE(out_name);
+    auto const cpu_file = std::string("cpu_") + out_name;
+    ASSERT_EQ(run(base + " --backend cpu --output " + path(cpu_file)).status, 0);
+    auto const w = run(base + " --output " + path(out_name) + on_backend());
+    ASSERT_EQ(w.status, 0) << w.err;
+    if (fs::is_directory(path(out_name))) {
+      for (auto const& e : fs::directory_iterator(path(cpu_file))) {
+        EXPECT_EQ(slurp(fs::path(path(out_name)) / e.path().filename()), slurp(e.path()))
+          << e.path().filename();
+      }
+      EXPECT_EQ(std::distance(fs::directory_iterator(path(out_name)), fs::directory_iterator{}),
+                6);
+    } else {
+      EXPECT_EQ(slurp(path(out_name)), slurp(path(cpu_file)));
+    }
+  }
+}
+
+TEST_F(Cli, AnExistingOutputIsKeptUnlessOverwriteAndThenOnlyJoinerysOwn) {
+  write_text("b.csv", "key,w\n1,10\n2,20\n");
+  write_text("p.csv", "key,v\n1,7\n2,8\n2,9\n");
+  auto const join_to = [&](std::string const& out, std::string const& extra = "") {
+    return "join --build " + path("b.csv") + " --probe " + path("p.csv") + " --on key --output " +
+           out + extra + on_backend();
+  };
+  // A directory of the user's: refused, with or without --overwrite, and left as it was.
+  fs::create_directories(path("mine"));
+  write_text("mine/notes.txt", "keep me");
+  expect_refused(join_to(path("mine")), "exists");
+  expect_refused(join_to(path("mine"), " --overwrite"), "notes.txt");
+  EXPECT_EQ(slurp(path("mine/notes.txt")), "keep me");
+  // "--output ." in the directory of the inputs: refused, the inputs stay.
+  for (auto const* extra : {"", " --overwrite"}) {
+    auto const cmd = "cd " + dir_.string() + " && " + cli_path() + " " + join_to(".", extra) +
+                     " >/dev/null 2>" + path(".err");
+    EXPECT_NE(std::system(cmd.c_str()), 0) << cmd;
+    EXPECT_EQ(slurp(path("b.csv")), "key,w\n1,10\n2,20\n");
+    EXPECT_EQ(slurp(path("p.csv")), "key,v\n1,7\n2,8\n2,9\n");
+  }
+  fs::remove(path(".err"));
+  // An existing result file: refused without --overwrite, replaced with it.
+  write_text("r.csv", "old");
+  expect_refused(join_to(path("r.csv")), "--overwrite");
+  EXPECT_EQ(slurp(path("r.csv")), "old");
+  auto const o = run(join_to(path("r.csv"), " --overwrite"));
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_EQ(slurp(path("r.csv")), "key,build.w,probe.v\n1,10,7\n2,20,8\n2,20,9\n");
+  // A .npy result directory is replaced with --overwrite; a directory named like a CSV is not.
+  ASSERT_EQ(run(join_to(path("r_npy"))).status, 0);
+  expect_refused(join_to(path("r_npy")), "exists");
+  ASSERT_EQ(run(join_to(path("r_npy"), " --overwrite")).status, 0);
+  EXPECT_EQ(io::read_table(path("r_npy")).data.num_rows(), 3);
+  fs::create_directories(path("d.csv"));
+  expect_refused(join_to(path("d.csv"), " --overwrite"), "not a regular file");
+  // gen and groupby keep existing outputs too.
+  expect_refused("gen --kind primary --rows 10 -o " + path("r.csv"), "exists");
+  expect_refused("groupby --input " + path("p.csv") + " --key key --agg count --output " +
+                   path("r.csv") + on_backend(),
+                 "exists");
+  EXPECT_EQ(slurp(path("r.csv")), "key,build.w,probe.v\n1,10,7\n2,20,8\n2,20,9\n");
+}
+
+TEST_F(Cli, OutputNamesOfOtherFormatsAreRefusedAndHelpSaysWhatIsWritten) {
+  write_text("b.csv", "key,w\n1,10\n");
+  for (auto const* name : {"out.txt", "out.parquet", "out.json", "out.npy", "OUT.TSV"}) {
+    expect_refused("join --build " + path("b.csv") + " --probe " + path("b.csv") +
+                     " --on key --output " + path(name) + on_backend(),
+                   ".csv");
+    expect_refused("gen --kind primary --rows 10 -o " + path(name), "directory of .npy");
+  }
+  EXPECT_EQ(listing(), (std::vector<std::string>{"b.csv"}));
+  for (auto const* cmd : {"join", "groupby", "gen"}) {
+    auto const h = run(std::string(cmd) + " --help");
+    EXPECT_EQ(h.status, 0);
+    EXPECT_NE(h.out.find(".npy files"), std::string::npos) << cmd << h.out;
+    EXPECT_NE(h.out.find("--overwrite"), std::string::npos) << cmd;
+  }
+}
+
+TEST_F(Cli, CsvWithCarriageReturnsBlankLinesAndOneLongLineJoin) {
+  write_text("cr.csv", "key,v\r1,10\r2,20\r");
+  write_text("crlf.csv", "key,w\r\n2,5\r\n1,6\r\n\r\n\r\n");
+  auto const j = run("join --build " + path("crlf.csv") + " --probe " + path("cr.csv") +
+                     " --on key --summary" + on_backend());
+  ASSERT_EQ(j.status, 0) << j.err;
+  auto const js = nlohmann::json::parse(j.out);
+  EXPECT_EQ(js["rows"], 2);
+  EXPECT_EQ(js["checksum"], 1 + 2 + 5 + 6 + 10 + 20);
+  // One row longer than the parallel reader's chunks (a 1 MB field of leading zeros).
+  write_text("long.csv", "key,v\n1,2\n3," + std::string(1 << 20, '0') + "4\n");
+  auto const l = run("groupby --input " + path("long.csv") + " --key key --agg sum:v --sort" +
+                     on_backend());
+  ASSERT_EQ(l.status, 0) << l.err;
+  EXPECT_EQ(l.out, "key,sum_v\n1,2\n3,4\n");
+}
+
+TEST_F(Cli, NegativeBandAndBlanksInListsAreHandled) {
+  write_text("b.csv", "key,w\n1,10\n");
+  expect_refused("join --build " + path("b.csv") + " --probe " + path("b.csv") +
+                   " --on key --algorithm nested_loop --band -3" + on_backend(),
+                 "--band -3 is negative");
+  auto const o = run("join --build " + path("b.csv") + " --probe " + path("b.csv") +
+                     " --on key --build-columns ' w ' --probe-columns '' --kind inner" +
+                     on_backend());
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_EQ(o.out, "key,build.w\n1,10\n");
+  auto const g = run("groupby --input " + path("b.csv") + " --key key --agg 'sum:w, count , max: w'" +
+                     on_backend());
+  ASSERT_EQ(g.status, 0) << g.err;
+  EXPECT_EQ(g.out, "key,sum_w,count,max_w\n1,10,1,10\n");
+}
+
+TEST_F(Cli, OnlyTheColumnsAnOperationUsesAreRead) {
+  // Column "note" holds text that is no integer: reading it would fail, so these succeed only if
+  // the column is never parsed.
+  write_text("b.csv", "key,note,w\n1,hello,10\n2,world,20\n");
+  write_text("p.csv", "note,key,v\nxx,2,7\nyy,1,8\n");
+  auto const o = run("join --build " + path("b.csv") + " --probe " + path("p.csv") +
+                     " --on key --build-columns w --probe-columns v --summary" + on_backend());
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_EQ(nlohmann::json::parse(o.out)["checksum"], 2 + 1 + 20 + 10 + 7 + 8);
+  auto const g = run("groupby --input " + path("b.csv") + " --key key --agg sum:w --sort" +
+                     on_backend());
+  ASSERT_EQ(g.status, 0) << g.err;
+  EXPECT_EQ(g.out, "key,sum_w\n1,10\n2,20\n");
+  // In a .npy directory a broken column that is not asked for is not opened.
+  ASSERT_EQ(run("gen --kind primary --rows 100 --payloads 1 -o " + path("t_npy")).status, 0);
+  write_text("t_npy/broken.npy", "\x93NUMPY garbage");
+  auto const n = run("groupby --input " + path("t_npy") + " --key key --agg count --summary" +
+                     on_backend());
+  ASSERT_EQ(n.status, 0) << n.err;
+  EXPECT_EQ(nlohmann::json::parse(n.out)["rows"], 100);
+  // Asking for the text column still gets a clear refusal naming it.
+  expect_refused("groupby --input " + path("b.csv") + " --key key --agg sum:note" + on_backend(),
+                 "hello");
+}
+
+TEST_F(Cli, ReadmeStatusTableListsWhatEachBackendHas) {
+  // Every algorithm a backend of this build registers is marked "yes" in that backend's column.
+  std::ifstream f(JOINERY_README_PATH);
+  ASSERT_TRUE(f) << JOINERY_README_PATH;
+  std::vector<std::string> table;
+  for (std::string line; std::getline(f, line);) {
+    if (line.rfind("| join |", 0) == 0 || line.rfind("| group-by |", 0) == 0) {
+      table.push_back(line);
+    }
+  }
+  ASSERT_FALSE(table.empty());
+  auto const marked = [&](std::string const& op, std::string const& name, int column) {
+    for (auto const& row : table) {
+      if (row.rfind("| " + op + " |", 0) != 0 || row.find("`" + name + "`") == std::string::npos) {
+        continue;
+      }
+      // Cells: | op | algorithms | CPU | GPU |
+      std::vector<std::string> cells;
+      std::size_t at = 1;
+      for (auto next = row.find(" | ", at); next != std::string::npos; next = row.find(" | ", at)) {
+        cells.push_back(row.substr(at, next - at));
+        at = next + 3;
+      }
+      cells.push_back(row.substr(at));
+      return cells.size() >= 4 && cells[static_cast<std::size_t>(column)].rfind("yes", 0) == 0;
+    }
+    return false;
+  };
+  std::vector<std::pair<backend, int>> backends{{backend::cpu, 2}};
+  if (built_with_cuda()) { backends.emplace_back(backend::gpu, 3); }
+  for (auto [be, column] : backends) {
+    for (auto a : join_algorithms_on(be)) {
+      EXPECT_TRUE(marked("join", std::string(to_string(a)), column)) << to_string(be) << " " << to_string(a);
+    }
+    for (auto a : groupby_algorithms_on(be)) {
+      EXPECT_TRUE(marked("group-by", std::string(to_string(a)), column))
+        << to_string(be) << " " << to_string(a);
+    }
+  }
 }
 
 TEST_F(Cli, BadInputsAreRefusedWithOneLineAndNoOutput) {
@@ -214,7 +437,7 @@ TEST_F(Cli, BadInputsAreRefusedWithOneLineAndNoOutput) {
   fs::create_directories(path("emptydir"));
   auto const join = [&](std::string const& b, std::string const& p, std::string const& extra) {
     return "join --build " + path(b) + " --probe " + path(p) + " --on key " + extra +
-           " --output " + path("result.csv");
+           " --output " + path("result.csv") + on_backend();
   };
   expect_refused(join("missing.csv", "ok.csv", ""), "missing.csv");
   expect_refused(join("ok.csv", "ragged.csv", ""), "line 3");
@@ -227,7 +450,8 @@ TEST_F(Cli, BadInputsAreRefusedWithOneLineAndNoOutput) {
                  "no column 'nokey'");
   expect_refused(join("ok.csv", "wide.csv", ""), "mismatched key types");
   expect_refused(join("ok.csv", "ok.csv", "--algorithm fastest"), "unknown join algorithm 'fastest'");
-  expect_refused(join("ok.csv", "ok.csv", "--algorithm triton"), "not available on the cpu backend");
+  expect_refused(join("ok.csv", "ok.csv", "--algorithm triton"),
+                 "not available on the " + test_backend() + " backend");
   expect_refused(join("ok.csv", "ok.csv", "--kind full_outer"), "unknown join kind");
   expect_refused("groupby --input " + path("ok.csv") + " --key key --agg median:v", "median");
   expect_refused("gen --kind primary --rows lots -o " + path("x.csv"), "--rows");

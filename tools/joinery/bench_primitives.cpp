@@ -34,7 +34,7 @@ namespace joinery::cli {
 #if !defined(JOINERY_HAS_CUDA)
 
 void run_primitives_bench(primitives_bench_args const&) {
-  JOINERY_FAIL("bench primitives needs the GPU backend, built without CUDA");
+  JOINERY_FAIL("bench primitives needs a GPU, and this joinery was built without CUDA");
 }
 
 #else

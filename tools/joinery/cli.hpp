@@ -1,5 +1,6 @@
 #pragma once
 // Shared pieces of the joinery command-line tool.
+#include <joinery/io.hpp>
 #include <joinery/table.hpp>
 
 #include <CLI/CLI.hpp>
@@ -16,7 +17,21 @@ void add_join(CLI::App& app);
 void add_groupby(CLI::App& app);
 void add_bench(CLI::App& app);
 
-/// Splits "a,b,c" (empty string: no items).
+/// The result file options of a subcommand that writes one: --output PATH and --overwrite.
+struct output_args {
+  std::string path;
+  bool overwrite = false;
+  [[nodiscard]] bool given() const { return !path.empty(); }
+  /// Refuses a path that cannot or must not be written, before any work is done.
+  void check() const;
+  void write(std::vector<std::string> const& names, table_view const& t) const;
+};
+/// Adds --output (required or not; `alone` says what happens without it) and --overwrite.
+void add_output_options(CLI::App* c, output_args& out, bool required, std::string const& alone);
+
+/// `s` without leading and trailing blanks (spaces, tabs).
+std::string trim(std::string const& s);
+/// Splits "a,b,c" (empty string: no items), trimming blanks around each item.
 std::vector<std::string> split(std::string const& s, char sep = ',');
 /// Parses a size that may be written as 2^k.
 std::int64_t parse_size(std::string const& s, char const* what);

@@ -22,10 +22,11 @@ struct gen_args {
   int payloads = 0;
   std::string payload_type = "int32";
   std::uint64_t seed = 42;
-  std::string output;
+  output_args output;
 };
 
 void run_gen(gen_args const& a) {
+  a.output.check();
   gen::relation_spec s;
   if (a.kind == "primary") {
     s.kind = gen::key_kind::primary;
@@ -45,8 +46,8 @@ void run_gen(gen_args const& a) {
   s.payload_types.assign(static_cast<std::size_t>(a.payloads), type_from_string(a.payload_type));
   s.seed = a.seed;
   auto const t = gen::generate(s);
-  io::write_table(a.output, gen::column_names(s), t.view());
-  std::cerr << "wrote " << s.rows << " rows to " << a.output << "\n";
+  a.output.write(gen::column_names(s), t.view());
+  std::cerr << "wrote " << s.rows << " rows to " << a.output.path << "\n";
 }
 }  // namespace
 
@@ -64,8 +65,7 @@ void add_gen(CLI::App& app) {
   c->add_option("--payloads", args->payloads, "number of payload columns (0..16)");
   c->add_option("--payload-type", args->payload_type, "payload type (int8..uint64)");
   c->add_option("--seed", args->seed, "random seed");
-  c->add_option("--output,-o", args->output, "CSV file (*.csv) or directory of .npy files")
-    ->required();
+  add_output_options(c, args->output, true, "");
   c->callback([args] { run_gen(*args); });
 }
 

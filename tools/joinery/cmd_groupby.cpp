@@ -16,39 +16,64 @@ struct groupby_args {
   std::string input, key, aggs;
   std::string algorithm = "automatic";
   std::string backend = "auto";
-  std::string output;
+  output_args output;
   bool sort = false;
   bool summary = false;
 };
 
+/// One item of --agg: "count", or "KIND:COLUMN" (blanks around either part are dropped).
+struct agg_item {
+  aggregation_kind kind;
+  std::string column;  // empty for count
+};
+
+std::vector<agg_item> parse_aggs(std::string const& list) {
+  std::vector<agg_item> out;
+  for (auto const& item : split(list)) {
+    auto const colon = item.find(':');
+    auto const kind_name = trim(item.substr(0, colon));
+    auto const kind = aggregation_kind_from_string(kind_name);
+    if (kind == aggregation_kind::count) {
+      JOINERY_EXPECTS(colon == std::string::npos, "count takes no column: write 'count'");
+      out.push_back({kind, {}});
+      continue;
+    }
+    auto const column = colon == std::string::npos ? std::string() : trim(item.substr(colon + 1));
+    JOINERY_EXPECTS(!column.empty(), "aggregate '" + item + "' needs a column, e.g. sum:price");
+    out.push_back({kind, column});
+  }
+  JOINERY_EXPECTS(!out.empty(), "--agg names no aggregate (e.g. --agg sum:v,count)");
+  return out;
+}
+
 void run_groupby(groupby_args const& a) {
-  auto const in = io::read_table(a.input);
+  auto const items = parse_aggs(a.aggs);
+  a.output.check();
+  // Only the key and the aggregated columns are read.
+  std::vector<std::string> wanted{a.key};
+  for (auto const& it : items) {
+    if (!it.column.empty()) { wanted.push_back(it.column); }
+  }
+  auto const in = io::read_table(a.input, wanted);
   auto const key = in.column_index(a.key);
   std::vector<aggregation> aggs;
   std::vector<std::string> names{a.key};
-  for (auto const& item : split(a.aggs)) {
-    auto const colon = item.find(':');
-    auto const kind = aggregation_kind_from_string(item.substr(0, colon));
-    if (kind == aggregation_kind::count) {
-      JOINERY_EXPECTS(colon == std::string::npos, "count takes no column: write 'count'");
-      aggs.push_back({kind, -1});
+  for (auto const& it : items) {
+    if (it.kind == aggregation_kind::count) {
+      aggs.push_back({it.kind, -1});
       names.emplace_back("count");
-      continue;
+    } else {
+      aggs.push_back({it.kind, in.column_index(it.column)});
+      names.push_back(std::string(to_string(it.kind)) + "_" + it.column);
     }
-    JOINERY_EXPECTS(colon != std::string::npos,
-                    "aggregate '" + item + "' needs a column, e.g. sum:price");
-    auto const col = item.substr(colon + 1);
-    aggs.push_back({kind, in.column_index(col)});
-    names.push_back(item.substr(0, colon) + "_" + col);
   }
-  JOINERY_EXPECTS(!aggs.empty(), "--agg names no aggregate (e.g. --agg sum:v,count)");
   groupby_options o;
   o.algorithm = groupby_algorithm_from_string(a.algorithm);
   o.backend = backend_from_string(a.backend);
   o.sort_by_key = a.sort;
   auto const r = groupby(in.view(), key, aggs, o);
-  if (!a.output.empty()) {
-    io::write_table(a.output, names, r.columns.view());
+  if (a.output.given()) {
+    a.output.write(names, r.columns.view());
   } else if (!a.summary) {
     print_csv(std::cout, names, r.columns.view());
   }
@@ -69,14 +94,15 @@ void add_groupby(CLI::App& app) {
   auto* c = app.add_subcommand("groupby", "group one relation by a key and aggregate");
   c->add_option("--input", args->input, "CSV file or .npy directory")->required();
   c->add_option("--key", args->key, "key column")->required();
-  c->add_option("--agg", args->aggs, "aggregates: sum:COL,min:COL,max:COL,avg:COL,count")
+  c->add_option("--agg", args->aggs,
+                "aggregates, comma separated: sum:COL, min:COL, max:COL, avg:COL, count")
     ->required();
   c->add_option("--algorithm", args->algorithm,
                 "automatic, global_hash, hash, sort, sort_transformed, sort_dictionary, "
                 "partition, partition_transformed");
   c->add_option("--backend", args->backend, "auto, cpu or gpu");
   c->add_flag("--sort", args->sort, "order the groups by key");
-  c->add_option("--output,-o", args->output, "result file (*.csv) or .npy directory");
+  add_output_options(c, args->output, false, "; without it and --summary, CSV to stdout");
   c->add_flag("--summary", args->summary,
               "print one JSON object: rows, checksum, algorithm, backend, seconds");
   c->callback([args] { run_groupby(*args); });

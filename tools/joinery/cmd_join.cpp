@@ -8,6 +8,7 @@
 
 #include <iostream>
 #include <memory>
+#include <optional>
 
 namespace joinery::cli {
 
@@ -21,10 +22,19 @@ struct join_args {
   std::string writer = "direct";
   double load_factor = 0.5;
   std::string build_columns = "*", probe_columns = "*";
-  std::int64_t band = -1;
-  std::string output;
+  std::optional<std::int64_t> band;
+  output_args output;
   bool summary = false;
 };
+
+/// The columns of `file` the join needs: all of them for "*", else the key and those listed.
+io::named_table read_side(std::string const& file, std::string const& key,
+                          std::string const& list) {
+  if (list == "*") { return io::read_table(file); }
+  std::vector<std::string> names{key};
+  for (auto const& n : split(list)) { names.push_back(n); }
+  return io::read_table(file, names);
+}
 
 /// Column indices named in `list` ("*": every column but the key).
 std::vector<size_type> pick_columns(io::named_table const& t, size_type key, std::string const& list) {
@@ -44,10 +54,17 @@ void run_join(join_args const& a) {
                   "name the key with --on KEY, or with --build-key A --probe-key B");
   JOINERY_EXPECTS(a.on.empty() || (a.build_key.empty() && a.probe_key.empty()),
                   "use either --on or --build-key/--probe-key, not both");
-  auto const build = io::read_table(a.build);
-  auto const probe = io::read_table(a.probe);
-  auto const bk = build.column_index(a.on.empty() ? a.build_key : a.on);
-  auto const pk = probe.column_index(a.on.empty() ? a.probe_key : a.on);
+  JOINERY_EXPECTS(!a.band || *a.band >= 0,
+                  "--band " + std::to_string(a.band.value_or(0)) +
+                    " is negative; the band predicate build.key <= probe.key <= build.key + D "
+                    "needs D >= 0");
+  a.output.check();
+  auto const& build_key = a.on.empty() ? a.build_key : a.on;
+  auto const& probe_key = a.on.empty() ? a.probe_key : a.on;
+  auto const build = read_side(a.build, build_key, a.build_columns);
+  auto const probe = read_side(a.probe, probe_key, a.probe_columns);
+  auto const bk = build.column_index(build_key);
+  auto const pk = probe.column_index(probe_key);
 
   join_options o;
   o.algorithm = join_algorithm_from_string(a.algorithm);
@@ -56,10 +73,10 @@ void run_join(join_args const& a) {
   o.strategy = materialization_from_string(a.strategy);
   o.writer = output_writer_from_string(a.writer);
   o.hash_load_factor = a.load_factor;
-  if (a.band >= 0) { o.pred = predicate::band(static_cast<std::uint64_t>(a.band)); }
+  if (a.band) { o.pred = predicate::band(static_cast<std::uint64_t>(*a.band)); }
   o.build_payloads = pick_columns(build, bk, a.build_columns);
   o.probe_payloads = pick_columns(probe, pk, a.probe_columns);
-  bool const write = !a.output.empty() || !a.summary;
+  bool const write = a.output.given() || !a.summary;
   // Only a summary: the aggregate form gives the same count and checksum without materializing.
   o.output = write ? output_form::table : output_form::aggregate;
 
@@ -72,8 +89,8 @@ void run_join(join_args const& a) {
       for (auto c : o.build_payloads) { names.push_back("build." + build.names[static_cast<std::size_t>(c)]); }
     }
     for (auto c : o.probe_payloads) { names.push_back("probe." + probe.names[static_cast<std::size_t>(c)]); }
-    if (!a.output.empty()) {
-      io::write_table(a.output, names, r.columns.view());
+    if (a.output.given()) {
+      a.output.write(names, r.columns.view());
     } else {
       print_csv(std::cout, names, r.columns.view());
     }
@@ -120,8 +137,7 @@ void add_join(CLI::App& app) {
                 "build columns to output, comma separated ('*': all but the key, '': none)");
   c->add_option("--probe-columns", args->probe_columns,
                 "probe columns to output, comma separated ('*': all but the key, '': none)");
-  c->add_option("--output,-o", args->output,
-                "result file (*.csv) or .npy directory; without it and --summary, CSV to stdout");
+  add_output_options(c, args->output, false, "; without it and --summary, CSV to stdout");
   c->add_flag("--summary", args->summary,
               "print one JSON object: rows, checksum, algorithm, backend, seconds");
   c->callback([args] { run_join(*args); });

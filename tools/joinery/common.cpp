@@ -7,13 +7,43 @@
 
 namespace joinery::cli {
 
+void output_args::check() const {
+  if (given()) {
+    io::check_output_path(path, overwrite ? io::existing_output::replace
+                                          : io::existing_output::refuse);
+  }
+}
+
+void output_args::write(std::vector<std::string> const& names, table_view const& t) const {
+  io::write_table(path, names, t,
+                  overwrite ? io::existing_output::replace : io::existing_output::refuse);
+}
+
+void add_output_options(CLI::App* c, output_args& out, bool required, std::string const& alone) {
+  auto* o = c->add_option(
+    "--output,-o", out.path,
+    "result: a CSV file if the name ends in .csv, else a directory of .npy files (one per "
+    "column; names ending in another format's extension, e.g. .txt or .parquet, are refused)" +
+      alone);
+  if (required) { o->required(); }
+  c->add_flag("--overwrite", out.overwrite,
+              "replace an existing --output: a file, or a directory holding only .npy files "
+              "(never another directory); without it an existing path is refused");
+}
+
+std::string trim(std::string const& s) {
+  auto const b = s.find_first_not_of(" \t");
+  if (b == std::string::npos) { return {}; }
+  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
+}
+
 std::vector<std::string> split(std::string const& s, char sep) {
   std::vector<std::string> out;
   if (s.empty()) { return out; }
   std::size_t start = 0;
   while (true) {
     auto const p = s.find(sep, start);
-    out.push_back(s.substr(start, p == std::string::npos ? std::string::npos : p - start));
+    out.push_back(trim(s.substr(start, p == std::string::npos ? std::string::npos : p - start)));
     if (p == std::string::npos) { break; }
     start = p + 1;
   }
