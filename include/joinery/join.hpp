@@ -118,7 +118,8 @@ struct join_result {
   /// table form: the key (probe side's value), build payloads in the order asked for, then probe
   /// payloads. Build payloads are nullable in a left outer join; semi/anti carry no build payloads.
   table columns;
-  /// aggregate form (also filled for the other forms, computed from their output).
+  /// aggregate form; the table form fills it too (from its columns), the index form only its
+  /// count (checksum 0: row ids do not depend on payloads, and computing one would read them).
   join_aggregate aggregate;
   join_stats stats;
 

@@ -101,13 +101,16 @@ join_result assemble_host_result(match_columns&& m, table_view const& build,
   bool const probe_only =
     options.kind == join_kind::left_semi || options.kind == join_kind::left_anti;
   r.aggregate.count = static_cast<std::uint64_t>(m.probe_rows.size());
-  // The checksum covers what the table form holds: key, build payloads, probe payloads.
-  std::uint64_t sum = gathered_sum(probe.column(probe_key), m.probe_rows);
-  if (!probe_only) {
-    for (auto c : options.build_payloads) { sum += gathered_sum(build.column(c), m.build_rows); }
+  // The table form's checksum covers what it holds: key, build payloads, probe payloads. The
+  // index form reports the count only (its rows do not depend on payloads, nor does its time).
+  if (options.output != output_form::index) {
+    std::uint64_t sum = gathered_sum(probe.column(probe_key), m.probe_rows);
+    if (!probe_only) {
+      for (auto c : options.build_payloads) { sum += gathered_sum(build.column(c), m.build_rows); }
+    }
+    for (auto c : options.probe_payloads) { sum += gathered_sum(probe.column(c), m.probe_rows); }
+    r.aggregate.checksum = sum;
   }
-  for (auto c : options.probe_payloads) { sum += gathered_sum(probe.column(c), m.probe_rows); }
-  r.aggregate.checksum = sum;
 
   switch (options.output) {
     case output_form::index:

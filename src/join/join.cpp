@@ -2,6 +2,7 @@
 #include <joinery/join.hpp>
 
 #include "cpu/cpu_join.hpp"
+#include "join/choose.hpp"
 #include "join/match_list.hpp"
 #ifdef JOINERY_HAS_CUDA
 #include "join/gpu/gpu_join.hpp"
@@ -11,6 +12,7 @@
 #include <chrono>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <utility>
 #include <string>
@@ -141,6 +143,43 @@ void check_index_type(type_id index_type, size_type build_rows, size_type probe_
   }
 }
 
+namespace detail {
+
+std::optional<std::string> size_refusal(backend be, join_algorithm algo, size_type build_rows,
+                                        size_type probe_rows) {
+  bool const row_ids32 = algo == join_algorithm::radix_hash ||
+                         algo == join_algorithm::sort_merge ||
+                         algo == join_algorithm::indexed_nested_loop;
+  auto const most = std::max(build_rows, probe_rows);
+  if (be != backend::gpu || !row_ids32 || most <= gpu_row_id32_max_rows) { return std::nullopt; }
+  return "the GPU's " + std::string(to_string(algo)) + " join numbers rows in 32 bits: at most " +
+         std::to_string(gpu_row_id32_max_rows) + " rows per side, but a side has " +
+         std::to_string(most) + "; no_partition_hash on the GPU, or the cpu backend, runs it";
+}
+
+join_algorithm automatic_join_algorithm(backend be, std::vector<join_algorithm> const& available,
+                                        bool band, size_type build_rows, size_type probe_rows) {
+  auto const usable = [&](join_algorithm a) {
+    return std::find(available.begin(), available.end(), a) != available.end() &&
+           !size_refusal(be, a, build_rows, probe_rows);
+  };
+  // In order of speed on large inputs; the planner's cost models will refine this.
+  auto const order = band ? std::vector{join_algorithm::indexed_nested_loop,
+                                        join_algorithm::nested_loop}
+                          : std::vector{join_algorithm::radix_hash,
+                                        join_algorithm::no_partition_hash,
+                                        join_algorithm::sort_merge};
+  for (auto a : order) {
+    if (usable(a)) { return a; }
+  }
+  JOINERY_FAIL("no join algorithm of the " + std::string(to_string(be)) +
+               " backend can run this join (" + std::to_string(build_rows) + " x " +
+               std::to_string(probe_rows) + " rows" + (band ? ", band predicate" : "") +
+               "); available there: " + list_names(available));
+}
+
+}  // namespace detail
+
 join_result join(table_view const& build, size_type build_key, table_view const& probe,
                  size_type probe_key, join_options const& options, stream_ref stream,
                  memory_resource_ref mr) {
@@ -191,23 +230,17 @@ join_result join(table_view const& build, size_type build_key, table_view const&
 
   join_algorithm algo = options.algorithm;
   if (algo == join_algorithm::automatic) {
-    // The planner (cost models) comes later; until then the fastest family this backend has.
-    auto const available = join_algorithms_on(be);
-    auto const has = [&](join_algorithm a) {
-      return std::find(available.begin(), available.end(), a) != available.end();
-    };
-    if (band) {
-      algo = has(join_algorithm::indexed_nested_loop) ? join_algorithm::indexed_nested_loop
-                                                      : join_algorithm::nested_loop;
-    } else {
-      algo = has(join_algorithm::radix_hash) ? join_algorithm::radix_hash
-                                             : join_algorithm::no_partition_hash;
-    }
+    algo = detail::automatic_join_algorithm(be, join_algorithms_on(be), band, build.num_rows(),
+                                            probe.num_rows());
   }
   if (!join_supported(be, algo, options.kind, options.pred.kind)) {
     JOINERY_FAIL("join algorithm '" + std::string(to_string(algo)) + "' is not available on the " +
                  std::string(to_string(be)) + " backend in this build; available there: " +
                  list_names(join_algorithms_on(be)));
+  }
+
+  if (auto const why = detail::size_refusal(be, algo, build.num_rows(), probe.num_rows())) {
+    JOINERY_FAIL(*why);
   }
 
   if (be == backend::gpu) {

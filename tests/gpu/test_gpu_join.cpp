@@ -42,30 +42,32 @@ std::vector<size_type> payload_columns(table const& t) {
 void expect_gpu_matches_cpu(table const& build, table const& probe, bool quadratic_too) {
   auto const db = place(build.view(), memory_space::device);
   auto const dp = place(probe.view(), memory_space::device);
-  for (auto algo : join_algorithms_on(backend::gpu)) {
-    if (algo == join_algorithm::nested_loop && !quadratic_too) { continue; }
-    for (auto kind : {join_kind::inner, join_kind::left_semi, join_kind::left_anti,
-                      join_kind::left_outer}) {
+  for (auto kind : {join_kind::inner, join_kind::left_semi, join_kind::left_anti,
+                    join_kind::left_outer}) {
+    // The reference once per kind (sorted rows), every algorithm against it.
+    join_options o;
+    o.kind = kind;
+    o.build_payloads = payload_columns(build);
+    o.probe_payloads = payload_columns(probe);
+    o.backend = backend::cpu;
+    o.algorithm = join_algorithm::radix_hash;
+    o.output = output_form::index;
+    auto const expected = join(build.view(), 0, probe.view(), 0, o);
+    auto const expected_index = index_rows(expected, kind);
+    o.output = output_form::table;
+    auto const expected_table = join(build.view(), 0, probe.view(), 0, o);
+    auto const expected_table_rows = table_rows(expected_table.columns.view());
+    for (auto algo : join_algorithms_on(backend::gpu)) {
+      if (algo == join_algorithm::nested_loop && !quadratic_too) { continue; }
       SCOPED_TRACE(std::string(to_string(algo)) + " " + std::string(to_string(kind)));
-      join_options o;
-      o.kind = kind;
-      o.build_payloads = payload_columns(build);
-      o.probe_payloads = payload_columns(probe);
-      o.backend = backend::cpu;
-      o.algorithm = join_algorithm::radix_hash;
-      o.output = output_form::index;
-      auto const expected = join(build.view(), 0, probe.view(), 0, o);
-      o.output = output_form::table;
-      auto const expected_table = join(build.view(), 0, probe.view(), 0, o);
-
       o.backend = backend::gpu;
       o.algorithm = algo;
       o.output = output_form::index;
       auto const ri = join(db.view(), 0, dp.view(), 0, o);
       EXPECT_EQ(ri.stats.backend, backend::gpu);
       EXPECT_EQ(ri.aggregate.count, expected.aggregate.count);
-      EXPECT_EQ(ri.aggregate.checksum, expected.aggregate.checksum);
-      EXPECT_EQ(diff_rows(index_rows(expected, kind), index_rows(ri, kind)), "");
+      EXPECT_EQ(ri.aggregate.checksum, 0u);  // the index form reports the count only
+      EXPECT_EQ(diff_rows(expected_index, index_rows(ri, kind)), "");
 
       // int32 row ids: written so by radix_hash, narrowed from int64 by the others.
       o.index_type = type_id::int32;
@@ -76,18 +78,17 @@ void expect_gpu_matches_cpu(table const& build, table const& probe, bool quadrat
         EXPECT_EQ(ri32.build_rows.type(), type_id::int32);
       }
       EXPECT_EQ(ri32.aggregate.count, expected.aggregate.count);
-      EXPECT_EQ(ri32.aggregate.checksum, expected.aggregate.checksum);
-      EXPECT_EQ(diff_rows(index_rows(expected, kind), index_rows(ri32, kind)), "");
+      EXPECT_EQ(diff_rows(expected_index, index_rows(ri32, kind)), "");
 
       o.output = output_form::table;
       auto const rt = join(db.view(), 0, dp.view(), 0, o);
-      EXPECT_EQ(diff_rows(table_rows(expected_table.columns.view()), table_rows(rt.columns.view())),
-                "");
+      EXPECT_EQ(diff_rows(expected_table_rows, table_rows(rt.columns.view())), "");
+      EXPECT_EQ(rt.aggregate.checksum, expected_table.aggregate.checksum);
 
       o.output = output_form::aggregate;
       auto const ra = join(db.view(), 0, dp.view(), 0, o);
-      EXPECT_EQ(ra.aggregate.count, expected.aggregate.count);
-      EXPECT_EQ(ra.aggregate.checksum, expected.aggregate.checksum);
+      EXPECT_EQ(ra.aggregate.count, expected_table.aggregate.count);
+      EXPECT_EQ(ra.aggregate.checksum, expected_table.aggregate.checksum);
     }
   }
 }
@@ -95,7 +96,7 @@ void expect_gpu_matches_cpu(table const& build, table const& probe, bool quadrat
 TEST_F(GpuJoin, BuildPartitionLargerThanASharedMemoryChunk) {
   // 12000 build rows: a third key 7, a third key 39 (the same low radix bits, so one partition of
   // 8000 rows: two shared-memory chunks), the rest unique. Probe rows hit 7, 39, the unique keys
-  // and nothing.
+  // and nothing; few hit 7 and 39, so the m:n output (4000 rows a hit) stays about 10^5 rows.
   std::vector<std::int32_t> bk(12000);
   std::vector<std::int64_t> bp(12000);
   for (std::size_t i = 0; i < bk.size(); ++i) {
@@ -106,8 +107,8 @@ TEST_F(GpuJoin, BuildPartitionLargerThanASharedMemoryChunk) {
   std::vector<std::int16_t> pp(1500);
   for (std::size_t i = 0; i < pk.size(); ++i) {
     switch (i % 4) {
-      case 0: pk[i] = 7; break;
-      case 1: pk[i] = 39; break;
+      case 0: pk[i] = i % 100 == 0 ? 7 : static_cast<std::int32_t>(1000 + 3 * i); break;
+      case 1: pk[i] = i % 100 == 1 ? 39 : -3; break;
       case 2: pk[i] = static_cast<std::int32_t>(1000 + 5 * i); break;
       default: pk[i] = -3; break;
     }
@@ -630,7 +631,6 @@ TEST_F(GpuJoin, RadixAndSortMergePastTwoToThe31ProbeRows) {
     {
       auto const r = join(build.view(), 0, probe.view(), 0, o);
       ASSERT_EQ(r.aggregate.count, matches);
-      EXPECT_EQ(r.aggregate.checksum, build_row_sum);  // the probe key equals the build row id
       EXPECT_EQ(checksum(r.build_rows.view()), build_row_sum);
       EXPECT_EQ(checksum(r.probe_rows.view()), probe_row_sum);
     }

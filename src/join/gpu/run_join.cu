@@ -179,16 +179,22 @@ void add_column_sum(column_view const& col, unsigned long long* sum, stream_ref 
   });
 }
 
-/// Device copies of the columns that are not on the device yet.
+/// Device copies of the columns the join reads that are not on the device yet; the others keep
+/// their views (and are never read).
 struct device_inputs {
   std::vector<column> owned;
   std::vector<column_view> cols;
 };
 
-device_inputs on_device(table_view const& t, stream_ref stream) {
+device_inputs on_device(table_view const& t, size_type key, std::vector<size_type> const& payloads,
+                        stream_ref stream) {
   device_inputs d;
-  for (auto const& c : t) {
-    if (c.space() == memory_space::device) {
+  d.owned.reserve(payloads.size() + 1);  // views point into it
+  for (size_type i = 0; i < t.num_columns(); ++i) {
+    auto const& c = t.column(i);
+    bool const read =
+      i == key || std::find(payloads.begin(), payloads.end(), i) != payloads.end();
+    if (c.space() == memory_space::device || !read) {
       d.cols.push_back(c);
     } else {
       d.owned.push_back(column::copy_of(c, device_resource(), stream));
@@ -300,12 +306,17 @@ join_result run_join(join_algorithm algo, table_view const& build, size_type bui
                      table_view const& probe, size_type probe_key, join_options const& options,
                      stream_ref stream, memory_resource* mr) {
   auto* const dev = device_resource();
-  auto const b = on_device(build, stream);
-  auto const p = on_device(probe, stream);
-  auto const& bk = b.cols[static_cast<std::size_t>(build_key)];
-  auto const& pk = p.cols[static_cast<std::size_t>(probe_key)];
   bool const probe_only =
       options.kind == join_kind::left_semi || options.kind == join_kind::left_anti;
+  // Row ids depend on the keys alone: the index form neither copies nor reads payloads.
+  bool const index_form = options.output == output_form::index;
+  auto const build_payloads =
+    probe_only || index_form ? std::vector<size_type>{} : options.build_payloads;
+  auto const probe_payloads = index_form ? std::vector<size_type>{} : options.probe_payloads;
+  auto const b = on_device(build, build_key, build_payloads, stream);
+  auto const p = on_device(probe, probe_key, probe_payloads, stream);
+  auto const& bk = b.cols[static_cast<std::size_t>(build_key)];
+  auto const& pk = p.cols[static_cast<std::size_t>(probe_key)];
 
   join_request rq;
   rq.build_keys = bk.data();
@@ -320,21 +331,21 @@ join_result run_join(join_algorithm algo, table_view const& build, size_type bui
   rq.three_phase = options.writer == output_writer::three_phase;
   rq.load_factor = options.hash_load_factor;
   rq.budget = options.device_memory_budget;
-  // The table form sums its payloads from the output columns (sequential reads) instead of
-  // having the join read per-row sums at random: the join's checksum covers the key only.
+  // Per-row payload sums only for the aggregate form's checksum. The table form sums its
+  // payloads from the output columns (sequential reads) instead of having the join read per-row
+  // sums at random: the join's checksum covers the key only there. The index form has none.
   bool const table_form = options.output == output_form::table;
-  auto const build_payloads = probe_only ? std::vector<size_type>{} : options.build_payloads;
   auto const build_sums =
-    table_form ? buffer{} : row_sums_of(b.cols, build_payloads, rq.build_rows, stream, dev);
+    rq.aggregate_only ? row_sums_of(b.cols, build_payloads, rq.build_rows, stream, dev) : buffer{};
   auto const probe_sums =
-    table_form ? buffer{} : row_sums_of(p.cols, options.probe_payloads, rq.probe_rows, stream, dev);
+    rq.aggregate_only ? row_sums_of(p.cols, probe_payloads, rq.probe_rows, stream, dev) : buffer{};
   rq.build_sums = static_cast<std::uint64_t const*>(build_sums.data());
   rq.probe_sums = static_cast<std::uint64_t const*>(probe_sums.data());
 
   // Table form: the columns count against the budget with the ids; the sorting joins choose GFUR
   // or GFTR once their output size is known.
   auto const build_widths = widths_of(b.cols, build_payloads);
-  auto const probe_widths = widths_of(p.cols, options.probe_payloads);
+  auto const probe_widths = widths_of(p.cols, probe_payloads);
   std::optional<device_bandwidths> bw;
   std::optional<materialize_estimate> estimate;
   std::function<materialize_estimate(size_type)> carry_model;
@@ -423,7 +434,7 @@ join_result run_join(join_algorithm algo, table_view const& build, size_type bui
     };
     carry_of(b.cols, build_payloads, build_widths, build_pack, rq.build_carry,
              rq.build_carry_bytes);
-    carry_of(p.cols, options.probe_payloads, probe_widths, probe_pack, rq.probe_carry,
+    carry_of(p.cols, probe_payloads, probe_widths, probe_pack, rq.probe_carry,
              rq.probe_carry_bytes);
     // Every payload of each side in its carried bundle: the join writes the table itself.
     if (options.kind == join_kind::inner && payload_bundles(build_widths).size() <= 1 &&
@@ -432,7 +443,7 @@ join_result run_join(join_algorithm algo, table_view const& build, size_type bui
       for (auto c : build_payloads) {
         rq.build_fused_types.push_back(b.cols[static_cast<std::size_t>(c)].type());
       }
-      for (auto c : options.probe_payloads) {
+      for (auto c : probe_payloads) {
         rq.probe_fused_types.push_back(p.cols[static_cast<std::size_t>(c)].type());
       }
     }
@@ -454,6 +465,7 @@ join_result run_join(join_algorithm algo, table_view const& build, size_type bui
   r.stats.phases = std::move(m.phases);
   switch (options.output) {
     case output_form::index:
+      r.aggregate.checksum = 0;  // the count only: a checksum would read the payloads
       if (rq.row_ids32) {
         if (!probe_only) { m.build_rows = narrow_row_ids(std::move(m.build_rows), stream, dev); }
         m.probe_rows = narrow_row_ids(std::move(m.probe_rows), stream, dev);
@@ -568,7 +580,7 @@ join_result run_join(join_algorithm algo, table_view const& build, size_type bui
       };
       cols.push_back(take(pside, probe_key, m.probe_rows, false, false));
       take_side(bside, build_payloads, m.build_rows, options.kind == join_kind::left_outer);
-      take_side(pside, options.probe_payloads, m.probe_rows, false);
+      take_side(pside, probe_payloads, m.probe_rows, false);
       r.columns = table(std::move(cols));
       r.aggregate.checksum += read_scalar(as<unsigned long long>(payload_sum), stream);
       for (auto& ph : clock.finish()) { r.stats.phases.push_back(std::move(ph)); }

@@ -1,0 +1,25 @@
+#pragma once
+// Internal: which join algorithm `automatic` runs, and the row limits of the GPU algorithms.
+#include <joinery/join.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace joinery::detail {
+
+/// Largest side of the GPU joins that number rows in 32 bits (radix_hash, sort_merge,
+/// indexed_nested_loop); the others take 64-bit row counts.
+inline constexpr size_type gpu_row_id32_max_rows = (size_type{1} << 32) - 1;
+
+/// Why `algo` cannot run these sizes on backend `be` (a message naming the limit and what would
+/// run), or nothing when it can.
+std::optional<std::string> size_refusal(backend be, join_algorithm algo, size_type build_rows,
+                                        size_type probe_rows);
+
+/// The algorithm `automatic` runs among `available` (those of backend `be`): the fastest family
+/// that can run the predicate and the sizes.
+join_algorithm automatic_join_algorithm(backend be, std::vector<join_algorithm> const& available,
+                                        bool band, size_type build_rows, size_type probe_rows);
+
+}  // namespace joinery::detail
