@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# The check on a lent GPU machine: the tests (GPU tests included, which must run, not skip), and
-# when asked compute-sanitizer over the GPU tests and a short benchmark smoke run. Ends with a
-# one-screen summary; exits non-zero when any step failed.
+# The check on a lent GPU machine: the tests (GPU tests included, which must run, not skip; the
+# CLI tests and the README's examples on the GPU backend), and when asked compute-sanitizer over
+# the GPU tests and a short benchmark smoke run. Ends with a one-screen summary; exits non-zero
+# when any step failed.
 #
-#   bash scripts/device-check.sh [--build] [--sanitize] [--bench] [--no-tests]
+#   bash scripts/device-check.sh [--build] [--large] [--sanitize] [--bench] [--no-tests]
 #
-#   (default)    environment (nvidia-smi, ldd of the binaries) and the three test binaries
+#   (default)    environment (nvidia-smi, ldd of the binaries), the quick set of the gtest
+#                binaries (all but the large tests), the CLI tests with JOINERY_TEST_BACKEND=gpu
+#                and the README's command-line examples (backend auto)
+#   --large      the large tests instead of the quick set: those past 2^31 rows (LARGE_TESTS)
 #   --build      configure and build build/ here first (-DJOINERY_CUDA=ON), else use the
 #                binaries carried in build/bin (built on the CPU machine)
 #   --sanitize   compute-sanitizer memcheck + racecheck over joinery_gpu_tests, memcheck over
@@ -15,7 +19,8 @@
 #
 # Environment: OUT (default ./device-check-out; at most 8 flat files are written there),
 # BUILD_DIR (default build), STEP_TIMEOUT (seconds per command, default 0 = none),
-# SANITIZER_GTEST_FILTER (gtest filter of the sanitized GPU tests; default leaves out the 2^31 ones),
+# LARGE_TESTS (gtest pattern of the large tests; default '*PastTwoToThe31*:*BeyondTwoToThe31*'),
+# SANITIZER_GTEST_FILTER (gtest filter of the sanitized GPU tests; default leaves out the large ones),
 # SANITIZER_ARGS (extra compute-sanitizer arguments, e.g. "--leak-check full"),
 # SANITIZER_API_ERRORS (memcheck's --report-api-errors, default "no": tests provoke CUDA errors on
 # purpose, e.g. an allocation past the pool's budget, and the library checks every call itself).
@@ -27,14 +32,16 @@ build_dir=${BUILD_DIR:-build}
 bin=$build_dir/bin
 out=${OUT:-./device-check-out}
 step_timeout=${STEP_TIMEOUT:-0}
-do_build=0 do_sanitize=0 do_bench=0 do_tests=1
+do_build=0 do_sanitize=0 do_bench=0 do_tests=1 do_large=0
+large_tests=${LARGE_TESTS:-*PastTwoToThe31*:*BeyondTwoToThe31*}
 for arg in "$@"; do
   case $arg in
     --build) do_build=1 ;;
+    --large) do_large=1 ;;
     --sanitize) do_sanitize=1 ;;
     --bench) do_bench=1 ;;
     --no-tests) do_tests=0 ;;
-    -h|--help) sed -n '2,20p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    -h|--help) sed -n '2,26p' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) echo "device-check: unknown argument '$arg' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -168,7 +175,7 @@ if [[ $do_build -eq 1 ]]; then
 fi
 
 # --- 3. the binaries find their libraries ----------------------------------------------------
-binaries=(joinery joinery_unit_tests joinery_conformance_tests joinery_gpu_tests)
+binaries=(joinery joinery_unit_tests joinery_conformance_tests joinery_gpu_tests joinery_cli_tests)
 # Carried binaries look for libcudart where the build machine had it: when the loader cannot
 # find it here, add this machine's CUDA library folders.
 if [[ -x $bin/joinery_gpu_tests ]] && ldd "$bin/joinery_gpu_tests" 2>&1 | grep -q 'not found'; then
@@ -195,11 +202,33 @@ else
 fi
 
 # --- 4. tests --------------------------------------------------------------------------------
-if [[ $do_tests -eq 1 ]]; then
+timed() {  # timed STEP-NAME CMD...: runs the command, appends its seconds to the summary line
+  local t0=$SECONDS
+  "$@"
+  sed -i "\$s/\$/ [$((SECONDS - t0)) s]/" "$summary"
+}
+if [[ $do_tests -eq 1 && $do_large -eq 1 ]]; then
   : >"$tests_log"
-  gtest_step "tests: joinery_gpu_tests" "$tests_log" "$bin/joinery_gpu_tests"
-  gtest_step "tests: joinery_unit_tests" "$tests_log" "$bin/joinery_unit_tests"
-  gtest_step "tests: joinery_conformance_tests" "$tests_log" "$bin/joinery_conformance_tests"
+  timed gtest_step "tests (large): joinery_gpu_tests" "$tests_log" "$bin/joinery_gpu_tests" \
+    "--gtest_filter=$large_tests"
+elif [[ $do_tests -eq 1 ]]; then
+  : >"$tests_log"
+  timed gtest_step "tests: joinery_gpu_tests" "$tests_log" "$bin/joinery_gpu_tests" \
+    "--gtest_filter=-$large_tests"
+  timed gtest_step "tests: joinery_unit_tests" "$tests_log" "$bin/joinery_unit_tests" \
+    "--gtest_filter=-$large_tests"
+  timed gtest_step "tests: joinery_conformance_tests" "$tests_log" \
+    "$bin/joinery_conformance_tests" "--gtest_filter=-$large_tests"
+  # The CLI on the GPU backend: every subcommand and output form, results against the oracle
+  # and the CPU backend.
+  timed gtest_step "tests: joinery_cli_tests (gpu)" "$tests_log" env JOINERY_TEST_BACKEND=gpu \
+    "JOINERY_CLI=$(realpath "$bin/joinery")" "$bin/joinery_cli_tests"
+  t0=$SECONDS
+  if run_logged "$tests_log" bash tests/cli/readme_examples.sh "$bin/joinery"; then
+    record "tests: README examples (auto)" PASS "$(tail -n 1 "$tests_log") [$((SECONDS - t0)) s]"
+  else
+    record "tests: README examples (auto)" FAIL "see tests.log [$((SECONDS - t0)) s]"
+  fi
 fi
 
 # --- 5. compute-sanitizer (optional) ---------------------------------------------------------
@@ -215,7 +244,7 @@ if [[ $do_sanitize -eq 1 ]]; then
     racecheck=("$sanitizer" --tool racecheck --error-exitcode 99 "${extra[@]}")
     # The 2^31-element tests run (unsanitized) in the test step; under the sanitizers they would
     # take most of a device call.
-    san_filter=--gtest_filter=${SANITIZER_GTEST_FILTER:--*PastTwoToThe31*:*BeyondTwoToThe31*}
+    san_filter=--gtest_filter=${SANITIZER_GTEST_FILTER:--$large_tests}
     gtest_step "memcheck: joinery_gpu_tests" "$san_log" "${memcheck[@]}" "$bin/joinery_gpu_tests" "$san_filter"
     gtest_step "racecheck: joinery_gpu_tests" "$san_log" "${racecheck[@]}" "$bin/joinery_gpu_tests" "$san_filter"
     # Until a GPU join/group-by algorithm exists the filter selects nothing (and the sanitizer
