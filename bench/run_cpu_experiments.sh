@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The CPU backend's experiments with DuckDB beside them, on the same data and threads.
 #   bash bench/run_cpu_experiments.sh [--max-rows 2^26] [--groupby-rows 2^24] [--runs 5]
-# Writes bench/results/<host>/<date>-cpu-*.jsonl. DuckDB runs from a virtual environment made
-# here; when it cannot be installed, the peer is skipped with a message and joinery still runs.
+# Appends to bench/results/<host>/<experiment>.jsonl (RESULTS_DIR to write elsewhere); the
+# figures take the latest date of each configuration, so superseded lines can be deleted. DuckDB
+# runs from a virtual environment made here; when it cannot be installed, the peer is skipped
+# with a message and joinery still runs.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 joinery=${JOINERY:-$root/build/bin/joinery}
@@ -19,10 +21,9 @@ pow() { python3 -c "print(eval('$1'.replace('^','**')))"; }
 host=$(hostname -s)
 dir=${RESULTS_DIR:-$root/bench/results/$host}
 mkdir -p "$dir"
-day=$(date -u +%F)
-"$joinery" bench cpu-bandwidth --rows 2^27 --runs "$runs" --out "$dir/$day-cpu-bandwidth.jsonl"
-"$joinery" bench cpu-join-scaling --max-rows "$max_rows" --runs "$runs" --out "$dir/$day-cpu-join-scaling.jsonl"
-"$joinery" bench cpu-groupby --rows "$gb_rows" --runs "$runs" --out "$dir/$day-cpu-groupby.jsonl"
+"$joinery" bench cpu-bandwidth --rows 2^27 --runs "$runs" --out "$dir/cpu-bandwidth.jsonl"
+"$joinery" bench cpu-join-scaling --max-rows "$max_rows" --runs "$runs" --out "$dir/cpu-join-scaling.jsonl"
+"$joinery" bench cpu-groupby --rows "$gb_rows" --runs "$runs" --out "$dir/cpu-groupby.jsonl"
 
 # PEER_PYTHON: a python that already has duckdb, numpy and pyarrow (e.g. on a machine without
 # network, with duckdb installed from a carried wheel); otherwise a virtual environment is made.
@@ -39,9 +40,9 @@ fi
 peer() { "$python" "$root/bench/peers/duckdb_peer.py" "$@" --joinery "$joinery" --runs "$runs"; }
 n=$((1 << 20)); max=$(pow "$max_rows")
 for key in int32 int64; do
-  for ((r = n; r <= max; r *= 4)); do peer join --rows $r --key-type $key --out "$dir/$day-duckdb-join.jsonl"; done
+  for ((r = n; r <= max; r *= 4)); do peer join --rows $r --key-type $key --out "$dir/duckdb-join.jsonl"; done
 done
 rows=$(pow "$gb_rows")
 for ((g = 1; g <= rows && g <= 16777216; g *= 16)); do
-  peer groupby --rows "$rows" --groups $g --out "$dir/$day-duckdb-groupby.jsonl"
+  peer groupby --rows "$rows" --groups $g --out "$dir/duckdb-groupby.jsonl"
 done
