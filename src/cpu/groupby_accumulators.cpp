@@ -1,5 +1,7 @@
 #include "cpu/groupby_accumulators.hpp"
 
+#include "core/average.hpp"
+
 #include <omp.h>
 #include <sys/mman.h>
 
@@ -377,17 +379,21 @@ void write_output(output_spec const& o, agg_plan const& plan, std::vector<std::b
           for (std::size_t i = 0; i < n; ++i) { d[i] = s[i] / static_cast<double>(c[i]); }
           return;
         }
+        // The GPU backend's formula (core/average.hpp): both return the same bits.
         case acc_kind::sum_i64: {
           auto const* s = reinterpret_cast<std::int64_t const*>(src);
           for (std::size_t i = 0; i < n; ++i) {
-            d[i] = static_cast<double>(static_cast<long double>(s[i]) / static_cast<long double>(c[i]));
+            d[i] = exact_average(static_cast<std::uint64_t>(s[i]), 0, true, false, c[i]);
           }
           return;
         }
         case acc_kind::sum_i128: {
           auto const* s = reinterpret_cast<__int128 const*>(src);
+          bool const is_signed_input = is_signed(o.input);
           for (std::size_t i = 0; i < n; ++i) {
-            d[i] = static_cast<double>(static_cast<long double>(s[i]) / static_cast<long double>(c[i]));
+            auto const u = static_cast<unsigned __int128>(s[i]);
+            d[i] = exact_average(static_cast<std::uint64_t>(u), static_cast<std::uint64_t>(u >> 64),
+                                 is_signed_input, true, c[i]);
           }
           return;
         }

@@ -136,15 +136,16 @@ gen::relation_spec spec(size_type rows, gen::key_kind kind, type_id key, size_ty
 }
 
 TEST_F(GpuJoin, ManyPartitionsUniformZipfAndHotKey) {
-  auto const build = gen::generate(spec(1 << 18, gen::key_kind::primary, type_id::int32, 0, 1));
+  // 2^17 build rows: 64 partitions of the radix join, each over one shared-memory chunk.
+  auto const build = gen::generate(spec(1 << 17, gen::key_kind::primary, type_id::int32, 0, 1));
   for (double z : {0.0, 1.5}) {
     SCOPED_TRACE("zipf " + std::to_string(z));
-    auto ps = spec(1 << 20, gen::key_kind::foreign, type_id::int32, 1 << 18, 2);
+    auto ps = spec(1 << 19, gen::key_kind::foreign, type_id::int32, 1 << 17, 2);
     ps.zipf = z;
     expect_gpu_matches_cpu(build, gen::generate(ps), false);
   }
   SCOPED_TRACE("hot key holding half the probe side");
-  auto ps = spec(1 << 20, gen::key_kind::foreign, type_id::int32, 1 << 18, 3);
+  auto ps = spec(1 << 19, gen::key_kind::foreign, type_id::int32, 1 << 17, 3);
   ps.hot_key_fraction = 0.5;
   expect_gpu_matches_cpu(build, gen::generate(ps), false);
 }
@@ -162,17 +163,18 @@ void expect_keys_only_index_matches_cpu(table const& build, table const& probe,
                                         output_writer writer = output_writer::direct) {
   auto const db = place(build.view(), memory_space::device);
   auto const dp = place(probe.view(), memory_space::device);
-  for (auto algo : join_algorithms_on(backend::gpu)) {
-    if (algo == join_algorithm::nested_loop) { continue; }
-    for (auto kind : {join_kind::inner, join_kind::left_semi, join_kind::left_anti,
-                      join_kind::left_outer}) {
+  for (auto kind : {join_kind::inner, join_kind::left_semi, join_kind::left_anti,
+                    join_kind::left_outer}) {
+    join_options o;
+    o.kind = kind;
+    o.output = output_form::index;
+    o.backend = backend::cpu;
+    o.algorithm = join_algorithm::radix_hash;
+    auto const expected = join(build.view(), 0, probe.view(), 0, o);
+    auto const expected_rows = index_rows(expected, kind);
+    for (auto algo : join_algorithms_on(backend::gpu)) {
+      if (algo == join_algorithm::nested_loop) { continue; }
       SCOPED_TRACE(std::string(to_string(algo)) + " " + std::string(to_string(kind)));
-      join_options o;
-      o.kind = kind;
-      o.output = output_form::index;
-      o.backend = backend::cpu;
-      o.algorithm = join_algorithm::radix_hash;
-      auto const expected = join(build.view(), 0, probe.view(), 0, o);
       o.backend = backend::gpu;
       o.algorithm = algo;
       o.writer = writer;
@@ -186,8 +188,7 @@ void expect_keys_only_index_matches_cpu(table const& build, table const& probe,
           }
         }
         EXPECT_EQ(r.aggregate.count, expected.aggregate.count);
-        EXPECT_EQ(r.aggregate.checksum, expected.aggregate.checksum);
-        EXPECT_EQ(diff_rows(index_rows(expected, kind), index_rows(r, kind)), "");
+        EXPECT_EQ(diff_rows(expected_rows, index_rows(r, kind)), "");
       }
     }
   }
@@ -198,23 +199,23 @@ TEST_F(GpuJoin, KeysOnlyIndexFormOnEveryShape) {
     s.payload_types = {};
     return gen::generate(s);
   };
-  auto const build = keys_only(spec(1 << 18, gen::key_kind::primary, type_id::int32, 0, 11));
+  auto const build = keys_only(spec(1 << 17, gen::key_kind::primary, type_id::int32, 0, 11));
   {
     SCOPED_TRACE("uniform foreign keys, every probe row matching");
     expect_keys_only_index_matches_cpu(
-      build, keys_only(spec(1 << 20, gen::key_kind::foreign, type_id::int32, 1 << 18, 12)));
+      build, keys_only(spec(1 << 19, gen::key_kind::foreign, type_id::int32, 1 << 17, 12)));
   }
   {
     SCOPED_TRACE("zipf 1.5");
-    auto ps = spec(1 << 20, gen::key_kind::foreign, type_id::int32, 1 << 18, 13);
+    auto ps = spec(1 << 19, gen::key_kind::foreign, type_id::int32, 1 << 17, 13);
     ps.zipf = 1.5;
     expect_keys_only_index_matches_cpu(build, keys_only(ps));
   }
   {
     SCOPED_TRACE("a hot build key: one partition of several chunks next to one-chunk ones");
-    auto bs = spec(1 << 18, gen::key_kind::foreign, type_id::int32, 1 << 18, 14);
-    bs.hot_key_fraction = 0.05;
-    auto ps = spec(1 << 16, gen::key_kind::foreign, type_id::int32, 1 << 20, 15);
+    auto bs = spec(1 << 17, gen::key_kind::foreign, type_id::int32, 1 << 17, 14);
+    bs.hot_key_fraction = 0.05;  // 6,554 rows: two chunks of 4,096
+    auto ps = spec(1 << 16, gen::key_kind::foreign, type_id::int32, 1 << 19, 15);
     expect_keys_only_index_matches_cpu(keys_only(bs), keys_only(ps));
   }
   {

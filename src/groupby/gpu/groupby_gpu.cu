@@ -2,6 +2,7 @@
 // algorithm's grouping (hash_groupby.cu, sort_groupby.cu), orders the groups by key when asked
 // (a radix sort of the group keys with their ids), and finalises one output column per
 // requested aggregate from the accumulators.
+#include "core/average.hpp"
 #include "groupby/gpu/detail/accumulate.cuh"
 #include "groupby/gpu/detail/common.cuh"
 #include "groupby/gpu/gpu_groupby.hpp"
@@ -31,31 +32,6 @@ int find_or_add(agg_plan& p, acc_op op, value_kind in, size_type column) {
   if (a >= 0) { return a; }
   p.accs.push_back({op, in, column});
   return static_cast<int>(p.accs.size() - 1);
-}
-
-/// The quotient q + r / c of an exact sum by a count, as a double: q is within the input type's
-/// range (it is an average), so both parts convert with one rounding each.
-__device__ double exact_average(acc_value s, bool is_signed, bool wide, long long count) {
-  if (!wide) {
-    if (is_signed) {
-      auto const v = static_cast<long long>(s.lo);
-      return static_cast<double>(v / count) +
-             static_cast<double>(v % count) / static_cast<double>(count);
-    }
-    return static_cast<double>(s.lo / static_cast<unsigned long long>(count)) +
-           static_cast<double>(s.lo % static_cast<unsigned long long>(count)) /
-             static_cast<double>(count);
-  }
-  auto const u = (static_cast<unsigned __int128>(s.hi) << 64) | s.lo;
-  if (is_signed) {
-    auto const v = static_cast<__int128>(u);
-    auto const q = static_cast<long long>(v / count);
-    auto const r = static_cast<long long>(v % count);
-    return static_cast<double>(q) + static_cast<double>(r) / static_cast<double>(count);
-  }
-  auto const c = static_cast<unsigned __int128>(count);
-  return static_cast<double>(static_cast<unsigned long long>(u / c)) +
-         static_cast<double>(static_cast<unsigned long long>(u % c)) / static_cast<double>(count);
 }
 
 /// out[i] = the aggregate of group i, whose accumulator entry is index2[index1[i]] (either
@@ -91,7 +67,7 @@ __global__ void finalize_kernel(output_desc d, size_type groups, size_type const
         if (d.op == acc_op::sum_float) {
           r = __longlong_as_double(static_cast<long long>(v.lo)) / static_cast<double>(c);
         } else {
-          r = exact_average(v, value_signed(d.in), d.op == acc_op::sum_int128, c);
+          r = exact_average(v.lo, v.hi, value_signed(d.in), d.op == acc_op::sum_int128, c);
         }
         static_cast<double*>(out)[i] = r;
         break;
