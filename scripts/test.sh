@@ -12,9 +12,7 @@ build_dir=${BUILD_DIR:-$root/build}
 cpu_build_dir=${CPU_BUILD_DIR:-$root/build-cpu}
 BUILD_DIR=$build_dir bash "$root/scripts/setup.sh" --all "$@"
 ctest --test-dir "$build_dir" --output-on-failure
-cache=$build_dir/CMakeCache.txt
-if [[ $# -eq 0 ]] && ! grep -q '^JOINERY_CUDA:STRING=OFF' "$cache" &&
-   grep -q '^CMAKE_CUDA_COMPILER:[A-Z]*=/' "$cache"; then
+if [[ $# -eq 0 ]] && grep -q '^JOINERY_GPU_BACKEND:INTERNAL=ON' "$build_dir/CMakeCache.txt"; then
   echo "test.sh: the CPU-only configuration (-DJOINERY_CUDA=OFF) in $cpu_build_dir"
   BUILD_DIR=$cpu_build_dir bash "$root/scripts/setup.sh" --all -DJOINERY_CUDA=OFF
   ctest --test-dir "$cpu_build_dir" --output-on-failure
