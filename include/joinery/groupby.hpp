@@ -1,6 +1,7 @@
 #pragma once
 // The grouped-aggregation entry point.
-#include <joinery/join.hpp>  // backend, phase_time
+#include <joinery/common.hpp>
+#include <joinery/table.hpp>
 
 #include <cstdint>
 #include <string_view>

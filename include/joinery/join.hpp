@@ -1,5 +1,6 @@
 #pragma once
 // The join entry point: one function, an options struct, an owning result with statistics.
+#include <joinery/common.hpp>
 #include <joinery/table.hpp>
 
 #include <cstdint>
@@ -10,7 +11,7 @@
 
 namespace joinery {
 
-/// Algorithm families (DESIGN.md section 3); the same names are used on the command line.
+/// Algorithm families (DESIGN.md, "Joins"); the same names are used on the command line.
 enum class join_algorithm : std::uint8_t {
   automatic,
   nested_loop,
@@ -22,7 +23,6 @@ enum class join_algorithm : std::uint8_t {
   triton,
   multi_gpu_sort_merge,
 };
-enum class backend : std::uint8_t { automatic, cpu, gpu };
 /// In build/probe terms "left" is the probe side: semi/anti return probe rows, a left outer join
 /// keeps every probe row.
 enum class join_kind : std::uint8_t { inner, left_semi, left_anti, left_outer };
@@ -35,12 +35,14 @@ enum class output_form : std::uint8_t {
 /// gfur gathers each payload column from the untransformed input through the permuted row ids
 /// (random reads); gftr transforms every payload column with the same stable radix sort as its
 /// key, then gathers it through the join's positions in clustered order. automatic picks the
-/// cheaper by a cost model fed with the device's measured bandwidths (DESIGN.md, "Wide joins").
+/// cheaper by a cost model fed with the device's measured bandwidths (DESIGN.md, "Table output:
+/// GFUR, GFTR and the model").
 enum class materialization : std::uint8_t { automatic, gfur, gftr };
 
-/// How the GPU joins write an index or table result (DESIGN.md 6b). direct (the default): Rui &
-/// Tu's direct output buffer: one row per probe row is allocated and each tile claims its rows
-/// with one atomic, falling back to the three phases when more rows turn up (many-to-many).
+/// How the GPU joins write an index or table result (DESIGN.md, "Output: direct first, three
+/// phases when needed"). direct (the default): Rui & Tu's direct output buffer: one row per
+/// probe row is allocated and each tile claims its rows with one atomic, falling back to the
+/// three phases when more rows turn up (many-to-many).
 /// three_phase: He et al.'s lock-free count, scan, write from the start. The nested-loop join
 /// always counts first; the CPU backend ignores it.
 enum class output_writer : std::uint8_t { direct, three_phase };
@@ -54,6 +56,62 @@ struct predicate {
   static constexpr predicate band(std::uint64_t width) noexcept {
     return {kind_type::band, width};
   }
+};
+
+/// The device's bandwidths that the table form's GFUR / GFTR cost model weighs (DESIGN.md,
+/// "Table output: GFUR, GFTR and the model"), in bytes per second unless named otherwise.
+struct device_bandwidths {
+  /// A device-to-device copy, bytes read plus bytes written. Must be positive.
+  double sequential = 0;
+  /// A gather of 4-byte values through int64 ids, counting ids read + values read + values
+  /// written (16 bytes per element): with ids random within small windows (clustered), and with
+  /// ids random over a column larger than the L2 cache (unclustered). Must be positive.
+  double clustered_gather = 0;
+  double unclustered_gather = 0;
+  /// Bytes of the L2 cache, and bytes of the column the unclustered gather read (0: no cache
+  /// modelled). A random read into a column of B bytes hits the cache with probability
+  /// min(1, l2 / B): small build sides are gathered at nearly clustered speed.
+  double l2_bytes = 0;
+  double unclustered_column_bytes = 0;
+  /// One 8-bit CUB radix sort of (uint32 key, value) pairs (a histogram pass and one digit
+  /// pass), counting keys and values read + written: with 4-byte values (16 bytes per row) and
+  /// with 8-byte values (24 bytes per row); other widths are interpolated per row. 0: not
+  /// measured, digit passes are charged at copy speed.
+  double sort_pass_4_4 = 0;
+  double sort_pass_4_8 = 0;
+};
+
+/// How the indexed nested-loop join's CSS-tree searches inside a node on its way down.
+enum class css_node_search : std::uint8_t {
+  binary,      ///< binary search among the node's keys (the default)
+  sequential,  ///< a linear scan of the node's keys
+};
+
+/// How the GPU radix hash join makes its first partitioning of each side.
+enum class radix_join_partitioning : std::uint8_t {
+  /// Where no GFTR positions can be asked for (the order within a partition is free), the low
+  /// digit goes first through swwc, which generates the row ids while it reads the keys, and a
+  /// CUB radix sort partitions by the rest; otherwise the CUB sort alone (the default).
+  automatic,
+  /// Always the CUB radix sort over the partition bits, with a written array of row ids.
+  cub,
+};
+
+/// Tuning of the GPU joins, for A/B runs (`joinery bench --css-search / --radix-partition /
+/// --device-bandwidths`). The defaults are what the library chooses for the device; the CPU
+/// backend ignores every field.
+struct join_tuning {
+  /// indexed_nested_loop: the search inside each CSS-tree node.
+  css_node_search css_search = css_node_search::binary;
+  /// radix_hash: the first partitioning of each side.
+  radix_join_partitioning radix_partition = radix_join_partitioning::automatic;
+  /// The bandwidths the GFUR / GFTR model of the table form uses (radix_hash, sort_merge).
+  /// Empty (the default): measured once per device at the first table-form join that needs
+  /// them (about 15 ms on an H200) and kept for the process. Given: used as they are (e.g. a
+  /// measurement recorded earlier), which also skips the measurement; the GPU backend throws
+  /// logic_error unless sequential and both gathers are positive and every field is a finite
+  /// number >= 0.
+  std::optional<device_bandwidths> bandwidths;
 };
 
 struct join_options {
@@ -79,11 +137,8 @@ struct join_options {
   /// has ceil(build rows / factor) slots, the CPU's the next power of two. Ignored when the GPU
   /// takes the perfect-hash array (unique keys of a dense range).
   double hash_load_factor = 0.5;
-};
-
-struct phase_time {
-  std::string name;
-  double seconds = 0;
+  /// Tuning of the GPU joins (defaults from the device); see join_tuning.
+  join_tuning tuning;
 };
 
 struct join_stats {
@@ -138,16 +193,20 @@ join_result join(table_view const& build, size_type build_key, table_view const&
 
 // Names, as used on the command line and in statistics.
 std::string_view to_string(join_algorithm a) noexcept;
-std::string_view to_string(backend b) noexcept;
 std::string_view to_string(join_kind k) noexcept;
 std::string_view to_string(output_form f) noexcept;
 std::string_view to_string(materialization m) noexcept;
 std::string_view to_string(output_writer w) noexcept;
+std::string_view to_string(css_node_search s) noexcept;
+std::string_view to_string(radix_join_partitioning p) noexcept;
 join_algorithm join_algorithm_from_string(std::string_view name);
-backend backend_from_string(std::string_view name);
 join_kind join_kind_from_string(std::string_view name);
 materialization materialization_from_string(std::string_view name);
 output_writer output_writer_from_string(std::string_view name);
+/// "binary" or "sequential"; throws logic_error otherwise.
+css_node_search css_node_search_from_string(std::string_view name);
+/// "automatic" or "cub"; throws logic_error otherwise.
+radix_join_partitioning radix_join_partitioning_from_string(std::string_view name);
 std::vector<join_algorithm> all_join_algorithms();
 
 /// Throws logic_error unless `index_type` is int64, or int32 with both sides within 2^31 - 1

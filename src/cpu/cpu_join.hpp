@@ -1,7 +1,7 @@
 #pragma once
 // Internal: the CPU backend's join algorithms (OpenMP). Each algorithm is a template over the key
 // type and a sink, defined in its own .cpp and instantiated there for the closed lists below.
-#include "join/match_list.hpp"
+#include "cpu/match_list.hpp"
 
 #include <omp.h>
 

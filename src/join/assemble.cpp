@@ -1,5 +1,5 @@
 // Output forms on the host: index columns, a gathered table, and the aggregate.
-#include "join/match_list.hpp"
+#include "cpu/match_list.hpp"
 
 #include <omp.h>
 

@@ -3,7 +3,7 @@
 
 #include "cpu/cpu_join.hpp"
 #include "join/choose.hpp"
-#include "join/match_list.hpp"
+#include "cpu/match_list.hpp"
 #ifdef JOINERY_HAS_CUDA
 #include "join/gpu/gpu_join.hpp"
 #endif

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <sstream>
 #include <string>
 #include <utility>
 
@@ -90,6 +91,29 @@ device_bandwidths parse_bandwidths(std::string const& text, std::string const& s
     throw input_error(source + ": the sequential and gather bandwidths must be positive");
   }
   return {v[0], v[1], v[2], v[3], v[4], v[5], v[6]};
+}
+
+std::string bandwidths_problem(device_bandwidths const& bw) {
+  struct field {
+    char const* name;
+    double value;
+    bool positive;
+  };
+  for (auto const& f : {field{"sequential", bw.sequential, true},
+                        field{"clustered_gather", bw.clustered_gather, true},
+                        field{"unclustered_gather", bw.unclustered_gather, true},
+                        field{"l2_bytes", bw.l2_bytes, false},
+                        field{"unclustered_column_bytes", bw.unclustered_column_bytes, false},
+                        field{"sort_pass_4_4", bw.sort_pass_4_4, false},
+                        field{"sort_pass_4_8", bw.sort_pass_4_8, false}}) {
+    if (!std::isfinite(f.value) || f.value < 0 || (f.positive && f.value <= 0)) {
+      std::ostringstream os;
+      os << f.name << " is " << f.value << "; it must be a finite number "
+         << (f.positive ? "> 0" : ">= 0");
+      return os.str();
+    }
+  }
+  return {};
 }
 
 std::vector<payload_bundle> payload_bundles(std::vector<int> const& widths) {

@@ -27,37 +27,19 @@
 
 namespace joinery::detail {
 
-/// Measured bandwidths, bytes per second.
-struct device_bandwidths {
-  /// A device-to-device copy, bytes read plus bytes written.
-  double sequential = 0;
-  /// A gather of 4-byte values through int64 ids, counting ids read + values read + values
-  /// written (16 bytes per element): with ids random within small windows (clustered), and with
-  /// ids random over a column larger than the L2 cache (unclustered).
-  double clustered_gather = 0;
-  double unclustered_gather = 0;
-  /// The L2 cache and the bytes of the column the unclustered gather read (0: no cache
-  /// modelled). A random read into a column of B bytes hits the cache with probability
-  /// min(1, l2 / B): small build sides are gathered at nearly clustered speed.
-  double l2_bytes = 0;
-  double unclustered_column_bytes = 0;
-  /// One 8-bit CUB radix sort of (uint32 key, value) pairs (the GFTR transform over one digit:
-  /// a histogram pass and one digit pass), counting keys and values read + written: with 4-byte
-  /// values (16 bytes per row) and with 8-byte values (24 bytes per row). Other tuple widths
-  /// are interpolated per row. 0: not measured, digit passes are charged at copy speed.
-  double sort_pass_4_4 = 0;
-  double sort_pass_4_8 = 0;
-};
+/// Measured bandwidths, bytes per second: the public struct (join.hpp), which
+/// join_options::tuning.bandwidths may give instead of the measurement.
+using device_bandwidths = joinery::device_bandwidths;
 
-/// The environment variable that, when set, replaces the GPU backend's once-per-device bandwidth
-/// probe (about 15 ms on an H200, minutes under compute-sanitizer): the numbers of
-/// parse_bandwidths, e.g. a probe's output recorded earlier.
-inline constexpr char const* bandwidths_env = "JOINERY_DEVICE_BANDWIDTHS";
+/// Why `bw` cannot feed the model ("" when it can): the three gather/copy bandwidths must be
+/// positive, the others at least 0, every field finite.
+std::string bandwidths_problem(device_bandwidths const& bw);
 
-/// Bandwidths from text: seven comma-separated numbers in the order of device_bandwidths' fields
-/// (sequential, clustered_gather, unclustered_gather, l2_bytes, unclustered_column_bytes,
-/// sort_pass_4_4, sort_pass_4_8). The three gather/copy bandwidths must be positive, the others
-/// at least 0. Throws input_error naming `source` on anything else.
+/// Bandwidths from text (the benchmark's --device-bandwidths, a measurement recorded earlier):
+/// seven comma-separated numbers in the order of device_bandwidths' fields (sequential,
+/// clustered_gather, unclustered_gather, l2_bytes, unclustered_column_bytes, sort_pass_4_4,
+/// sort_pass_4_8). The three gather/copy bandwidths must be positive, the others at least 0.
+/// Throws input_error naming `source` on anything else.
 device_bandwidths parse_bandwidths(std::string const& text, std::string const& source);
 
 struct materialize_workload {
@@ -74,7 +56,8 @@ struct materialize_workload {
   int probe_sort_bits = 0;
   /// GFTR packs consecutive payload columns of a side into bundles of at most 8 bytes
   /// (payload_bundles), transforms each bundle once and gathers its columns in one pass. false:
-  /// one transform and one gather per column (the GPU backend before session 8; recorded runs).
+  /// one transform and one gather per column (the model of recorded runs that moved each column
+  /// alone).
   bool bundle_payloads = false;
   /// The build side's output is nullable (left outer join): its columns are not bundled.
   bool build_nullable = false;

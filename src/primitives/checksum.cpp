@@ -1,7 +1,7 @@
 #include <joinery/primitives/checksum.hpp>
 
 #if defined(JOINERY_HAS_CUDA)
-#include "gpu/checksum.hpp"
+#include "primitives/checksum_dispatch.hpp"
 #endif
 
 #include <string>

@@ -1,6 +1,6 @@
 // GPU checksum: one CUB transform-reduce, explicitly instantiated over the integer types.
 #include "core/cuda_try.hpp"
-#include "gpu/checksum.hpp"
+#include "primitives/checksum_dispatch.hpp"
 
 #include <cub/device/device_reduce.cuh>
 #include <cuda/std/functional>

@@ -3,6 +3,8 @@
 #include <joinery/primitives/gather.hpp>
 #include <joinery/primitives/partition.hpp>
 
+#include "primitives/detail/partition_policy.hpp"
+
 #if defined(JOINERY_HAS_CUDA)
 #include "primitives/partition_dispatch.hpp"
 #endif
@@ -103,48 +105,54 @@ column radix_histogram(column_view const& keys, int bit_offset, int bits, stream
 #if defined(JOINERY_HAS_CUDA)
 namespace {
 
-/// The single-payload algorithms share one signature (partition_dispatch.hpp).
+/// The single-payload algorithms (partition_dispatch.hpp); swwc and hierarchical take `tuning`.
 template <class K, class P>
-using one_payload_fn = void (*)(K const*, P const*, size_type, int, int, K*, P*, std::int64_t*,
-                                stream_ref, memory_resource*);
-
-template <class K, class P>
-one_payload_fn<K, P> one_payload_algorithm(partition_algorithm algorithm) {
-  switch (algorithm) {
-    case partition_algorithm::shared_atomic: return &detail::gpu::shared_atomic_partition<K, P>;
-    case partition_algorithm::block_scatter: return &detail::gpu::block_scatter_partition<K, P>;
-    case partition_algorithm::swwc: return &detail::gpu::swwc_partition<K, P>;
-    case partition_algorithm::hierarchical: return &detail::gpu::hierarchical_partition<K, P>;
-    case partition_algorithm::stable_cub: break;
-  }
-  return nullptr;
-}
-
-template <class K, class P>
-void run_one_payload(one_payload_fn<K, P> fn, column_view const& keys,
+void run_one_payload(partition_algorithm algorithm, column_view const& keys,
                      column_view const* payload, partitioned_columns& out, int bit_offset,
-                     int bits, stream_ref stream, memory_resource* res) {
+                     int bits, detail::gpu::swwc_tuning const& tuning, stream_ref stream,
+                     memory_resource* res) {
   P const* in = payload ? static_cast<P const*>(payload->data()) : nullptr;
   P* dst = payload ? static_cast<P*>(out.payloads.front().data()) : nullptr;
-  fn(static_cast<K const*>(keys.data()), in, keys.size(), bit_offset, bits,
-     static_cast<K*>(out.keys.data()), dst, out.offsets.data_as<std::int64_t>(), stream, res);
+  auto const* k = static_cast<K const*>(keys.data());
+  auto* k_out = static_cast<K*>(out.keys.data());
+  auto* offsets = out.offsets.data_as<std::int64_t>();
+  switch (algorithm) {
+    case partition_algorithm::shared_atomic:
+      detail::gpu::shared_atomic_partition<K, P>(k, in, keys.size(), bit_offset, bits, k_out, dst,
+                                                 offsets, stream, res);
+      return;
+    case partition_algorithm::block_scatter:
+      detail::gpu::block_scatter_partition<K, P>(k, in, keys.size(), bit_offset, bits, k_out, dst,
+                                                 offsets, stream, res);
+      return;
+    case partition_algorithm::swwc:
+      detail::gpu::swwc_partition<K, P>(k, in, keys.size(), bit_offset, bits, k_out, dst, offsets,
+                                        stream, res, tuning);
+      return;
+    case partition_algorithm::hierarchical:
+      detail::gpu::hierarchical_partition<K, P>(k, in, keys.size(), bit_offset, bits, k_out, dst,
+                                                offsets, stream, res, tuning);
+      return;
+    case partition_algorithm::stable_cub: return;  // dispatch_partition's own path
+  }
 }
 
 template <class K>
 void dispatch_partition(column_view const& keys, std::vector<column_view> const& payloads,
                         partitioned_columns& out, partition_algorithm algorithm, int bit_offset,
-                        int bits, stream_ref stream, memory_resource* res) {
+                        int bits, detail::gpu::swwc_tuning const& tuning, stream_ref stream,
+                        memory_resource* res) {
   using detail::gpu::no_payload;
   if (algorithm != partition_algorithm::stable_cub) {
     if (payloads.empty()) {
-      run_one_payload<K, no_payload>(one_payload_algorithm<K, no_payload>(algorithm), keys,
-                                     nullptr, out, bit_offset, bits, stream, res);
+      run_one_payload<K, no_payload>(algorithm, keys, nullptr, out, bit_offset, bits, tuning,
+                                     stream, res);
     } else if (size_of(payloads[0].type()) == 4) {
-      run_one_payload<K, std::uint32_t>(one_payload_algorithm<K, std::uint32_t>(algorithm), keys,
-                                        &payloads[0], out, bit_offset, bits, stream, res);
+      run_one_payload<K, std::uint32_t>(algorithm, keys, &payloads[0], out, bit_offset, bits,
+                                        tuning, stream, res);
     } else {
-      run_one_payload<K, std::uint64_t>(one_payload_algorithm<K, std::uint64_t>(algorithm), keys,
-                                        &payloads[0], out, bit_offset, bits, stream, res);
+      run_one_payload<K, std::uint64_t>(algorithm, keys, &payloads[0], out, bit_offset, bits,
+                                        tuning, stream, res);
     }
     return;
   }
@@ -164,8 +172,49 @@ partitioned_columns radix_partition(column_view const& keys,
                                     std::vector<column_view> const& payloads, int bit_offset,
                                     int bits, partition_algorithm algorithm, stream_ref stream,
                                     memory_resource_ref mr) {
+  return detail::radix_partition(keys, payloads, bit_offset, bits, algorithm, {}, stream, mr);
+}
+
+namespace detail {
+
+namespace gpu {
+
+std::string swwc_tuning_problem(swwc_tuning const& t) {
+  auto outside = [](char const* name, std::optional<int> v, int lo, int hi) -> std::string {
+    if (!v || (*v >= lo && *v <= hi)) { return {}; }
+    return std::string(name) + " is " + std::to_string(*v) + ", outside [" + std::to_string(lo) +
+           ", " + std::to_string(hi) + "]";
+  };
+  if (t.variant && (static_cast<int>(*t.variant) < 0 || static_cast<int>(*t.variant) > 3)) {
+    return "variant is " + std::to_string(static_cast<int>(*t.variant)) +
+           ", not one of base, wide, long_tile, wide_long";
+  }
+  for (auto const& problem :
+       {outside("log2_buffer", t.log2_buffer, 0, swwc_tuning::max_log2_buffer),
+        outside("buffer_tuples", t.buffer_tuples, swwc_tuning::min_buffer_tuples,
+                swwc_tuning::max_buffer_tuples),
+        outside("log2_chunk", t.log2_chunk, swwc_tuning::min_log2_chunk,
+                swwc_tuning::max_log2_chunk),
+        outside("log2_ring", t.log2_ring, 0, swwc_tuning::max_log2_ring)}) {
+    if (!problem.empty()) { return problem; }
+  }
+  if (t.buffer_tuples && *t.buffer_tuples % 16 != 0) {
+    return "buffer_tuples is " + std::to_string(*t.buffer_tuples) + ", not a multiple of 16";
+  }
+  return {};
+}
+
+}  // namespace gpu
+
+partitioned_columns radix_partition(column_view const& keys,
+                                    std::vector<column_view> const& payloads, int bit_offset,
+                                    int bits, partition_algorithm algorithm,
+                                    gpu::swwc_tuning const& tuning, stream_ref stream,
+                                    memory_resource_ref mr) {
   constexpr char const* fn = "radix_partition";
   expect_cuda(fn);
+  auto const problem = gpu::swwc_tuning_problem(tuning);
+  JOINERY_EXPECTS(problem.empty(), std::string(fn) + ": swwc tuning: " + problem);
   JOINERY_EXPECTS(algorithm == partition_algorithm::stable_cub ||
                     algorithm == partition_algorithm::shared_atomic ||
                     algorithm == partition_algorithm::block_scatter ||
@@ -212,15 +261,17 @@ partitioned_columns radix_partition(column_view const& keys,
   out.offsets = column(type_id::int64, out.fanout() + 1, res, stream);
 #if defined(JOINERY_HAS_CUDA)
   if (size_of(keys.type()) == 4) {
-    dispatch_partition<std::uint32_t>(keys, payloads, out, algorithm, bit_offset, bits, stream,
-                                      res);
+    dispatch_partition<std::uint32_t>(keys, payloads, out, algorithm, bit_offset, bits, tuning,
+                                      stream, res);
   } else {
-    dispatch_partition<std::uint64_t>(keys, payloads, out, algorithm, bit_offset, bits, stream,
-                                      res);
+    dispatch_partition<std::uint64_t>(keys, payloads, out, algorithm, bit_offset, bits, tuning,
+                                      stream, res);
   }
 #endif
   return out;
 }
+
+}  // namespace detail
 
 partitioned_tuples radix_partition_tuples(column_view const& keys, column_view const& payload,
                                           int bit_offset, int bits, stream_ref stream,

@@ -5,6 +5,8 @@
 // their width (digits are bits of the key's bit pattern); payloads as the unsigned integer of
 // their width (moved bit for bit). Every pointer is device memory; work is ordered on `stream`,
 // temporaries come from `mr`.
+#include "primitives/detail/partition_policy.hpp"
+
 #include <joinery/memory.hpp>
 #include <joinery/types.hpp>
 
@@ -41,20 +43,23 @@ void block_scatter_partition(K const* keys, P const* payload, size_type n, int b
 
 /// Lutz et al. 2022 section 4 (Shared SWWC): global histogram and scan, then one pass that
 /// writes each digit's tuples through shared-memory buffers in whole runs. Not stable.
-/// P: no_payload, std::uint32_t or std::uint64_t. offsets: 2^bits + 1.
+/// P: no_payload, std::uint32_t or std::uint64_t. offsets: 2^bits + 1. `tuning` overrides the
+/// policy's choices (A/B runs; fields out of swwc_tuning's ranges are ignored here).
 template <class K, class P>
 void swwc_partition(K const* keys, P const* payload, size_type n, int bit_offset, int bits,
                     K* keys_out, P* payload_out, std::int64_t* offsets, stream_ref stream,
-                    memory_resource* mr);
+                    memory_resource* mr, swwc_tuning const& tuning = {});
 
 /// Lutz et al. 2022 section 4.3 (Hierarchical SWWC): swwc_partition with a second buffer level in
 /// device memory, output chunks of 256 rows assembled in per-digit L2-resident rings
 /// and written out whole (swwc_stage.cuh). Not stable. Output pointers not 16-byte aligned get
 /// swwc_partition instead. P: no_payload, std::uint32_t or std::uint64_t. offsets: 2^bits + 1.
+/// `tuning` as for swwc_partition.
 template <class K, class P>
 void hierarchical_partition(K const* keys, P const* payload, size_type n, int bit_offset,
                             int bits, K* keys_out, P* payload_out, std::int64_t* offsets,
-                            stream_ref stream, memory_resource* mr);
+                            stream_ref stream, memory_resource* mr,
+                            swwc_tuning const& tuning = {});
 
 /// radix_partition_tuples: per-block histograms and their digit-major scan, then chunked
 /// write-combining of (key, payload) pairs into `tuples_out` (n tuples of 2 x sizeof(K) bytes,
@@ -67,11 +72,13 @@ void tuple_partition(K const* keys, K const* payload, size_type n, int bit_offse
 /// Partitions keys with generated 32-bit row ids (row i gets id i; n < 2^32) over the digit
 /// [0, bits) with swwc: one pass up to max_radix_bits, else two, the high half of the digit
 /// first and then the low half within each of its partitions (each pass histogram + scan +
-/// pass). Not stable. offsets: 2^bits + 1; bits <= 2 * max_radix_bits.
+/// pass). Not stable. offsets: 2^bits + 1; bits <= 2 * max_radix_bits. `tuning` applies to the
+/// swwc passes of the high digit (or the only pass).
 template <class K>
 void swwc_partition_with_row_ids(K const* keys, size_type n, int bits, K* keys_out,
                                  std::uint32_t* rows_out, std::int64_t* offsets,
-                                 stream_ref stream, memory_resource* mr);
+                                 stream_ref stream, memory_resource* mr,
+                                 swwc_tuning const& tuning = {});
 
 /// He et al. 2008 split: rows_out (n entries) lists the rows 0..n-1 grouped by their id in
 /// [0, fanout), in input order within a group; offsets (fanout + 1) bound the groups. Checks the

@@ -14,7 +14,6 @@
 #include <cub/block/block_scan.cuh>
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -218,18 +217,16 @@ __global__ void __launch_bounds__(Policy::threads_per_block, Policy::min_blocks_
 
 namespace {
 
-/// An integer from the environment within [lo, hi], else `fallback` (A/B knobs of the benchmark).
-int env_int(char const* name, int lo, int hi, int fallback) {
-  char const* env = std::getenv(name);
-  if (env == nullptr) { return fallback; }
-  int const v = std::atoi(env);
-  return v >= lo && v <= hi ? v : fallback;
+/// A tuning field (swwc_tuning) within [lo, hi], else `fallback`. radix_partition refuses fields
+/// out of range; internal callers pass none.
+int tuned_or(std::optional<int> value, int lo, int hi, int fallback) {
+  return value && *value >= lo && *value <= hi ? *value : fallback;
 }
 
 template <bool Staged, class Policy, class K, class P>
 void swwc_partition_impl(K const* keys, P const* payload, size_type n, int bit_offset, int bits,
                          K* keys_out, P* payload_out, std::int64_t* offsets, bool aligned_flushes,
-                         stream_ref stream, memory_resource* mr) {
+                         swwc_tuning const& tuning, stream_ref stream, memory_resource* mr) {
   using policy = Policy;
   using agent_t = agent_swwc_partition<policy, K, P, Staged>;
   using pay_t = typename agent_t::pay_t;
@@ -245,8 +242,8 @@ void swwc_partition_impl(K const* keys, P const* payload, size_type n, int bit_o
   radix_histogram(keys, n, bit_offset, bits, static_cast<std::int64_t*>(counts.data()), stream, mr);
   prefix_scan(static_cast<std::int64_t const*>(counts.data()), fanout, offsets, stream, mr);
   // Aligned flushes (the agent's set_aligned): positions from zero, two cursors a digit; else the
-  // digits' first rows. JOINERY_SWWC_ALIGN=0|1 forces them off or on (A/B runs).
-  bool const aligned = !Staged && env_int("JOINERY_SWWC_ALIGN", 0, 1, aligned_flushes ? 1 : 0) == 1;
+  // digits' first rows. tuning.aligned_flushes forces them off or on (A/B runs).
+  bool const aligned = !Staged && tuning.aligned_flushes.value_or(aligned_flushes);
   buffer cursors(sizeof(unsigned long long) * fanout * (aligned ? 2 : 1), mr, stream);
   if (aligned) {
     JOINERY_CUDA_TRY(cudaMemsetAsync(cursors.data(), 0, cursors.size(), s));
@@ -256,10 +253,10 @@ void swwc_partition_impl(K const* keys, P const* payload, size_type n, int bit_o
   }
 
   int log2_b = swwc_buffer_log2<policy>(fanout, sizeof(K), agent_t::has_payload ? sizeof(P) : 0);
-  // JOINERY_SWWC_LOG2B forces the buffer size (A/B runs of the benchmark), up to the policies'
+  // tuning.log2_buffer forces the buffer size (A/B runs of the benchmark), up to the policies'
   // max_forced_buffer_tuples and within the large budget.
-  if (char const* env = std::getenv("JOINERY_SWWC_LOG2B"); env != nullptr) {
-    int const forced = std::atoi(env);
+  if (tuning.log2_buffer) {
+    int const forced = *tuning.log2_buffer;
     if (forced >= 0 && forced < 31 && (1 << forced) <= policy::max_forced_buffer_tuples &&
         agent_t::smem_bytes(fanout, 1 << forced) <= policy::large_smem_bytes) {
       log2_b = forced;
@@ -268,9 +265,10 @@ void swwc_partition_impl(K const* keys, P const* payload, size_type n, int bit_o
   // Hierarchical's chunks (at least 32 rows) must hold a buffer within two of them.
   if constexpr (Staged) { log2_b = std::min(log2_b, 5); }
   auto b = 1U << log2_b;
-  // JOINERY_SWWC_B (A/B runs) forces a buffer of 48..128 tuples, a multiple of 16, within all
-  // of the device's shared memory a block (not with Hierarchical).
-  if (int const forced = env_int("JOINERY_SWWC_B", 48, policy::max_forced_buffer_tuples, 0);
+  // tuning.buffer_tuples (A/B runs) forces a buffer of 48..128 tuples, a multiple of 16, within
+  // all of the device's shared memory a block (not with Hierarchical).
+  if (int const forced = tuned_or(tuning.buffer_tuples, swwc_tuning::min_buffer_tuples,
+                                  policy::max_forced_buffer_tuples, 0);
       !Staged && forced % 16 == 0 && forced > 0 &&
       agent_t::smem_bytes(fanout, forced) <= current_max_block_smem()) {
     b = static_cast<unsigned>(forced);
@@ -282,9 +280,10 @@ void swwc_partition_impl(K const* keys, P const* payload, size_type n, int bit_o
   buffer staged_pay;
   if constexpr (Staged) {
     using hp = hierarchical_partition_policy;
-    int log2_c = env_int("JOINERY_HSWWC_LOG2C", hp::min_log2_chunk, 12, hp::log2_chunk);
-    int log2_r = env_int("JOINERY_HSWWC_LOG2R", 0, 8, hp::log2_ring);
-    // The knobs may not ask for more than 2^26 staged tuples (at most 1 GiB).
+    int log2_c = tuned_or(tuning.log2_chunk, swwc_tuning::min_log2_chunk,
+                          swwc_tuning::max_log2_chunk, hp::log2_chunk);
+    int log2_r = tuned_or(tuning.log2_ring, 0, swwc_tuning::max_log2_ring, hp::log2_ring);
+    // The tuning may not ask for more than 2^26 staged tuples (at most 1 GiB).
     while (bits + log2_r + log2_c > 26 && log2_r > 0) { --log2_r; }
     while (bits + log2_r + log2_c > 26 && log2_c > hp::min_log2_chunk) { --log2_c; }
     auto const chunks = static_cast<std::size_t>(ceil_div(n, size_type{1} << log2_c));
@@ -335,23 +334,28 @@ namespace {
 template <bool Staged, class K, class P>
 void swwc_with_variant(swwc_variant variant, bool aligned, K const* keys, P const* payload,
                        size_type n, int bit_offset, int bits, K* keys_out, P* payload_out,
-                       std::int64_t* offsets, stream_ref stream, memory_resource* mr) {
+                       std::int64_t* offsets, swwc_tuning const& tuning, stream_ref stream,
+                       memory_resource* mr) {
   switch (variant) {
     case swwc_variant::wide:
       swwc_partition_impl<Staged, swwc_partition_policy_wide>(
-        keys, payload, n, bit_offset, bits, keys_out, payload_out, offsets, aligned, stream, mr);
+        keys, payload, n, bit_offset, bits, keys_out, payload_out, offsets, aligned, tuning, stream,
+        mr);
       return;
     case swwc_variant::long_tile:
       swwc_partition_impl<Staged, swwc_partition_policy_long>(
-        keys, payload, n, bit_offset, bits, keys_out, payload_out, offsets, aligned, stream, mr);
+        keys, payload, n, bit_offset, bits, keys_out, payload_out, offsets, aligned, tuning, stream,
+        mr);
       return;
     case swwc_variant::wide_long:
       swwc_partition_impl<Staged, swwc_partition_policy_wide_long>(
-        keys, payload, n, bit_offset, bits, keys_out, payload_out, offsets, aligned, stream, mr);
+        keys, payload, n, bit_offset, bits, keys_out, payload_out, offsets, aligned, tuning, stream,
+        mr);
       return;
     case swwc_variant::base:
       swwc_partition_impl<Staged, swwc_partition_policy>(
-        keys, payload, n, bit_offset, bits, keys_out, payload_out, offsets, aligned, stream, mr);
+        keys, payload, n, bit_offset, bits, keys_out, payload_out, offsets, aligned, tuning, stream,
+        mr);
   }
 }
 
@@ -362,12 +366,13 @@ constexpr std::size_t tuple_bytes() {
 }
 
 /// The policy `chooser` gives the digit width and tuple size, or `fixed` where given;
-/// JOINERY_SWWC_POLICY (A/B runs) forces one: 0 base, 1 wide, 2 long_tile, 3 wide_long.
+/// tuning.variant (A/B runs) forces one.
 template <class K, class P>
 swwc_variant pick_variant(int bits, swwc_variant (*chooser)(int, std::size_t),
+                          swwc_tuning const& tuning,
                           std::optional<swwc_variant> fixed = std::nullopt) {
-  auto const chosen = fixed ? *fixed : chooser(bits, tuple_bytes<K, P>());
-  return static_cast<swwc_variant>(env_int("JOINERY_SWWC_POLICY", 0, 3, static_cast<int>(chosen)));
+  if (tuning.variant) { return *tuning.variant; }
+  return fixed ? *fixed : chooser(bits, tuple_bytes<K, P>());
 }
 
 }  // namespace
@@ -375,38 +380,40 @@ swwc_variant pick_variant(int bits, swwc_variant (*chooser)(int, std::size_t),
 template <class K, class P>
 void swwc_partition(K const* keys, P const* payload, size_type n, int bit_offset, int bits,
                     K* keys_out, P* payload_out, std::int64_t* offsets, stream_ref stream,
-                    memory_resource* mr) {
+                    memory_resource* mr, swwc_tuning const& tuning) {
   // Generated row ids (the radix join's pass, payload == nullptr) keep the base policy, the one
   // the join was measured with.
   bool const row_ids = !std::is_same_v<P, no_payload> && payload == nullptr;
   auto const variant = pick_variant<K, P>(
-    bits, &swwc_variant_for,
+    bits, &swwc_variant_for, tuning,
     row_ids ? std::optional<swwc_variant>(swwc_variant::base) : std::nullopt);
   bool const aligned = !row_ids && swwc_aligned_for(bits, tuple_bytes<K, P>());
   swwc_with_variant<false>(variant, aligned, keys, payload, n, bit_offset, bits, keys_out,
-                           payload_out, offsets, stream, mr);
+                           payload_out, offsets, tuning, stream, mr);
 }
 
 template <class K, class P>
 void hierarchical_partition(K const* keys, P const* payload, size_type n, int bit_offset,
                             int bits, K* keys_out, P* payload_out, std::int64_t* offsets,
-                            stream_ref stream, memory_resource* mr) {
+                            stream_ref stream, memory_resource* mr, swwc_tuning const& tuning) {
   bool vectors = vector_aligned(keys_out);
   if constexpr (!std::is_same_v<P, no_payload>) { vectors = vectors && vector_aligned(payload_out); }
-  auto const variant = pick_variant<K, P>(bits, &hierarchical_variant_for);
+  auto const variant = pick_variant<K, P>(bits, &hierarchical_variant_for, tuning);
   if (!vectors) {  // chunks are written out in 16-byte moves: Shared's direct writes instead
     swwc_with_variant<false>(variant, swwc_aligned_for(bits, tuple_bytes<K, P>()), keys, payload,
-                             n, bit_offset, bits, keys_out, payload_out, offsets, stream, mr);
+                             n, bit_offset, bits, keys_out, payload_out, offsets, tuning, stream,
+                             mr);
     return;
   }
   swwc_with_variant<true>(variant, false, keys, payload, n, bit_offset, bits, keys_out,
-                          payload_out, offsets, stream, mr);
+                          payload_out, offsets, tuning, stream, mr);
 }
 
 template <class K>
 void swwc_partition_with_row_ids(K const* keys, size_type n, int bits, K* keys_out,
                                  std::uint32_t* rows_out, std::int64_t* offsets,
-                                 stream_ref stream, memory_resource* mr) {
+                                 stream_ref stream, memory_resource* mr,
+                                 swwc_tuning const& tuning) {
   using policy = swwc_partition_policy;
   using agent_t = agent_swwc_partition<policy, K, std::uint32_t>;
   JOINERY_EXPECTS(n <= (size_type{1} << 32), "generated row ids are 32-bit: at most 2^32 rows");
@@ -416,7 +423,7 @@ void swwc_partition_with_row_ids(K const* keys, size_type n, int bits, K* keys_o
   auto const s = to_cuda(stream);
   if (bits <= policy::max_radix_bits || n == 0) {
     swwc_partition<K, std::uint32_t>(keys, nullptr, n, 0, bits, keys_out, rows_out, offsets,
-                                     stream, mr);
+                                     stream, mr, tuning);
     return;
   }
   // Low digit [0, lo) second, within the partitions of the high digit [lo, bits) made first.
@@ -429,7 +436,7 @@ void swwc_partition_with_row_ids(K const* keys, size_type n, int bits, K* keys_o
   buffer seg(sizeof(std::int64_t) * static_cast<std::size_t>(segments + 1), mr, stream);
   swwc_partition<K, std::uint32_t>(keys, nullptr, n, lo, hi, static_cast<K*>(keys1.data()),
                                    static_cast<std::uint32_t*>(rows1.data()),
-                                   static_cast<std::int64_t*>(seg.data()), stream, mr);
+                                   static_cast<std::int64_t*>(seg.data()), stream, mr, tuning);
   auto const* seg_p = static_cast<std::int64_t const*>(seg.data());
 
   buffer tile_start(sizeof(size_type) * static_cast<std::size_t>(segments + 1), mr, stream);
@@ -478,9 +485,11 @@ void swwc_partition_with_row_ids(K const* keys, size_type n, int bits, K* keys_o
 
 #define JOINERY_INSTANTIATE_SWWC(K, P)                                                       \
   template void swwc_partition<K, P>(K const*, P const*, size_type, int, int, K*, P*,         \
-                                     std::int64_t*, stream_ref, memory_resource*);            \
+                                     std::int64_t*, stream_ref, memory_resource*,             \
+                                     swwc_tuning const&);                                     \
   template void hierarchical_partition<K, P>(K const*, P const*, size_type, int, int, K*, P*, \
-                                             std::int64_t*, stream_ref, memory_resource*);
+                                             std::int64_t*, stream_ref, memory_resource*,     \
+                                             swwc_tuning const&);
 JOINERY_INSTANTIATE_SWWC(std::uint32_t, no_payload)
 JOINERY_INSTANTIATE_SWWC(std::uint32_t, std::uint32_t)
 JOINERY_INSTANTIATE_SWWC(std::uint32_t, std::uint64_t)
@@ -491,10 +500,10 @@ JOINERY_INSTANTIATE_SWWC(std::uint64_t, std::uint64_t)
 template void swwc_partition_with_row_ids<std::uint32_t>(std::uint32_t const*, size_type, int,
                                                          std::uint32_t*, std::uint32_t*,
                                                          std::int64_t*, stream_ref,
-                                                         memory_resource*);
+                                                         memory_resource*, swwc_tuning const&);
 template void swwc_partition_with_row_ids<std::uint64_t>(std::uint64_t const*, size_type, int,
                                                          std::uint64_t*, std::uint32_t*,
                                                          std::int64_t*, stream_ref,
-                                                         memory_resource*);
+                                                         memory_resource*, swwc_tuning const&);
 
 }  // namespace joinery::detail::gpu

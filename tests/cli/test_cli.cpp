@@ -489,6 +489,25 @@ TEST_F(Cli, BenchPrimitivesRefusesDigitWidthsOutOfRange) {
   EXPECT_TRUE(listing().empty());
 }
 
+TEST_F(Cli, BenchTuningOptionsAreCheckedBeforeAnythingRuns) {
+  // The A/B knobs of the benchmarks are options (the library reads no environment variable):
+  // bad names and values are refused with the option named, whatever the machine.
+  expect_refused("bench join --css-search diagonal --out " + path("j.jsonl"), "diagonal");
+  expect_refused("bench join --radix-partition sideways --out " + path("j.jsonl"), "sideways");
+  expect_refused("bench groupby --css-search binary --out " + path("j.jsonl"), "--css-search");
+  expect_refused("bench join --device-bandwidths 1,2 --out " + path("j.jsonl"),
+                 "--device-bandwidths");
+  expect_refused("bench gpu-groupby --tuning bogus=1 --out " + path("g.jsonl"),
+                 built_with_cuda() ? "unknown key 'bogus'" : "--tuning needs a build with CUDA");
+  if (built_with_cuda()) {
+    expect_refused("bench gpu-groupby --tuning dense_batch=7 --out " + path("g.jsonl"),
+                   "dense_batch");
+  }
+  expect_refused("bench primitives --algorithm swwc --swwc-policy round --out " + path("p.jsonl"),
+                 "--swwc-policy");
+  EXPECT_TRUE(listing().empty());
+}
+
 TEST_F(Cli, BenchSmokeWritesJsonLines) {
   auto const o = run("bench join --build-rows 2^12 --probe-rows 2^14 --runs 3 --out " +
                      path("bench.jsonl"));

@@ -1,9 +1,11 @@
 // GPU joins beyond the conformance suite: inputs large enough to exercise the radix join's
 // partitions, build partitions larger than a shared-memory chunk, hot keys and Zipf skew at
-// scale, host-resident inputs, both CSS-tree node searches, the memory-budget refusal, and
-// inputs past 2^31 rows. The CPU backend (itself checked against the oracle) is the reference
+// scale, host-resident inputs, both CSS-tree node searches and both first partitionings of the
+// radix join (join_tuning), given device bandwidths, the memory-budget refusal, and inputs past
+// 2^31 rows. The CPU backend (itself checked against the oracle) is the reference
 // where the oracle would be too slow.
 #include "support/oracle.hpp"
+#include "support/refusal.hpp"
 
 #include <joinery/gen.hpp>
 #include <joinery/join.hpp>
@@ -15,6 +17,7 @@
 
 #include <cstdlib>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace joinery::test {
@@ -247,12 +250,17 @@ TEST_F(GpuJoin, RadixJoinPartitionedBySwwcThenCub) {
     o.backend = backend::cpu;
     auto const expected = join(build.view(), 0, probe.view(), 0, o);
     o.backend = backend::gpu;
-    for (auto ids : {type_id::int64, type_id::int32}) {
-      o.index_type = ids;
-      auto const r = join(db.view(), 0, dp.view(), 0, o);
-      EXPECT_EQ(r.aggregate.count, expected.aggregate.count);
-      EXPECT_EQ(r.aggregate.checksum, expected.aggregate.checksum);
-      EXPECT_EQ(diff_rows(index_rows(expected, join_kind::inner), index_rows(r, join_kind::inner)), "");
+    // automatic: swwc then CUB (the order within a partition is free); cub: CUB alone.
+    for (auto first : {radix_join_partitioning::automatic, radix_join_partitioning::cub}) {
+      o.tuning.radix_partition = first;
+      for (auto ids : {type_id::int64, type_id::int32}) {
+        SCOPED_TRACE(std::string(to_string(first)) + " " + std::string(to_string(ids)));
+        o.index_type = ids;
+        auto const r = join(db.view(), 0, dp.view(), 0, o);
+        EXPECT_EQ(r.aggregate.count, expected.aggregate.count);
+        EXPECT_EQ(r.aggregate.checksum, expected.aggregate.checksum);
+        EXPECT_EQ(diff_rows(index_rows(expected, join_kind::inner), index_rows(r, join_kind::inner)), "");
+      }
     }
   }
 }
@@ -321,13 +329,13 @@ TEST_F(GpuJoin, CssTreeSequentialAndBinaryNodeSearch) {
   auto const probe = gen::generate(spec(3000, gen::key_kind::foreign, type_id::int32, 60000, 9));
   auto const db = place(build.view(), memory_space::device);
   auto const dp = place(probe.view(), memory_space::device);
-  for (char const* search : {"binary", "sequential"}) {
-    ASSERT_EQ(setenv("JOINERY_CSS_SEARCH", search, 1), 0);
+  for (auto search : {css_node_search::binary, css_node_search::sequential}) {
     for (std::uint64_t d : {0ULL, 3ULL}) {
-      SCOPED_TRACE(std::string(search) + " d=" + std::to_string(d));
+      SCOPED_TRACE(std::string(to_string(search)) + " d=" + std::to_string(d));
       join_options o;
       o.algorithm = join_algorithm::indexed_nested_loop;
       o.backend = backend::gpu;
+      o.tuning.css_search = search;
       o.pred = predicate::band(d);
       auto const r = join(db.view(), 0, dp.view(), 0, o);
       EXPECT_EQ(diff_rows(oracle_join_index(build.view(), 0, probe.view(), 0, join_kind::inner,
@@ -336,7 +344,6 @@ TEST_F(GpuJoin, CssTreeSequentialAndBinaryNodeSearch) {
                 "");
     }
   }
-  unsetenv("JOINERY_CSS_SEARCH");
 }
 
 TEST_F(GpuJoin, ResultLargerThanTheBudgetIsRefused) {
@@ -515,6 +522,62 @@ TEST_F(GpuJoin, WideJoinsGfurAndGftrMatchCpu) {
   b.payload_types = p.payload_types = {type_id::int16, type_id::int64};
   p.zipf = 1.0;
   expect_strategies_match_cpu(gen::generate(b), gen::generate(p));
+}
+
+TEST_F(GpuJoin, GivenDeviceBandwidthsFeedTheMaterializationModel) {
+  // join_options::tuning.bandwidths replace the measured ones: with random reads 3000 times
+  // slower than clustered ones GFUR's predicted cost grows by about that much and GFTR is chosen;
+  // the rows stay those of the CPU backend. Bandwidths the model cannot use are refused.
+  gen::relation_spec b;
+  b.rows = 1 << 16;
+  b.kind = gen::key_kind::primary;
+  b.payload_types = {type_id::int32, type_id::int32};
+  b.seed = 131;
+  gen::relation_spec p = b;
+  p.rows = 1 << 17;
+  p.kind = gen::key_kind::foreign;
+  p.domain = b.rows;
+  p.seed = 132;
+  auto const build = gen::generate(b);
+  auto const probe = gen::generate(p);
+  auto const db = place(build.view(), memory_space::device);
+  auto const dp = place(probe.view(), memory_space::device);
+  device_bandwidths fast;
+  fast.sequential = fast.clustered_gather = fast.unclustered_gather = 3e12;
+  auto slow = fast;
+  slow.unclustered_gather = 1e9;
+  for (auto [algo, kind] : {std::pair{join_algorithm::sort_merge, join_kind::inner},
+                            std::pair{join_algorithm::radix_hash, join_kind::left_outer}}) {
+    SCOPED_TRACE(std::string(to_string(algo)) + " " + std::string(to_string(kind)));
+    join_options o;
+    o.kind = kind;
+    o.output = output_form::table;
+    o.build_payloads = payload_columns(build);
+    o.probe_payloads = payload_columns(probe);
+    o.algorithm = algo;
+    o.backend = backend::cpu;
+    auto const expected = join(build.view(), 0, probe.view(), 0, o);
+    o.backend = backend::gpu;
+    o.tuning.bandwidths = fast;
+    auto const with_fast = join(db.view(), 0, dp.view(), 0, o);
+    o.tuning.bandwidths = slow;
+    auto const with_slow = join(db.view(), 0, dp.view(), 0, o);
+    for (auto const* r : {&with_fast, &with_slow}) {
+      EXPECT_EQ(r->aggregate.checksum, expected.aggregate.checksum);
+      EXPECT_EQ(diff_rows(table_rows(expected.columns.view()), table_rows(r->columns.view())), "");
+    }
+    EXPECT_GT(with_slow.stats.predicted_gfur_seconds, 100 * with_fast.stats.predicted_gfur_seconds);
+    EXPECT_GT(with_slow.stats.predicted_gfur_seconds, with_slow.stats.predicted_gftr_seconds);
+    EXPECT_EQ(with_slow.stats.strategy, materialization::gftr);
+
+    o.tuning.bandwidths = device_bandwidths{};
+    expect_refusal([&] { (void)join(db.view(), 0, dp.view(), 0, o); },
+                   "join_options::tuning.bandwidths: sequential is 0");
+    o.tuning.bandwidths = fast;
+    o.tuning.bandwidths->sort_pass_4_8 = -1;
+    expect_refusal([&] { (void)join(db.view(), 0, dp.view(), 0, o); },
+                   "sort_pass_4_8 is -1");
+  }
 }
 
 TEST_F(GpuJoin, CarriedPayloadBundlesOfEveryShapeMatchCpu) {

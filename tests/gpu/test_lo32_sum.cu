@@ -321,7 +321,7 @@ TEST_F(Lo32Sum, QueuedFlushesRaiseTheFlagOrStayExact) {
   // crosses the level several times, and the flushes that queue up may take the counter past
   // the limit. Whether they do depends on the order the atomics land, so only what must hold is
   // asserted: the flag is up (the run starts over with the hashed tiers), or every sum is exact
-  // (run_concurrent_counts checks them when it is down). On the H200 (session 22) it came up in
+  // (run_concurrent_counts checks them when it is down). On the H200 it came up in
   // every run.
   for (int steps : {1, 8, 40}) {
     bool const raised = run_concurrent_counts({0, 0, flush_level - 1, 0}, steps, false);

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <string>
 
@@ -333,9 +334,10 @@ TEST(MaterializeModel, ReplayedMatchRatioCrossoverWithinTenPoints) {
   EXPECT_LT(measured_crossover(rhj, bw), 0.75);
 }
 
-TEST(MaterializeModel, BandwidthsParseFromTheEnvironmentFormat) {
+TEST(MaterializeModel, BandwidthsParseFromTheirTextForm) {
+  // The text of `joinery bench --device-bandwidths` (join_options::tuning.bandwidths).
   auto const bw = detail::parse_bandwidths(
-    "4.144e12,2.961e12,6.63e11,62914560,268435456,1.855e12,2.318e12", "JOINERY_DEVICE_BANDWIDTHS");
+    "4.144e12,2.961e12,6.63e11,62914560,268435456,1.855e12,2.318e12", "--device-bandwidths");
   EXPECT_DOUBLE_EQ(bw.sequential, 4.144e12);
   EXPECT_DOUBLE_EQ(bw.clustered_gather, 2.961e12);
   EXPECT_DOUBLE_EQ(bw.unclustered_gather, 6.63e11);
@@ -352,12 +354,28 @@ TEST(MaterializeModel, BandwidthsTextIsRefusedWithItsSourceNamed) {
                                 "1,2,3,-4,5,6,7", "0,2,3,4,5,6,7", "1,2,0,4,5,6,7",
                                 "1,2,3,4,5,6,inf", "1,2,3,4,5,6,7 "}) {
     try {
-      (void)detail::parse_bandwidths(bad, "JOINERY_DEVICE_BANDWIDTHS");
+      (void)detail::parse_bandwidths(bad, "--device-bandwidths");
       ADD_FAILURE() << "accepted '" << bad << "'";
     } catch (input_error const& e) {
-      EXPECT_NE(std::string(e.what()).find("JOINERY_DEVICE_BANDWIDTHS"), std::string::npos) << bad;
+      EXPECT_NE(std::string(e.what()).find("--device-bandwidths"), std::string::npos) << bad;
     }
   }
+}
+
+TEST(MaterializeModel, BandwidthsTheModelCannotUseAreNamed) {
+  // join_options::tuning.bandwidths are checked with bandwidths_problem before a GPU join runs.
+  EXPECT_EQ(detail::bandwidths_problem(recorded_h200()), "");
+  EXPECT_EQ(detail::bandwidths_problem(device_bandwidths{1, 1, 1, 0, 0, 0, 0}), "");
+  auto expect_named = [](device_bandwidths const& bw, std::string const& needle) {
+    auto const problem = detail::bandwidths_problem(bw);
+    EXPECT_NE(problem.find(needle), std::string::npos) << "'" << problem << "' lacks " << needle;
+  };
+  expect_named(device_bandwidths{}, "sequential is 0");
+  expect_named(device_bandwidths{1, 0, 1}, "clustered_gather is 0");
+  expect_named(device_bandwidths{1, 1, -2}, "unclustered_gather is -2");
+  expect_named(device_bandwidths{1, 1, 1, -1}, "l2_bytes is -1");
+  expect_named(device_bandwidths{1, 1, 1, 0, 0, 0, std::nan("")}, "sort_pass_4_8 is nan");
+  expect_named(device_bandwidths{1, 1, 1, 0, 0, HUGE_VAL, 0}, "sort_pass_4_4 is inf");
 }
 
 TEST(MaterializeModel, PayloadBundlesPackConsecutiveColumnsUpToEightBytes) {

@@ -19,7 +19,7 @@ int buffer_tuples(int bits, std::size_t key, std::size_t payload) {
 }
 
 TEST(SwwcPolicy, BufferSizesOfTheMeasuredConfigurations) {
-  // 4+4 bytes at 8..11 bits and 8+8 bytes at 8..11 bits (BENCHMARKS.md, issue 4, "Session 17"):
+  // 4+4 bytes at 8..11 bits and 8+8 bytes at 8..11 bits (BENCHMARKS.md, "primitives"):
   // two blocks an SM (the small budget) only for 4+4 at 8 and 9 bits, whose buffers hold 64 bytes
   // of keys or more there; one block an SM with the largest buffers otherwise.
   EXPECT_EQ(buffer_tuples(8, 4, 4), 32);
@@ -40,8 +40,8 @@ TEST(SwwcPolicy, BufferSizesOfTheMeasuredConfigurations) {
 }
 
 TEST(SwwcPolicy, ThreadsAndItemsOfTheMeasuredConfigurations) {
-  // BENCHMARKS.md, primitives, session 21: the fastest policy and flush alignment on the H200 per
-  // digit width for 4+4 and 8+8 bytes.
+  // BENCHMARKS.md, "primitives": the fastest policy and flush alignment on the H200 per digit
+  // width for 4+4 and 8+8 bytes.
   using detail::gpu::swwc_aligned_for;
   using detail::gpu::swwc_variant;
   using detail::gpu::swwc_variant_for;

@@ -4,20 +4,28 @@
 #include "cli.hpp"
 #include "timing.hpp"
 
+#include <joinery/error.hpp>
 #include <joinery/gen.hpp>
 #include <joinery/groupby.hpp>
+#if defined(JOINERY_HAS_CUDA)
+#include "groupby/gpu/gpu_groupby.hpp"
+#endif
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <optional>
+#include <set>
 #include <type_traits>
 #include <string>
 #include <vector>
@@ -52,9 +60,138 @@ void spread(column& keys) {
   });
 }
 
+constexpr char const* tuning_help =
+    "shared_bytes (-1 or bytes), one_group (-1, 0, 1), dense_keys (0, 1), dense_team (0..8), "
+    "dense_row_cost (0 or more), dense_batch (0, 1, 2), dense_narrow (0, 1), dense_lo32 (-1, 0, "
+    "1, 2), dense_lo32_kernel (0, 1), dense_wsum (0, 1), initial_groups, skew_partition_share "
+    "(a number), skew_sort_groups (negative: never), pgb_bits (-1..11), pgb_slots (0 or a power "
+    "of two from 64), pgb_initial_groups, dictionary_initial_groups, "
+    "dictionary_automatic_groups (counts: 0 or more, 2^k allowed)";
+
+#if defined(JOINERY_HAS_CUDA)
+/// --tuning parsed: the struct the runs take, and the pairs as set (typed) for the JSON lines.
+struct bench_tuning {
+  detail::gpu::groupby_tuning tuning;
+  nlohmann::json record = nlohmann::json::object();
+};
+
+/// "KEY=VALUE[,KEY=VALUE...]" into groupby_tuning (keys: its field names without `hgb_`).
+/// Unknown keys, repeated keys and values out of a key's range are refused with input_error.
+bench_tuning parse_tuning(std::string const& list) {
+  bench_tuning out;
+  auto& t = out.tuning;
+  std::set<std::string> seen;
+  for (auto const& item : split(list)) {
+    auto const eq = item.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      throw input_error("--tuning: expected KEY=VALUE, got '" + item + "'");
+    }
+    auto const key = trim(item.substr(0, eq));
+    auto const value = trim(item.substr(eq + 1));
+    if (!seen.insert(key).second) { throw input_error("--tuning: '" + key + "' given twice"); }
+    auto const bad = [&](char const* accepts) -> input_error {
+      return input_error("--tuning " + key + ": expected " + accepts + ", got '" + value + "'");
+    };
+    // An integer in [lo, hi]; counts (lo 0) may be written 2^k.
+    auto const integer = [&](std::int64_t lo, std::int64_t hi, char const* accepts) {
+      std::int64_t v = 0;
+      if (lo >= 0 && value.find('^') != std::string::npos) {
+        try {
+          v = parse_size(value, "--tuning value");
+        } catch (input_error const&) {
+          throw bad(accepts);
+        }
+      } else {
+        auto const* end = value.data() + value.size();
+        if (value.empty() || std::from_chars(value.data(), end, v).ptr != end) { throw bad(accepts); }
+      }
+      if (v < lo || v > hi) { throw bad(accepts); }
+      out.record[key] = v;
+      return v;
+    };
+    auto const flag = [&] {
+      bool v = false;
+      if (value == "1" || value == "true") {
+        v = true;
+      } else if (value != "0" && value != "false") {
+        throw bad("0 or 1 (or false, true)");
+      }
+      out.record[key] = v;
+      return v;
+    };
+    auto const number = [&] {
+      std::size_t used = 0;
+      double v = 0;
+      try {
+        v = std::stod(value, &used);
+      } catch (std::exception const&) {
+        throw bad("a number");
+      }
+      if (used != value.size() || !std::isfinite(v)) { throw bad("a number"); }
+      out.record[key] = v;
+      return v;
+    };
+    constexpr std::int64_t most = std::numeric_limits<std::int64_t>::max();
+    constexpr int most_int = std::numeric_limits<int>::max();
+    if (key == "shared_bytes") {
+      t.hgb_shared_bytes = integer(-1, most, "-1 (the device's) or a number of bytes");
+    } else if (key == "one_group") {
+      t.hgb_one_group = static_cast<int>(integer(-1, 1, "-1, 0 or 1"));
+    } else if (key == "dense_keys") {
+      t.hgb_dense_keys = flag();
+    } else if (key == "dense_team") {
+      t.hgb_dense_team = static_cast<int>(integer(0, 8, "0 (the most) or 1..8 blocks"));
+    } else if (key == "dense_row_cost") {
+      t.hgb_dense_row_cost = static_cast<int>(integer(0, most_int, "0 (the policy's) or more"));
+    } else if (key == "dense_batch") {
+      t.hgb_dense_batch = static_cast<int>(integer(0, 2, "0 (the model's), 1 or 2"));
+    } else if (key == "dense_narrow") {
+      t.hgb_dense_narrow = flag();
+    } else if (key == "dense_lo32") {
+      t.hgb_dense_lo32 = static_cast<int>(integer(-1, 2, "-1 (never), 0 (automatic), 1 or 2"));
+    } else if (key == "dense_lo32_kernel") {
+      t.hgb_dense_lo32_kernel = flag();
+    } else if (key == "dense_wsum") {
+      t.hgb_dense_wsum = flag();
+    } else if (key == "initial_groups") {
+      t.hgb_initial_groups = integer(0, most, "0 (from the L2 cache) or a count");
+    } else if (key == "skew_partition_share") {
+      t.skew_partition_share = number();
+    } else if (key == "skew_sort_groups") {
+      t.skew_sort_groups =
+        integer(std::numeric_limits<std::int64_t>::min(), most,
+                "an integer (0: the policy's; negative: never)");
+    } else if (key == "pgb_bits") {
+      t.pgb_bits = static_cast<int>(integer(-1, 11, "-1 (from the estimate) or 0..11"));
+    } else if (key == "pgb_slots") {
+      auto const v = integer(0, 1 << 30, "0 or a power of two from 64");
+      if (v != 0 && (v < 64 || (v & (v - 1)) != 0)) { throw bad("0 or a power of two from 64"); }
+      t.pgb_slots = static_cast<int>(v);
+    } else if (key == "pgb_initial_groups") {
+      t.pgb_initial_groups = integer(0, most, "0 (twice the estimate) or a count");
+    } else if (key == "dictionary_initial_groups") {
+      t.dictionary_initial_groups = integer(0, most, "0 (the policy's) or a count");
+    } else if (key == "dictionary_automatic_groups") {
+      t.dictionary_automatic_groups = integer(0, most, "0 (the policy's) or a count");
+    } else {
+      throw input_error("--tuning: unknown key '" + key + "'; known: " + tuning_help);
+    }
+  }
+  return out;
+}
+#endif
+
 }  // namespace
 
+char const* tuning_keys_help() { return tuning_help; }
+
 void run_gpu_groupby_bench(gpu_groupby_bench_args const& a) {
+  bool const tuned = !a.tuning.empty();
+#if defined(JOINERY_HAS_CUDA)
+  auto const tuning = tuned ? parse_tuning(a.tuning) : bench_tuning{};
+#else
+  JOINERY_EXPECTS(!tuned, "--tuning needs a build with CUDA");
+#endif
   JOINERY_EXPECTS(a.runs >= 1, "--runs must be at least 1");
   JOINERY_EXPECTS(a.rows >= 1, "--rows must be at least 1");
   JOINERY_EXPECTS(device_count() > 0, "bench gpu-groupby needs a GPU, and none is present");
@@ -92,6 +229,9 @@ void run_gpu_groupby_bench(gpu_groupby_bench_args const& a) {
   double const roofline_s = input_bytes / (copy_gbps * 1e9);
   std::printf("device %s: copy %.0f GB/s (read + write); read-once roofline %.3f ms = %.1f G rows/s\n",
               device.c_str(), copy_gbps, roofline_s * 1e3, static_cast<double>(n) / roofline_s / 1e9);
+#if defined(JOINERY_HAS_CUDA)
+  if (tuned) { std::printf("tuning %s\n", tuning.record.dump().c_str()); }
+#endif
 
   for (std::int64_t g = 1; g <= std::min(a.max_groups, n); g *= 4) {
     gen::relation_spec spec;
@@ -118,7 +258,25 @@ void run_gpu_groupby_bench(gpu_groupby_bench_args const& a) {
         o.algorithm = algo;
         o.backend = backend::gpu;
         groupby_result last;
-        auto const times = time_runs(a, s, [&] { last = groupby(input.view(), 0, aggs, o, s); });
+        auto const run = [&] {
+#if defined(JOINERY_HAS_CUDA)
+          if (tuned) {  // the internal entry point, which takes the tuning (as the public one)
+            groupby_result r;
+            std::vector<phase_time> phases;
+            groupby_algorithm used = algo;
+            r.columns = detail::gpu::run_groupby(algo, input.view(), 0, aggs, false,
+                                                 tuning.tuning, &phases, &used, s,
+                                                 device_resource());
+            s.synchronize();
+            r.stats.phases = std::move(phases);
+            r.stats.algorithm = used;
+            r.stats.backend = backend::gpu;
+            return r;
+          }
+#endif
+          return groupby(input.view(), 0, aggs, o, s);
+        };
+        auto const times = time_runs(a, s, [&] { last = run(); });
         // Every algorithm must find the same groups and aggregates (order-free checksum).
         std::vector<column> host_cols;
         for (auto const& c : last.columns.columns()) { host_cols.push_back(column::copy_of(c.view())); }
@@ -146,6 +304,9 @@ void run_gpu_groupby_bench(gpu_groupby_bench_args const& a) {
                          {"input_bytes", input_bytes}, {"copy_gbps", copy_gbps},
                          {"roofline_s", roofline_s}, {"fraction_of_roofline", roofline_s / med},
                          {"checksum", result.second}};
+#if defined(JOINERY_HAS_CUDA)
+        if (tuned) { j["tuning"] = tuning.record; }
+#endif
         nlohmann::json ph = nlohmann::json::object();
         for (auto const& p : last.stats.phases) { ph[p.name] = p.seconds; }
         j["phases"] = ph;  // of the last run

@@ -22,13 +22,22 @@ struct gpu_groupby_bench_args {
   std::uint64_t seed = 42;
   std::string revision;  // recorded with every line
   std::string date;
+  /// --tuning: KEY=VALUE[,KEY=VALUE...] setting fields of the GPU group-bys' tuning struct
+  /// (detail::gpu::groupby_tuning; keys: its field names without the `hgb_` prefix, see
+  /// tuning_keys_help), for A/B runs. "" = none: the public group-by runs; else the internal
+  /// entry point with that tuning, and every JSON line records it ("tuning").
+  std::string tuning;
 };
+
+/// The keys --tuning takes, with their values, for the CLI's help.
+char const* tuning_keys_help();
 
 /// |R| = rows of (key, p0, p1) with int32 payloads, g = 4^0 .. max_groups (capped by rows), keys
 /// uniform (or Zipf) over g values; MAX(p0), MAX(p1) and then SUM(p0), SUM(p1); every GPU
 /// algorithm (and automatic, which reports the algorithm it ran) on the same device-resident input; all must agree on the groups. Reports G rows/s
 /// and the fraction of the read-once roofline (input bytes over the measured device-to-device
-/// copy bandwidth, read + write). Needs a GPU.
+/// copy bandwidth, read + write). Needs a GPU. A bad --tuning is refused (input_error) before
+/// anything runs.
 void run_gpu_groupby_bench(gpu_groupby_bench_args const& a);
 
 }  // namespace joinery::cli

@@ -31,6 +31,78 @@
 
 namespace joinery::cli {
 
+namespace {
+
+/// An integer option within [lo, hi]; `what` says what it takes when it is not.
+int int_option(std::string const& text, char const* option, int lo, int hi,
+               std::string const& what) {
+  std::size_t used = 0;
+  int v = 0;
+  try {
+    v = std::stoi(text, &used);
+  } catch (std::exception const&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size() || v < lo || v > hi) {
+    throw input_error(std::string(option) + " takes " + what + ", not '" + text + "'");
+  }
+  return v;
+}
+
+std::string range(int lo, int hi) { return std::to_string(lo) + ".." + std::to_string(hi); }
+
+}  // namespace
+
+detail::gpu::swwc_tuning parse_swwc_tuning(swwc_options const& o) {
+  using detail::gpu::swwc_tuning;
+  using detail::gpu::swwc_variant;
+  swwc_tuning t;
+  if (!o.policy.empty()) {
+    for (auto v : {swwc_variant::base, swwc_variant::wide, swwc_variant::long_tile,
+                   swwc_variant::wide_long}) {
+      if (detail::gpu::swwc_variant_name(v) == o.policy) { t.variant = v; }
+    }
+    if (!t.variant) {
+      throw input_error("--swwc-policy takes base, wide, long_tile or wide_long, not '" +
+                        o.policy + "'");
+    }
+  }
+  if (!o.align.empty()) {
+    if (o.align != "on" && o.align != "off") {
+      throw input_error("--swwc-align takes on or off, not '" + o.align + "'");
+    }
+    t.aligned_flushes = o.align == "on";
+  }
+  if (!o.log2b.empty()) {
+    t.log2_buffer = int_option(o.log2b, "--swwc-log2b", 0, swwc_tuning::max_log2_buffer,
+                               "N in " + range(0, swwc_tuning::max_log2_buffer) +
+                                 " (buffers of 2^N tuples a digit)");
+  }
+  if (!o.b.empty()) {
+    auto const what = "a multiple of 16 in " +
+                      range(swwc_tuning::min_buffer_tuples, swwc_tuning::max_buffer_tuples) +
+                      " (tuples a digit)";
+    t.buffer_tuples = int_option(o.b, "--swwc-b", swwc_tuning::min_buffer_tuples,
+                                 swwc_tuning::max_buffer_tuples, what);
+    if (*t.buffer_tuples % 16 != 0) {
+      throw input_error("--swwc-b takes " + what + ", not '" + o.b + "'");
+    }
+  }
+  if (!o.log2c.empty()) {
+    t.log2_chunk = int_option(o.log2c, "--hswwc-log2c", swwc_tuning::min_log2_chunk,
+                              swwc_tuning::max_log2_chunk,
+                              "N in " + range(swwc_tuning::min_log2_chunk,
+                                              swwc_tuning::max_log2_chunk) +
+                                " (staged chunks of 2^N rows)");
+  }
+  if (!o.log2r.empty()) {
+    t.log2_ring = int_option(o.log2r, "--hswwc-log2r", 0, swwc_tuning::max_log2_ring,
+                             "N in " + range(0, swwc_tuning::max_log2_ring) +
+                               " (rings of 2^N staging slots a digit)");
+  }
+  return t;
+}
+
 #if !defined(JOINERY_HAS_CUDA)
 
 void run_primitives_bench(primitives_bench_args const&) {
@@ -40,6 +112,18 @@ void run_primitives_bench(primitives_bench_args const&) {
 #else
 
 namespace {
+
+/// The fields of `t` that are set, by name (empty object: none).
+nlohmann::json swwc_tuning_json(detail::gpu::swwc_tuning const& t) {
+  auto j = nlohmann::json::object();
+  if (t.variant) { j["policy"] = std::string(detail::gpu::swwc_variant_name(*t.variant)); }
+  if (t.aligned_flushes) { j["aligned_flushes"] = *t.aligned_flushes; }
+  if (t.log2_buffer) { j["log2_buffer"] = *t.log2_buffer; }
+  if (t.buffer_tuples) { j["buffer_tuples"] = *t.buffer_tuples; }
+  if (t.log2_chunk) { j["log2_chunk"] = *t.log2_chunk; }
+  if (t.log2_ring) { j["log2_ring"] = *t.log2_ring; }
+  return j;
+}
 
 double median_of(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -177,10 +261,16 @@ class primitives_bench {
                partition_algorithm::block_scatter, partition_algorithm::swwc,
                partition_algorithm::hierarchical};
     }
+    // The swwc tuning (A/B runs) goes to the swwc and hierarchical rows, and into their lines.
+    auto const tuned = swwc_tuning_json(a_.swwc);
     for (auto algo : algos) {
+      bool const swwc_family =
+        algo == partition_algorithm::swwc || algo == partition_algorithm::hierarchical;
+      auto const tuning = swwc_family ? a_.swwc : detail::gpu::swwc_tuning{};
       for (int bits : a_.bits) {
         {  // Not timed: the result is a permutation of the input.
-          auto const r = radix_partition(keys.view(), {payload.view()}, 0, bits, algo, s);
+          auto const r =
+            detail::radix_partition(keys.view(), {payload.view()}, 0, bits, algo, tuning, s);
           JOINERY_EXPECTS(checksum(r.keys.view(), s) == key_sum,
                           "bench primitives: radix_partition lost keys");
         }
@@ -188,8 +278,10 @@ class primitives_bench {
         params["primitive"] = "radix_partition";
         params["algorithm"] = std::string(to_string(algo));
         params["bits"] = bits;
+        if (swwc_family && !tuned.empty()) { params["swwc_tuning"] = tuned; }
         measure(params, 2 * nd * tuple_bytes, [&] {
-          auto const r = radix_partition(keys.view(), {payload.view()}, 0, bits, algo, s);
+          auto const r =
+            detail::radix_partition(keys.view(), {payload.view()}, 0, bits, algo, tuning, s);
         });
       }
     }

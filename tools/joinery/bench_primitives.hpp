@@ -1,10 +1,26 @@
 #pragma once
 // joinery bench primitives: the GPU primitives against the measured device-copy bandwidth.
+#include "primitives/detail/partition_policy.hpp"
+
 #include <cstdint>
 #include <string>
 #include <vector>
 
 namespace joinery::cli {
+
+/// The text of the options that tune the swwc and hierarchical rows (empty: not given):
+/// --swwc-policy, --swwc-align, --swwc-log2b, --swwc-b, --hswwc-log2c, --hswwc-log2r.
+struct swwc_options {
+  std::string policy, align, log2b, b, log2c, log2r;
+  [[nodiscard]] bool given() const {
+    return !policy.empty() || !align.empty() || !log2b.empty() || !b.empty() || !log2c.empty() ||
+           !log2r.empty();
+  }
+};
+
+/// The options as swwc_tuning (fields not given stay empty); input_error naming the option and
+/// what it takes otherwise.
+detail::gpu::swwc_tuning parse_swwc_tuning(swwc_options const& o);
 
 struct primitives_bench_args {
   std::int64_t rows = std::int64_t{1} << 28;
@@ -23,6 +39,9 @@ struct primitives_bench_args {
   double zipf = 0;
   /// Digit widths of the radix-partition rows (--bits).
   std::vector<int> bits = {8, 9, 10, 11};
+  /// Overrides of the swwc and hierarchical rows' choices (--swwc-policy, --swwc-align,
+  /// --swwc-log2b, --swwc-b, --hswwc-log2c, --hswwc-log2r); recorded in their JSON lines.
+  detail::gpu::swwc_tuning swwc{};
 };
 
 /// For 4- and 8-byte tuples halves (key + payload of that width): the device-to-device copy

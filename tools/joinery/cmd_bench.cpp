@@ -9,6 +9,8 @@
 #include <joinery/join.hpp>
 #include <joinery/primitives/partition.hpp>
 
+#include "join/materialize_model.hpp"  // parse_bandwidths: --device-bandwidths
+
 #include <nlohmann/json.hpp>
 #include <omp.h>
 #include <unistd.h>
@@ -55,10 +57,16 @@ struct bench_args {
   std::string index_type = "int64";
   std::string writer = "direct";
   double load_factor = 0.5;
+  // The GPU joins' join_options::tuning (A/B runs; empty: the library's choice).
+  std::string css_search;         // binary or sequential
+  std::string radix_partition;    // automatic or cub
+  std::string device_bandwidths;  // seven comma-separated numbers (parse_bandwidths)
+  swwc_options swwc;  // primitives: --swwc-*, --hswwc-* (bench_primitives.hpp)
   std::string rows;  // empty: the experiment's default (2^24; primitives and gpu-groupby 2^28)
   std::string bits;  // primitives: digit widths, comma-separated (empty: 8..11)
   std::string groups = "2^10";
   std::string max_rows = "2^24";
+  std::string groupby_tuning;  // gpu-groupby --tuning: KEY=VALUE,... (groupby_tuning)
   std::uint64_t seed = 42;
 };
 
@@ -256,6 +264,8 @@ struct join_point {
   /// GPU: the direct output buffer first (default) or the three phases from the start.
   output_writer writer = output_writer::direct;
   double load_factor = 0.5;  ///< no_partition_hash's table
+  /// GPU: join_options::tuning (--css-search, --radix-partition, --device-bandwidths).
+  join_tuning tuning{};
 };
 
 struct join_data {
@@ -295,6 +305,7 @@ nlohmann::json measure_join(recorder& rec, join_point const& p, join_data const&
   o.index_type = p.index_type;
   o.writer = p.writer;
   o.hash_load_factor = p.load_factor;
+  o.tuning = p.tuning;
   for (int i = 1; i <= p.payloads; ++i) {
     o.build_payloads.push_back(i);
     o.probe_payloads.push_back(i);
@@ -309,6 +320,18 @@ nlohmann::json measure_join(recorder& rec, join_point const& p, join_data const&
   if (p.form == output_form::index) { params["index_type"] = std::string(to_string(p.index_type)); }
   if (p.writer != output_writer::direct) { params["writer"] = std::string(to_string(p.writer)); }
   if (algo == join_algorithm::no_partition_hash) { params["load_factor"] = p.load_factor; }
+  if (p.tuning.css_search != join_tuning{}.css_search) {
+    params["css_search"] = std::string(to_string(p.tuning.css_search));
+  }
+  if (p.tuning.radix_partition != join_tuning{}.radix_partition) {
+    params["radix_partition"] = std::string(to_string(p.tuning.radix_partition));
+  }
+  if (auto const& bw = p.tuning.bandwidths) {
+    params["device_bandwidths"] = {bw->sequential,    bw->clustered_gather,
+                                   bw->unclustered_gather, bw->l2_bytes,
+                                   bw->unclustered_column_bytes, bw->sort_pass_4_4,
+                                   bw->sort_pass_4_8};
+  }
   return rec.measure(params, be, p.build_rows + p.probe_rows, [&] {
     auto const res = join(build.view(), 0, probe.view(), 0, o);
     nlohmann::json j{{"phases", phases_json(res.stats.phases)},
@@ -330,11 +353,11 @@ nlohmann::json run_join_point(recorder& rec, join_point const& p, backend be,
   return measure_join(rec, p, make_join_data(p, be, seed), be, algo);
 }
 
-/// The GPU joins of issue 5 (DESIGN.md section 6 workloads): the default |R| = M/2 primary keys
+/// The GPU joins (BENCHMARKS.md, "gpu-joins"): the default |R| = M/2 primary keys
 /// joined with |S| = M uniform foreign keys (M = --max-rows, default 2^28), join index output,
 /// (with an int32 index, and written in three phases), then the sweeps: 8-byte keys,
 /// many-to-many, |R| = |S|, Zipf, match ratio, |R|:|S| from 1:1 to 1:32.
-void run_gpu_joins_bench(recorder& rec, bench_args const& a) {
+void run_gpu_joins_bench(recorder& rec, bench_args const& a, join_tuning const& tuning) {
   JOINERY_EXPECTS(device_count() > 0, "bench gpu-joins needs a GPU");
   auto const m = a.max_rows == bench_args{}.max_rows ? std::int64_t{1} << 28
                                                      : parse_size(a.max_rows, "--max-rows");
@@ -342,7 +365,8 @@ void run_gpu_joins_bench(recorder& rec, bench_args const& a) {
   for (auto algo : join_algorithms_on(backend::gpu)) {
     if (algo != join_algorithm::nested_loop) { algos.push_back(algo); }  // quadratic
   }
-  auto sweep = [&](join_point const& p) {
+  auto sweep = [&](join_point p) {
+    p.tuning = tuning;
     auto const data = make_join_data(p, backend::gpu, a.seed);
     for (auto algo : algos) { measure_join(rec, p, data, backend::gpu, algo); }
   };
@@ -387,12 +411,13 @@ void run_gpu_joins_bench(recorder& rec, bench_args const& a) {
 /// Zipf 0..2, 8-byte keys and payloads; and many-to-many |R| = |S| = M/4 over |K| = M/32 ..
 /// M/8 keys. Every line records the model's predicted materialization times beside the
 /// measured median.
-void run_wide_joins_bench(recorder& rec, bench_args const& a) {
+void run_wide_joins_bench(recorder& rec, bench_args const& a, join_tuning const& tuning) {
   JOINERY_EXPECTS(device_count() > 0, "bench wide-joins needs a GPU");
   auto const m = a.max_rows == bench_args{}.max_rows ? std::int64_t{1} << 28
                                                      : parse_size(a.max_rows, "--max-rows");
   auto const i32 = type_id::int32;
-  auto strategies = [&](join_point const& p, bool with_no_partition) {
+  auto strategies = [&](join_point p, bool with_no_partition) {
+    p.tuning = tuning;
     auto const data = make_join_data(p, backend::gpu, a.seed);
     for (auto algo : {join_algorithm::radix_hash, join_algorithm::sort_merge}) {
       for (auto st : {materialization::gfur, materialization::gftr, materialization::automatic}) {
@@ -456,7 +481,40 @@ output_form parse_form(std::string const& s) {
   throw input_error("unknown --output-form '" + s + "'; known: aggregate, index, table");
 }
 
+/// Whether any of the GPU joins' tuning options was given.
+bool join_tuning_given(bench_args const& a) {
+  return !a.css_search.empty() || !a.radix_partition.empty() || !a.device_bandwidths.empty();
+}
+
+/// --css-search, --radix-partition, --device-bandwidths as join_options::tuning; refused for the
+/// experiments that run no GPU join.
+join_tuning join_tuning_of(bench_args const& a) {
+  join_tuning t;
+  if (!join_tuning_given(a)) { return t; }
+  if (a.experiment != "join" && a.experiment != "gpu-joins" && a.experiment != "wide-joins" &&
+      a.experiment != "smoke") {
+    throw input_error("--css-search, --radix-partition and --device-bandwidths tune the GPU "
+                      "joins of the join, gpu-joins, wide-joins and smoke experiments, not '" +
+                      a.experiment + "'");
+  }
+  // The names are refused with the known ones listed, as --algorithm's are.
+  if (!a.css_search.empty()) { t.css_search = css_node_search_from_string(a.css_search); }
+  if (!a.radix_partition.empty()) {
+    t.radix_partition = radix_join_partitioning_from_string(a.radix_partition);
+  }
+  if (!a.device_bandwidths.empty()) {
+    t.bandwidths = detail::parse_bandwidths(a.device_bandwidths, "--device-bandwidths");
+  }
+  return t;
+}
+
 void run_bench(bench_args const& a) {
+  auto const tuning = join_tuning_of(a);  // refused before any data is generated
+  if (a.swwc.given() && a.experiment != "primitives") {
+    throw input_error("the --swwc-* and --hswwc-* options tune the swwc and hierarchical rows of "
+                      "the primitives experiment, not '" + a.experiment + "'");
+  }
+  auto const swwc = parse_swwc_tuning(a.swwc);
   recorder rec(a, a.experiment);
   if (a.experiment == "join") {
     auto const be = resolve_backend(a.backend, !join_algorithms_on(backend::gpu).empty());
@@ -467,6 +525,11 @@ void run_bench(bench_args const& a) {
     p.index_type = type_from_string(a.index_type);
     p.writer = output_writer_from_string(a.writer);
     p.load_factor = a.load_factor;
+    if (be != backend::gpu && join_tuning_given(a)) {
+      throw input_error("--css-search, --radix-partition and --device-bandwidths tune the GPU "
+                        "joins; the " + std::string(to_string(be)) + " backend has none");
+    }
+    p.tuning = tuning;
     run_join_point(rec, p, be, join_algorithm_from_string(a.algorithm), a.seed);
   } else if (a.experiment == "groupby") {
     auto const be = resolve_backend(a.backend, !groupby_algorithms_on(backend::gpu).empty());
@@ -531,6 +594,7 @@ void run_bench(bench_args const& a) {
         // on the same input below.
         join_point p{quadratic ? (1 << 12) : (1 << 18), quadratic ? (1 << 14) : (1 << 20),
                      type_id::int32, 0.0, 1.0, 1, output_form::aggregate};
+        if (be == backend::gpu) { p.tuning = tuning; }
         auto const j = run_join_point(rec, p, be, algo, a.seed);
         auto const v = std::make_pair(j["rows_out"].get<std::uint64_t>(),
                                       j["checksum"].get<std::uint64_t>());
@@ -577,11 +641,18 @@ void run_bench(bench_args const& a) {
         p.bits.push_back(static_cast<int>(b));
       }
     }
+    p.swwc = swwc;
+    if (a.swwc.given() && !p.partition_algorithms.empty() &&
+        std::none_of(p.partition_algorithms.begin(), p.partition_algorithms.end(),
+                     [](std::string const& n) { return n == "swwc" || n == "hierarchical"; })) {
+      throw input_error("the --swwc-* and --hswwc-* options tune the swwc and hierarchical rows, "
+                        "and --algorithm selects neither");
+    }
     run_primitives_bench(p);
   } else if (a.experiment == "gpu-joins") {
-    run_gpu_joins_bench(rec, a);
+    run_gpu_joins_bench(rec, a, tuning);
   } else if (a.experiment == "wide-joins") {
-    run_wide_joins_bench(rec, a);
+    run_wide_joins_bench(rec, a, tuning);
   } else if (a.experiment == "gpu-groupby") {
     // Every GPU group-by over g = 4^0 .. 2^26 (bench_groupby_gpu.cpp); --rows default 2^28.
     gpu_groupby_bench_args g;
@@ -601,6 +672,7 @@ void run_bench(bench_args const& a) {
     g.seed = a.seed;
     g.revision = git_revision();
     g.date = today();
+    g.tuning = a.groupby_tuning;
     run_gpu_groupby_bench(g);
   } else {
     throw input_error("unknown experiment '" + a.experiment +
@@ -639,6 +711,16 @@ void add_bench(CLI::App& app) {
   c->add_option("--writer", args->writer,
                 "join on the GPU: direct (output buffer first, the default) or three_phase "
                 "(count, scan, write)");
+  c->add_option("--css-search", args->css_search,
+                "join experiments on the GPU: the indexed nested-loop join's CSS-tree node search, "
+                "binary (default) or sequential");
+  c->add_option("--radix-partition", args->radix_partition,
+                "join experiments on the GPU: the radix join's first partitioning, automatic "
+                "(swwc then CUB where the order is free; default) or cub");
+  c->add_option("--device-bandwidths", args->device_bandwidths,
+                "join experiments on the GPU: the bandwidths of the GFUR/GFTR model instead of "
+                "measuring them: sequential,clustered_gather,unclustered_gather,l2_bytes,"
+                "unclustered_column_bytes,sort_pass_4_4,sort_pass_4_8 (bytes/s; bytes)");
   c->add_option("--rows", args->rows,
                 "input rows (groupby: 2^24; primitives, gpu-groupby: 2^28)");
   c->add_option("--groups", args->groups,
@@ -648,7 +730,26 @@ void add_bench(CLI::App& app) {
                 "default workload (2^28)");
   c->add_option("--bits", args->bits,
                 "primitives: digit widths of the radix-partition rows, comma-separated (8,9,10,11)");
+  c->add_option("--swwc-policy", args->swwc.policy,
+                "primitives, swwc and hierarchical rows: the block shape, base, wide, long_tile or "
+                "wide_long (default: the policy's choice per digit width and tuple size)");
+  c->add_option("--swwc-align", args->swwc.align,
+                "primitives, swwc rows: full buffers flushed on aligned rows, on or off");
+  c->add_option("--swwc-log2b", args->swwc.log2b,
+                "primitives, swwc and hierarchical rows: buffers of 2^N tuples a digit, N in 0..7, "
+                "where they fit the shared memory (hierarchical: at most 2^5)");
+  c->add_option("--swwc-b", args->swwc.b,
+                "primitives, swwc rows: buffers of N tuples a digit, a multiple of 16 in 48..128, "
+                "where they fit the shared memory (overrides --swwc-log2b)");
+  c->add_option("--hswwc-log2c", args->swwc.log2c,
+                "primitives, hierarchical rows: staged chunks of 2^N rows, N in 5..12");
+  c->add_option("--hswwc-log2r", args->swwc.log2r,
+                "primitives, hierarchical rows: rings of 2^N staging slots a digit, N in 0..8");
   c->add_option("--seed", args->seed, "random seed");
+  c->add_option("--tuning", args->groupby_tuning,
+                std::string("gpu-groupby: KEY=VALUE[,KEY=VALUE...] for the GPU group-bys' tuning "
+                            "(A/B runs; recorded in every JSON line). Keys: ") +
+                  tuning_keys_help());
   c->callback([args] { run_bench(*args); });
 }
 

@@ -1,11 +1,11 @@
-// The dense tier's wrapped sums (sessions 27-28; DESIGN.md 6c): SUM of two int32 columns over
+// The dense tier's wrapped sums (DESIGN.md, "The dense tier"): SUM of two int32 columns over
 // dense keys with fire-and-forget shared atomics. Teams of blocks walk the same tiles as the
 // dense tier's teams; each member owns an equal share of the sampled keys (the first and last
 // also the margins beside them; wsum_kernel) and updates each of its rows with four shared
 // atomics nobody waits for (dense_wsum_policy says what they hold and why the sums decode
 // exactly), but for one row a thread on one tile of four, whose count comes back to stop a run
 // that meets a hot group early. The kernel lays the teams out from the dense tier's sample in
-// device memory (session 29: the host no longer waits for the sample). At the end each block
+// device memory (the host does not wait for the sample). At the end each block
 // decodes its slots and adds them to the window's int64 sums in device memory, its counts to a
 // total, and marks the met slots; these are then counted and, once the host has read the run's
 // state, numbered into the groups. A count that wrapped (a group met more rows in one block than
@@ -386,8 +386,8 @@ __global__ void __launch_bounds__(hash_groupby_policy::threads_per_block)
 /// The run's first launch: blocks 0 .. dense_sample_blocks - 1 sample the keys into `partials`
 /// (dense_sample_block), then every block zeros `words0`, `words1` and `words2` 16-byte words
 /// from the three pointers (the sums, the state and its marks). One launch where a memset, the
-/// sample and three memsets cost the host about 4 us each before the pass could start (H200,
-/// session 29).
+/// sample and three memsets cost the host about 4 us each before the pass could start
+/// (H200).
 template <class K>
 __global__ void __launch_bounds__(dense_sample_threads)
     wsum_prepare_kernel(K const* __restrict__ keys, size_type n, size_type samples,

@@ -10,7 +10,10 @@
 
 namespace joinery::detail::gpu {
 
-/// Knobs of the GPU group-bys that tests and benchmarks may turn; 0 / -1 mean "derive it".
+/// Knobs of the GPU group-bys that tests and benchmarks may turn; 0 / -1 mean "derive it". The
+/// library reads no other switch: benchmarks set these for A/B runs (`joinery bench gpu-groupby
+/// --tuning KEY=VALUE,...`, whose keys are the field names without the `hgb_` prefix, all but
+/// stop_beyond_first_table).
 struct groupby_tuning {
   /// HGB tier 1: bytes of shared memory a block may use for its table of keys and accumulators
   /// (a power of two of slots, half of them groups). -1: all the device allows; 0: skip tier 1.
@@ -30,30 +33,25 @@ struct groupby_tuning {
   /// hash_groupby_policy::max_dense_row_cost.
   int hgb_dense_row_cost = 0;
   /// HGB's dense tier: accumulators a pass takes (1, or hash_groupby_policy::fused_accs), instead
-  /// of the layout model's choice; 0: the model's. The environment variable JOINERY_DENSE_BATCH
-  /// sets it where this is 0 (A/B runs of the CLI's benchmarks).
+  /// of the layout model's choice; 0: the model's.
   int hgb_dense_batch = 0;
   /// HGB's dense tier: load 16-byte aligned keys and 4-byte values with 16-byte loads, 4 rows a
-  /// thread (the narrow form); false: always the general row-by-row loads. The environment
-  /// variable JOINERY_DENSE_NARROW=0 clears it (A/B runs of the CLI's benchmarks).
+  /// thread (the narrow form); false: always the general row-by-row loads.
   bool hgb_dense_narrow = true;
   /// HGB's dense tier: SUM of int32 values as 32-bit partials in shared memory whose overflows
   /// spill to device memory (1: wherever the plan has such a sum; 2: the same, the overflows
-  /// counted in shared memory first where a counted layout fits; -1: never; 0: counted where that runs in one pass of at
-  /// most hash_groupby_policy::dense_counts_max_team blocks doing less work than 8-byte sums,
-  /// else spilled from dense_lo32_min_span sampled keys and below dense_lo32_max_hot_share of
-  /// the rows on the hottest sampled key). The environment variable JOINERY_DENSE_LO32=0|1|2
-  /// sets it where this is 0 (A/B runs of the CLI's benchmarks).
+  /// counted in shared memory first where a counted layout fits; -1: never; 0: counted where
+  /// that runs in one pass of at most hash_groupby_policy::dense_counts_max_team blocks doing
+  /// less work than 8-byte sums, else spilled from dense_lo32_min_span sampled keys and below
+  /// dense_lo32_max_hot_share of the rows on the hottest sampled key).
   int hgb_dense_lo32 = 0;
   /// HGB's dense tier: batches whose every accumulator is a 32-bit partial sum of int32 values
   /// (narrow form) run a kernel of their own (hgb_dense_kernel's Lo32Only); false: the narrow
-  /// kernel of every operation. The environment variable JOINERY_DENSE_LO32_KERNEL=0 clears it
-  /// (A/B runs of the CLI's benchmarks).
+  /// kernel of every operation.
   bool hgb_dense_lo32_kernel = true;
   /// HGB's dense tier: SUM of exactly two int32 columns first tries the wrapped sums
   /// (dense_wsum_groupby: four fire-and-forget shared atomics a row, 13 bytes a group), where
-  /// their layout fits; false: the 32-bit partials and 8-byte sums only. The environment
-  /// variable JOINERY_DENSE_WSUM=0 clears it (A/B runs of the CLI's benchmarks).
+  /// their layout fits; false: the 32-bit partials and 8-byte sums only.
   bool hgb_dense_wsum = true;
   /// HGB tier 2: groups its first global table holds before the run restarts with a table for
   /// every row. 0: derived from the L2 cache size.

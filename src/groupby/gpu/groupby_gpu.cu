@@ -1,7 +1,7 @@
 // The GPU group-by backend's host dispatch: compiles the request into accumulators, runs the
-// algorithm's grouping (hash_groupby.cu, sort_groupby.cu), orders the groups by key when asked
-// (a radix sort of the group keys with their ids), and finalises one output column per
-// requested aggregate from the accumulators.
+// algorithm's grouping (hash_groupby.cu, sort_groupby.cu), orders the
+// groups by key when asked (a radix sort of the group keys with their ids), and finalises one
+// output column per requested aggregate from the accumulators.
 #include "core/average.hpp"
 #include "groupby/gpu/detail/accumulate.cuh"
 #include "groupby/gpu/detail/common.cuh"
@@ -225,8 +225,7 @@ table run_groupby(groupby_algorithm algo, table_view const& input, size_type key
           // 8-byte keys sort as 4-byte codes (SGB-DE-TR): half the radix passes, while the
           // dictionary still pays for itself (Wu et al. 5.2.8: up to about 2^22 groups). Under
           // skew too: with int64 Zipf 1 keys at 2^18..2^20 groups it took 21-24 ms on the H200
-          // against 31-32 for SGB-TR (2^28 rows; session 18, once its build stopped probing a
-          // table that had overflowed).
+          // against 31-32 for SGB-TR (2^28 rows).
           if constexpr (sizeof(K) == 8) {
             // One sample of the keys for the choice and the dictionary's first table.
             auto const groups = estimate_groups<K>(keys, n, current_sm_count(), stream, mr);

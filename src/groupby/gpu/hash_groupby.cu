@@ -1155,7 +1155,7 @@ __device__ __forceinline__ void dense_tiles(K const* __restrict__ keys, size_typ
 /// The dense tier's general blocks (those of hgb_shared_kernel's one-group variant return at
 /// once): hgb_shared_kernel<K, NA, false, Dense> with a lean tile loop. That kernel's per-row
 /// carry and 64-bit group ids cost it about 3 warp instructions a row and half the read-once
-/// roofline at g <= 2^14 (session 13's ncu); this loop costs a few per row. Team: the blocks
+/// roofline at g <= 2^14; this loop costs a few per row. Team: the blocks
 /// form teams over the window (dense_window). Narrow: the batch loads as load_dense_tiles'
 /// narrow form (dense_narrow_batch).
 template <class K, int NA, bool Team, bool Narrow, bool Lo32Only = false>
@@ -1795,7 +1795,7 @@ std::optional<group_parts> hgb_dense_tier(K const* keys, size_type n, table_view
   // Every accumulator a sum_lo32 (SUM of int32 columns): a kernel of its own, whose lean update
   // loop no other operation's registers constrain. Not for teams over 4-byte keys: there it ran
   // 6% slower than the narrow kernel on the H200 (g = 2^16, two machine starts), while teams over
-  // 8-byte keys gained 6-15% and one block a window 7-10% (BENCHMARKS.md, session 24).
+  // 8-byte keys gained 6-15% and one block a window 7-10% (H200; BENCHMARKS.md, gpu-groupby).
   auto const narrow_lo32 = [&] {
     if constexpr (sizeof(K) == 4) {
       return in_teams ? narrow : hgb_dense_kernel<K, policy::fused_accs, false, true, true>;
@@ -1964,29 +1964,13 @@ group_parts run_hgb(K const* keys, size_type n, table_view const& input, agg_pla
         : device_limit;
   if (tuning.hgb_dense_keys) {
     int team = 0;
-    // JOINERY_DENSE_BATCH=1|2 forces the accumulators a pass takes, for A/B runs of the layouts.
-    int batch = tuning.hgb_dense_batch;
-    if (char const* env = std::getenv("JOINERY_DENSE_BATCH"); batch == 0 && env != nullptr) {
-      batch = std::atoi(env);
-    }
-    bool narrow = tuning.hgb_dense_narrow;
+    // Benchmarks set these (groupby_tuning, `bench gpu-groupby --tuning`) for A/B runs.
+    int const batch = tuning.hgb_dense_batch;
+    bool const narrow = tuning.hgb_dense_narrow;
     bool narrow_ran = false;
-    if (char const* env = std::getenv("JOINERY_DENSE_NARROW"); env != nullptr && env[0] == '0') {
-      narrow = false;
-    }
-    // JOINERY_DENSE_LO32=0|1|2 turns the 32-bit partial sums off, on or on and counted (A/B runs).
-    int lo32 = tuning.hgb_dense_lo32;
-    if (char const* env = std::getenv("JOINERY_DENSE_LO32"); lo32 == 0 && env != nullptr) {
-      lo32 = env[0] == '0' ? -1 : env[0] == '1' ? 1 : env[0] == '2' ? 2 : 0;
-    }
-    bool lo32_kernel = tuning.hgb_dense_lo32_kernel;
-    if (char const* env = std::getenv("JOINERY_DENSE_LO32_KERNEL"); env != nullptr && env[0] == '0') {
-      lo32_kernel = false;
-    }
-    bool wsum = tuning.hgb_dense_wsum;
-    if (char const* env = std::getenv("JOINERY_DENSE_WSUM"); env != nullptr && env[0] == '0') {
-      wsum = false;
-    }
+    int const lo32 = tuning.hgb_dense_lo32;
+    bool const lo32_kernel = tuning.hgb_dense_lo32_kernel;
+    bool const wsum = tuning.hgb_dense_wsum;
     bool lo32_ran = false;
     bool counted_ran = false;
     bool own_lo32_ran = false;

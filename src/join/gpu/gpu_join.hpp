@@ -47,6 +47,9 @@ struct join_request {
   /// against the budget together with the row ids.
   std::size_t extra_bytes_per_row = 0;
   double load_factor = 0.5;
+  /// join_options::tuning: indexed_nested_loop reads css_search, radix_hash radix_partition
+  /// (run_join itself takes the bandwidths).
+  join_tuning tuning;
   /// GFTR hook (table form only, nullptr otherwise): the algorithms that sort or partition both
   /// sides with a stable radix sort (sort_merge, radix_hash) call it once the output row count is
   /// known, with the bits [0, bits) each side was sorted by; true asks them to write positions

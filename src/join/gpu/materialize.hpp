@@ -38,6 +38,7 @@ void gather_bundle(void const* bundle, int value_width, size_type const* ids, si
 
 /// The current device's sequential-copy, gather and sort-pass bandwidths: about 15 ms of
 /// micro-benchmarks on `stream` (H200) at the first call for a device, cached for the process.
+/// (join_options::tuning.bandwidths, when given, replaces the call.)
 device_bandwidths measured_bandwidths(stream_ref stream);
 
 }  // namespace joinery::detail::gpu

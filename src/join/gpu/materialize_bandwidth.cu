@@ -13,7 +13,6 @@
 #include <joinery/primitives/gather.hpp>
 
 #include <algorithm>
-#include <cstdlib>
 #include <map>
 #include <mutex>
 
@@ -144,11 +143,6 @@ device_bandwidths measured_bandwidths(stream_ref stream) {
   JOINERY_CUDA_TRY(cudaGetDevice(&dev));
   std::lock_guard lock(m);
   if (auto it = cache.find(dev); it != cache.end()) { return it->second; }
-  if (char const* given = std::getenv(bandwidths_env)) {
-    auto const bw = parse_bandwidths(given, bandwidths_env);
-    cache.emplace(dev, bw);
-    return bw;
-  }
   using P = bandwidth_probe_policy;
   int l2 = 0;
   JOINERY_CUDA_TRY(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));

@@ -14,7 +14,6 @@
 #include "join/gpu/join_sort.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <string>
 
 namespace joinery::detail::gpu {
@@ -293,10 +292,9 @@ device_matches nested_loop_join(join_request const& rq, stream_ref stream, memor
 
 device_matches indexed_nested_loop_join(join_request const& rq, stream_ref stream,
                                         memory_resource* mr) {
-  // Binary node search by default; JOINERY_CSS_SEARCH=sequential selects the other variant (the
-  // benchmark measures both).
-  char const* env = std::getenv("JOINERY_CSS_SEARCH");
-  bool const binary = env == nullptr || std::string(env) != "sequential";
+  // Binary node search by default; join_options::tuning.css_search selects the other variant
+  // (the benchmark's --css-search measures both).
+  bool const binary = rq.tuning.css_search != css_node_search::sequential;
   return dispatch_key_width(rq.key_type, [&](auto u) {
     return run_indexed<decltype(u)>(rq, binary, stream, mr);
   });

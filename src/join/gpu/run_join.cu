@@ -1,9 +1,10 @@
 // The GPU join backend's host side: inputs onto the device, the per-row payload sums the checksum
 // needs, the algorithm, and the output form (row ids, a gathered table, or the aggregate).
 //
-// Table form (DESIGN.md, "Wide joins"): GFUR gathers every output column from the inputs through
-// the row ids; GFTR (sort_merge, radix_hash) has the join write positions into its sorted sides,
-// transforms each payload column with the same stable sort, then gathers it in clustered order.
+// Table form (DESIGN.md, "Table output: GFUR, GFTR and the model"): GFUR gathers every output
+// column from the inputs through the row ids; GFTR (sort_merge, radix_hash) has the join write
+// positions into its sorted sides, transforms each payload column with the same stable sort,
+// then gathers it in clustered order.
 // One payload column is transformed at a time, so GFTR's extra memory is one column.
 #include "join/gpu/gpu_join.hpp"
 #include "join/gpu/join_common.cuh"
@@ -305,6 +306,10 @@ std::vector<int> widths_of(std::vector<column_view> const& cols,
 join_result run_join(join_algorithm algo, table_view const& build, size_type build_key,
                      table_view const& probe, size_type probe_key, join_options const& options,
                      stream_ref stream, memory_resource* mr) {
+  if (options.tuning.bandwidths) {
+    auto const problem = bandwidths_problem(*options.tuning.bandwidths);
+    JOINERY_EXPECTS(problem.empty(), "join_options::tuning.bandwidths: " + problem);
+  }
   auto* const dev = device_resource();
   bool const probe_only =
       options.kind == join_kind::left_semi || options.kind == join_kind::left_anti;
@@ -330,6 +335,7 @@ join_result run_join(join_algorithm algo, table_view const& build, size_type bui
   rq.row_ids32 = options.output == output_form::index && options.index_type == type_id::int32;
   rq.three_phase = options.writer == output_writer::three_phase;
   rq.load_factor = options.hash_load_factor;
+  rq.tuning = options.tuning;
   rq.budget = options.device_memory_budget;
   // Per-row payload sums only for the aggregate form's checksum. The table form sums its
   // payloads from the output columns (sequential reads) instead of having the join read per-row
@@ -354,10 +360,14 @@ join_result run_join(join_algorithm algo, table_view const& build, size_type bui
     for (int w : build_widths) { rq.extra_bytes_per_row += static_cast<std::size_t>(w); }
     for (int w : probe_widths) { rq.extra_bytes_per_row += static_cast<std::size_t>(w); }
     if (sorts_both_sides(algo)) {
-      try {
-        bw = measured_bandwidths(stream);
-      } catch (out_of_memory const&) {
-        // No room to measure: an explicit strategy still runs, automatic takes GFUR.
+      if (options.tuning.bandwidths) {
+        bw = options.tuning.bandwidths;
+      } else {
+        try {
+          bw = measured_bandwidths(stream);
+        } catch (out_of_memory const&) {
+          // No room to measure: an explicit strategy still runs, automatic takes GFUR.
+        }
       }
       auto model = [&](size_type rows, int build_bits, int probe_bits, bool carry) {
         materialize_workload w;

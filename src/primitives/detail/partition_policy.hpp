@@ -1,10 +1,16 @@
 #pragma once
-// Internal: the tuning policies of the radix primitives (one constexpr struct per primitive).
+// Internal: the tuning policies of the radix primitives (one constexpr struct per primitive), and
+// swwc_tuning, the overrides of the swwc / Hierarchical choices for A/B runs (the benchmark's
+// --swwc-* options, the tests), with the radix_partition that takes them.
 // Host-includable (no CUDA types), so that tests and benchmarks can size inputs around tiles.
 #include <joinery/primitives/partition.hpp>
 #include <joinery/types.hpp>
 
 #include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
 
 namespace joinery::detail::gpu {
 
@@ -76,7 +82,7 @@ struct swwc_partition_policy_t {
   static constexpr int tile_items = Threads * VT;
   static constexpr int max_radix_bits = joinery::max_radix_bits;
   static constexpr int max_buffer_tuples = MaxBufferTuples;
-  /// Longest buffer an A/B knob (JOINERY_SWWC_LOG2B, JOINERY_SWWC_B) may force.
+  /// Longest buffer swwc_tuning (log2_buffer, buffer_tuples) may force.
   static constexpr int max_forced_buffer_tuples = 128;
   /// Measured on an H200, 2^28 tuples (GB/s, small -> large): 4+4 B at 9 bits 1761 -> 1695 but
   /// at 10 bits 1295 -> 1421; 8+8 B at 8 / 9 / 10 bits 2223 -> 2302, 1853 -> 1982, 1537 -> 1788.
@@ -95,15 +101,26 @@ using swwc_partition_policy_wide = swwc_partition_policy_t<1024, 4, 1>;
 using swwc_partition_policy_long = swwc_partition_policy_t<512, 16, 1>;
 /// wide_long's buffers may grow to 128 tuples: at 8 bits with 4+4-byte tuples they take 64
 /// (128 KiB; 256-byte runs per array), 1.94-1.95 ms against 2.42 with 32 and 2.23-2.27 for base
-/// (H200, 2^28 tuples; BENCHMARKS.md, primitives, session 21).
+/// (H200, 2^28 tuples; BENCHMARKS.md, "primitives").
 using swwc_partition_policy_wide_long = swwc_partition_policy_t<1024, 8, 1, 128>;
 
 /// Which swwc policy a pass takes.
 enum class swwc_variant : int { base = 0, wide = 1, long_tile = 2, wide_long = 3 };
 
+/// The name of a variant, as the benchmark's --swwc-policy takes it ("unknown" past wide_long).
+constexpr std::string_view swwc_variant_name(swwc_variant v) {
+  switch (v) {
+    case swwc_variant::base: return "base";
+    case swwc_variant::wide: return "wide";
+    case swwc_variant::long_tile: return "long_tile";
+    case swwc_variant::wide_long: return "wide_long";
+  }
+  return "unknown";
+}
+
 /// The swwc policy of a digit width and tuple size (key + payload bytes), with
 /// swwc_aligned_for. Measured on an H200 (2^28 tuples, ms at 8 / 9 / 10 / 11 bits, each with
-/// unaligned / aligned flushes; BENCHMARKS.md, primitives, session 21): 4+4 B base 2.22 / 2.43 /
+/// unaligned / aligned flushes; BENCHMARKS.md, "primitives"): 4+4 B base 2.22 / 2.43 /
 /// 3.01 / 3.35 and 2.15 / **2.18** / 3.11 / 3.52, wide 2.37 / 2.34 / 2.66 / 3.33 and 2.45 / 2.44
 /// / 2.52 / 2.66, long 2.61 / 2.44 / 2.72 / 3.13 and 2.73 / 2.36 / 2.41 / 2.79, wide_long (64
 /// tuples a buffer at 8 bits) **1.92-1.96** / 2.37 / 2.59 / 3.34 and 2.02 / 2.23 / **2.29** /
@@ -124,7 +141,7 @@ constexpr bool swwc_aligned_for(int bits, std::size_t tuple_bytes) {
 }
 
 /// The swwc policy of the Hierarchical pass (its staged kernel). Measured on an H200 (2^28 tuples,
-/// ms at 8 / 9 / 10 / 11 bits; BENCHMARKS.md, primitives, session 20), base against the one
+/// ms at 8 / 9 / 10 / 11 bits; BENCHMARKS.md, "primitives"), base against the one
 /// swwc_variant_for picks: 4+4 B 4.79 / 5.11 / 9.47 / 10.03 against 4.79 (base) / 6.56 (wide) /
 /// 5.95 (wide_long) / 9.07 (long_tile); 8+8 B 10.2 / 11.7 / 12.8 / 20.6 against 8.18 (wide) /
 /// 9.20 (wide) / 14.0 (long_tile) / 21.8 (long_tile). The better of the two per width.
@@ -142,7 +159,7 @@ constexpr swwc_variant hierarchical_variant_for(int bits, std::size_t tuple_byte
 /// fanouts). Chunks of at least 512 bytes of keys are the run length at which the H200's DRAM
 /// writes reach ~91% of copy (~56% for 128 B); longer ones mean fewer write-outs, whose latency
 /// is what the pass waits on. Measured on an H200, 2^28 tuples, ms at 8 / 9 / 10 / 11 bits, 4+4
-/// B (BENCHMARKS.md, primitives, session 20): chunks of 64 rows 7.63 / 8.40 / 14.6 / 14.7, 128
+/// B (BENCHMARKS.md, "primitives"): chunks of 64 rows 7.63 / 8.40 / 14.6 / 14.7, 128
 /// rows 6.37 / 6.71 / 11.6 / 11.3, 256 rows 5.83 / 5.92 / 9.98 / 9.93, 512 rows 5.56 / 5.40 /
 /// 9.00 / 9.75 but 8+8 B 5-17% slower than 256, 1024 rows slower still at 8+8 B; with 256-row
 /// chunks, rings of 2 slots 4.76 / 5.14 / 9.39 / 9.99 (8+8 B 10.2 / 11.6 / 12.8 / 20.8) against
@@ -152,6 +169,46 @@ struct hierarchical_partition_policy {
   static constexpr int log2_ring = 1;
   static constexpr int min_log2_chunk = 5;  // a buffer (<= 32 tuples) spans at most two chunks
 };
+
+/// Overrides of the swwc and Hierarchical partitionings' choices, for A/B runs (`joinery bench
+/// primitives --swwc-*`, the tests). An empty field takes the policy's choice for the device,
+/// the digit width and the tuple size; radix_partition checks the ranges below (logic_error).
+/// Forced buffer sizes apply only where the buffers fit (see each field); elsewhere the policy's
+/// own size stands, so one setting can serve a sweep over digit widths.
+struct swwc_tuning {
+  /// The block shape of every pass (swwc_variant_for, hierarchical_variant_for otherwise; the
+  /// radix join's generated row ids take base).
+  std::optional<swwc_variant> variant;
+  /// swwc: full buffers flushed on aligned rows or not (swwc_aligned_for otherwise; generated
+  /// row ids: not). Hierarchical, which stages whole chunks, ignores it.
+  std::optional<bool> aligned_flushes;
+  /// log2 of the buffer's tuples a digit, in [0, max_log2_buffer], where 2^(it) tuples a digit fit
+  /// the policy's large_smem_bytes at the pass's fanout. Hierarchical caps it at 5 (its chunks
+  /// must hold a buffer within two of them).
+  std::optional<int> log2_buffer;
+  /// swwc: tuples a digit, a multiple of 16 in [min_buffer_tuples, max_buffer_tuples] (need not
+  /// be a power of two), where the buffers fit the device's shared memory a block; takes
+  /// precedence over log2_buffer. Hierarchical ignores it.
+  std::optional<int> buffer_tuples;
+  /// Hierarchical: log2 of the rows of a staged chunk, in [min_log2_chunk, max_log2_chunk], and of
+  /// the ring slots a digit, in [0, max_log2_ring] (hierarchical_partition_policy otherwise).
+  /// Lowered, the ring first, while bits + log2_ring + log2_chunk > 26 (at most 2^26 staged
+  /// tuples).
+  std::optional<int> log2_chunk;
+  std::optional<int> log2_ring;
+
+  static constexpr int max_log2_buffer = 7;  // 2^7 = max_forced_buffer_tuples
+  static constexpr int min_buffer_tuples = 48;
+  static constexpr int max_buffer_tuples = 128;
+  static constexpr int min_log2_chunk = hierarchical_partition_policy::min_log2_chunk;
+  static constexpr int max_log2_chunk = 12;
+  static constexpr int max_log2_ring = 8;
+};
+static_assert(1 << swwc_tuning::max_log2_buffer == swwc_partition_policy::max_forced_buffer_tuples);
+static_assert(swwc_tuning::max_buffer_tuples == swwc_partition_policy::max_forced_buffer_tuples);
+
+/// Why `t` is out of range ("" when it is not): the first field outside its range, named.
+std::string swwc_tuning_problem(swwc_tuning const& t);
 
 /// Dynamic shared memory of one swwc block (the agent's layout): each flushed digit's range
 /// (64-bit), key buffers, payload buffers, fill counts, the flush list and its count.
@@ -192,8 +249,8 @@ constexpr int swwc_buffer_log2(int fanout, std::size_t key_bytes, std::size_t pa
 /// per-block histograms scanned digit-major), through a shared-memory ring of R tuples a digit;
 /// a warp writes each complete chunk of R positions (aligned in the output) as one run, and the
 /// block's next tile comes into a shared stage by two bulk copies while it claims and flushes the
-/// current one. Measured on an H200 (session 26, bench/experiments/chunked_swwc_probe.cu, 2^28
-/// tuples of 4+4 B, 8 bits, rings of 64 = 512-byte runs): 1024 threads x 8 with the bulk-copied
+/// current one. Measured on an H200 (2^28 tuples of 4+4 B, 8 bits, rings of 64 = 512-byte
+/// runs): 1024 threads x 8 with the bulk-copied
 /// stage 1.136 ms a pass; the same with 16-byte loads into registers 1.38-1.57 (the tile's loads
 /// exposed at every barrier; prefetching them into registers spilled or lost occupancy); 512 x
 /// 16 with the stage 1.42; tuples past the ring's chunk stored straight to their rows instead
@@ -223,3 +280,17 @@ struct tuple_histogram_policy {
 };
 
 }  // namespace joinery::detail::gpu
+
+namespace joinery::detail {
+
+/// radix_partition (primitives/partition.hpp) with the swwc and hierarchical algorithms'
+/// choices overridden by `tuning` (the other algorithms ignore it); throws logic_error where
+/// swwc_tuning_problem names a field. The public function passes an empty tuning.
+partitioned_columns radix_partition(column_view const& keys,
+                                    std::vector<column_view> const& payloads, int bit_offset,
+                                    int bits, partition_algorithm algorithm,
+                                    gpu::swwc_tuning const& tuning,
+                                    stream_ref stream = default_stream(),
+                                    memory_resource_ref mr = nullptr);
+
+}  // namespace joinery::detail

@@ -3,7 +3,7 @@
 // write-combining partition (Lutz et al. 2022, section 4.3), kept in device memory.
 //
 // Why: the DRAM of an H200 writes 512-byte runs at ~91% of copy bandwidth but 128-byte runs
-// at ~56% (BENCHMARKS.md, primitives, session 9), and the shared-memory buffers of the Shared
+// at ~56% (BENCHMARKS.md, "primitives"), and the shared-memory buffers of the Shared
 // variant hold 16-32 tuples a digit. Here the output is cut into chunks of C rows aligned to C
 // (256 rows: 1-2 KB of keys). A chunk that lies inside one partition is first assembled in a staging
 // slot (small enough to stay in L2) and written to its rows in one burst by the warp whose write

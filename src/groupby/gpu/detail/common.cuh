@@ -41,17 +41,17 @@ struct hash_groupby_policy {
   /// HGB's dense tier: the most blocks of a team (a window wider than one block's shared
   /// memory), what a member's pass over a row costs and the most a layout may cost a row, in
   /// value bytes' worth of issue (see dense_layout_for). On the H200 at 2^28 rows, g = 2^16
-  /// (session 16, int32 keys, two int32 values): MAX in one pass of 3 blocks (cost 72) 137 G
-  /// rows/s against two passes of 2 (80) 106; SUM in one pass of 5 (120) 63.5 against two of 3
-  /// (120) 64.0; g = 2^14 SUM in one pass of 2 (48) 147 against two of one block (40) 166. The
-  /// bound is session 14's, where a layout of 6 blocks and 2 passes (g = 2^18 MAX, 240 now)
-  /// ran with tier 2 (34 against 31-33 G rows/s); the per-row cost of every layout has fallen
-  /// since.
+  /// (int32 keys, two int32 values): MAX in one pass of 3 blocks (cost 72) 137 G rows/s against
+  /// two passes of 2 (80) 106; SUM in one pass of 5 (120) 63.5 against two of 3 (120) 64.0;
+  /// g = 2^14 SUM in one pass of 2 (48) 147 against two of one block (40) 166. The bound is the
+  /// cost of a layout of 6 blocks and 2 passes (g = 2^18 MAX), measured about even with tier 2
+  /// (34 against 31-33 G rows/s) with slower dense loops than the present ones: a conservative
+  /// bound.
   static constexpr int max_dense_team = 8;
   static constexpr std::size_t dense_pass_cost = 16;
   static constexpr std::size_t max_dense_row_cost = 240;
   /// HGB's dense tier: rows a thread loads before its first update (hgb_dense_kernel: two of
-  /// tier 1's tiles). On the H200 (session 14, a stand-alone probe at 2^28 rows) 8 beat 4 by
+  /// tier 1's tiles). On the H200 (a stand-alone probe at 2^28 rows) 8 beat 4 by
   /// 0-19% (teams gain most: each member's loads, mostly L2 hits, need more in flight).
   static constexpr int dense_items_per_thread = 8;
   /// HGB's dense tier: SUM of int32 values as 32-bit partials in shared memory (acc_op::sum_lo32:
@@ -59,7 +59,7 @@ struct hash_groupby_policy {
   /// of an evenly spaced sample holds less than this share of the rows. Its cost is the spills:
   /// with uniform 32-bit values about a quarter of the adds overflow, one device-memory atomic
   /// each. Spread over 2^17 slots (g = 2^16, two sums) the L2 absorbs them; over 2^15 (g = 2^14)
-  /// a probe ran 121 G rows/s against 219 for 8-byte sums (session 17, H200); and a hot key
+  /// a probe ran 121 G rows/s against 219 for 8-byte sums (H200); and a hot key
   /// would pile its spills onto one address.
   static constexpr size_type dense_lo32_min_span = size_type{3} << 14;
   static constexpr double dense_lo32_max_hot_share = 0.01;
@@ -68,7 +68,7 @@ struct hash_groupby_policy {
   /// array, and one lo32_count_limit from it (a carry into its neighbour would follow) stops
   /// the run like an overflow. 2 more bytes a group, no device-memory atomic per overflow: taken
   /// when it runs in one pass of at most dense_counts_max_team blocks and the work (team x
-  /// passes) is smaller than 8-byte sums'. A probe (session 19, H200, two sums, 2^28 rows) ran g = 2^14 in
+  /// passes) is smaller than 8-byte sums'. A probe (H200, two sums, 2^28 rows) ran g = 2^14 in
   /// one block in 0.82 ms against 1.24 for 8-byte sums in a team of 2 and 2.24 for spills,
   /// 2^15 in a team of 2 in 1.30 (spills, 3: 1.90), but 2^16 in a team of 4 in 2.43 (spills, 3:
   /// 1.90): a team's warps run the update for every row, at 1/team of their lanes.
@@ -82,9 +82,9 @@ struct hash_groupby_policy {
   static constexpr size_type min_l2_groups = size_type{1} << 16;
   /// automatic, past tier 1: keys sampled (evenly spaced, one block, sorted in registers) for
   /// the hottest key's share of the rows, and the share from which PGB-TR runs instead of tier
-  /// 2, whose global atomics pile up on the hot slots. On the H200 at 2^28 rows (session 12),
-  /// Zipf 1.5 (the hottest key about 38%) ran PGB-TR at 20-27 G rows/s against tier 2's 16-21
-  /// for g = 2^16..2^20; at Zipf 1 (7-10%) tier 2 stays within 10% of PGB-TR at g = 2^16.
+  /// 2, whose global atomics pile up on the hot slots. On the H200 at 2^28 rows, Zipf 1.5 (the
+  /// hottest key about 38%) ran PGB-TR at 20-27 G rows/s against tier 2's 16-21 for
+  /// g = 2^16..2^20; at Zipf 1 (7-10%) tier 2 stays within 10% of PGB-TR at g = 2^16.
   static constexpr int skew_threads = 1024;
   static constexpr int skew_items_per_thread = 2;
   static constexpr int skew_samples = skew_threads * skew_items_per_thread;
@@ -92,8 +92,8 @@ struct hash_groupby_policy {
   /// automatic, past tier 1, the hottest key's share below skew_partition_share but at least
   /// skew_sort_share: the sort group-by (SGB-TR; for 8-byte keys SGB-DE-TR up to
   /// sort_groupby_policy::dictionary_automatic_groups) runs instead of tier 2 from
-  /// skew_sort_groups estimated groups (estimate_groups). On the H200 at 2^28 rows
-  /// (session 12) at Zipf 1 (the hottest key 7-9%), tier 2 ran 17-19 G rows/s at g = 2^16 and
+  /// skew_sort_groups estimated groups (estimate_groups). On the H200 at 2^28 rows at Zipf 1
+  /// (the hottest key 7-9%), tier 2 ran 17-19 G rows/s at g = 2^16 and
   /// SGB-TR 14-15, at 2^18 11-14 and 14-15, at 2^20 8-10 and 15-16. The estimate (a lower bound
   /// under such skew) of Zipf-1 keys is 2^14.3-2^14.5 at g = 2^16 and 2^15.1-2^15.3 at 2^18
   /// (simulated, 2^14 samples): the bound sits between.
@@ -101,7 +101,7 @@ struct hash_groupby_policy {
   static constexpr size_type skew_sort_groups = 28000;
   /// skew_sort_groups for 8-byte keys, whose sort costs more. On the H200 at 2^28 rows (int64
   /// Zipf 1, SUM) tier 2 took 21.5-22.7 ms at g = 2^18 against 31-32 for SGB-TR and 21.4 for
-  /// SGB-DE-TR (session 18), and 55-58 at 2^20 against 29.4-29.7 and 24.0; the estimates of
+  /// SGB-DE-TR, and 55-58 at 2^20 against 29.4-29.7 and 24.0; the estimates of
   /// those keys are 34379 and 54033 (a CPU replica of estimate_groups on the benchmark's keys),
   /// and the bound sits between.
   static constexpr size_type skew_sort_groups_wide = 43000;

@@ -1,6 +1,7 @@
 #pragma once
 // Internal (src/groupby/gpu/*.cu): the dense tier's wrapped sums, SUM of two int32 columns over
-// dense keys with fire-and-forget shared atomics only (dense_wsum.cu; DESIGN.md 6c).
+// dense keys with fire-and-forget shared atomics only (dense_wsum.cu; DESIGN.md, "The dense
+// tier").
 #include "groupby/gpu/detail/common.cuh"
 #include "primitives/detail/hash.cuh"
 
@@ -40,7 +41,7 @@ struct dense_sample_bits {
 
 /// Keys sampled for the dense tier's window (evenly spaced, one a thread) and the threads of a
 /// sampling block: one block that walked them all waited 19 us on their round trips (the
-/// samples lie 64 KB and more apart at 2^28 rows; H200, session 29); 64 blocks take 3-4 us.
+/// samples lie 64 KB and more apart at 2^28 rows; H200); 64 blocks take 3-4 us.
 inline constexpr size_type dense_samples = size_type{1} << 14;
 inline constexpr int dense_sample_threads = 256;
 inline constexpr int dense_sample_blocks = static_cast<int>(dense_samples / dense_sample_threads);
@@ -84,12 +85,11 @@ struct dense_wsum_policy {
   static constexpr int items_per_thread = 8;  ///< two runs of 4 rows (16-byte loads) a thread
   static constexpr int tile_rows = threads * items_per_thread;
   static constexpr std::size_t slot_bytes = 13;
-  /// Teams of up to this many blocks (g = 2^16: 4). A standalone probe on the H200 (session 27,
-  /// 2^28 rows, two full-range int32 columns) ran 2^16 groups in 1.76 ms with 4 blocks and 2.02
-  /// with 5, against 1.99 for 32-bit partials with spills in a team of 3. The same with 8-byte
-  /// keys: in the library at g = 2^16 (H200, session 28) a team of 4 ran SUM in 2.31 ms against
-  /// 2.67-2.70 for the 32-bit partials (before the tile loop lost its warp-wide steps it ran 5%
-  /// slower, and such keys were kept to teams of 2).
+  /// Teams of up to this many blocks (g = 2^16: 4). A standalone probe on the H200 (2^28 rows,
+  /// two full-range int32 columns) ran 2^16 groups in 1.76 ms with 4 blocks and 2.02 with 5,
+  /// against 1.99 for 32-bit partials with spills in a team of 3. The same with 8-byte keys: in
+  /// the library at g = 2^16 (H200) a team of 4 runs SUM in 2.31 ms against 2.67-2.70 for the
+  /// 32-bit partials.
   static constexpr int max_team = 4;
   /// The most rows a block may expect a group to take (rows / (teams * keys in the window)):
   /// counts stop at 255, and a uniform group's count spreads about sqrt(mean).
@@ -101,8 +101,8 @@ struct dense_wsum_policy {
   /// turn: one read a block and tile).
   static constexpr unsigned stop_poll_tiles = 32;
   /// A warp's threads read their first row's count back (early_stop_count) on one of this many
-  /// of its tiles (a second form of the tile): on every tile it cost 5% at g = 2^16 (H200,
-  /// session 28); reading the count with a plain shared load instead cost 10%.
+  /// of its tiles (a second form of the tile): on every tile it costs 5% at g = 2^16 (H200);
+  /// reading the count with a plain shared load instead costs 10%.
   static constexpr unsigned count_probe_tiles = 4;
 };
 

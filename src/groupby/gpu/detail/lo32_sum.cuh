@@ -1,8 +1,8 @@
 #pragma once
 // Internal (device): the dense tier's 32-bit partial sums of int32 values (acc_op::sum_lo32), an
 // add that wraps and counts what it lost in units of 2^32, in device memory (`spill`) or first in
-// 16-bit counters in shared memory (counted sums). Used by hash_groupby.cu's dense kernels and
-// tested on its own (tests/gpu/test_lo32_sum.cu).
+// 16-bit counters in shared memory (counted sums). Used by the dense tier's kernels
+// (hash_groupby.cu) and tested on its own (tests/gpu/test_lo32_sum.cu).
 #include "groupby/gpu/detail/accumulate.cuh"
 #include "groupby/gpu/detail/common.cuh"
 #include "groupby/gpu/detail/group_table.cuh"

@@ -1,0 +1,456 @@
+// GPU group-by tiers against the oracle (tests/support): HGB on both sides of its shared-memory
+// limit, its one-group variant, shared tier and table restart, the automatic choice, the
+// phases' timing, and PGB past its shared tables, through its table restart, with more
+// columns than one scatter moves and with a hot partition. GPU tests skip with a message
+// when no GPU is present.
+#include "gpu/groupby_test_util.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace joinery::test {
+namespace {
+
+#if defined(JOINERY_HAS_CUDA)
+
+TEST(GpuHashGroupby, SharedMemoryLimitBoundary) {
+  JOINERY_SKIP_WITHOUT_GPU();
+  // 1000 groups; count and sum of an int32. Tier 1 needs a table of 2048 slots (two 8-byte
+  // accumulators and a 4-byte key per slot, about 40 KB): the limits below give it a table too
+  // small (then tier 2 runs), none at all (0), or all it wants.
+  std::vector<std::int32_t> keys(200000);
+  for (std::size_t i = 0; i < keys.size(); ++i) { keys[i] = static_cast<std::int32_t>((i * 7919) % 1000); }
+  auto const input = make_input(keys);
+  std::vector<aggregation> const aggs{{aggregation_kind::count, -1}, {aggregation_kind::sum, 1}};
+  auto const expected = oracle_groupby(input.view(), 0, aggs);
+  auto const device = place(input.view(), memory_space::device);
+  for (std::int64_t limit : {std::int64_t{16000}, std::int64_t{15999}, std::int64_t{0},
+                             std::int64_t{1} << 20}) {
+    detail::gpu::groupby_tuning t;
+    t.hgb_shared_bytes = limit;
+    t.hgb_dense_keys = false;  // the hashed table's boundary (the keys are dense)
+    EXPECT_EQ(diff_groups(expected, groupby_rows(run_hgb(device, aggs, t).view())), "")
+      << "shared limit " << limit;
+  }
+  // Every aggregate on both paths.
+  auto const all = all_aggregations(input.view());
+  auto const expected_all = oracle_groupby(input.view(), 0, all);
+  for (std::int64_t limit : {std::int64_t{0}, std::int64_t{1} << 20}) {
+    detail::gpu::groupby_tuning t;
+    t.hgb_shared_bytes = limit;
+    EXPECT_EQ(diff_groups(expected_all, groupby_rows(run_hgb(device, all, t).view())), "")
+      << "all aggregates, shared limit " << limit;
+  }
+}
+
+TEST(GpuHashGroupby, OneGroupVariantMatchesTheOracleOnEveryShape) {
+  JOINERY_SKIP_WITHOUT_GPU();
+  // Both tier-1 variants, forced, on: one group; runs of 3000 equal keys (warps' items are
+  // uniform, and a tile of a warp meets two such groups, so the carry restarts and the second
+  // group takes the atomics); 1000 uniform groups (no uniform warp); a hot key on every other row.
+  size_type const n = 300000;
+  std::vector<std::vector<std::int64_t>> shapes(4, std::vector<std::int64_t>(n));
+  auto const uniform = uniform_keys<std::int64_t>(n, 1000, 7);
+  for (size_type i = 0; i < n; ++i) {
+    auto const u = static_cast<std::size_t>(i);
+    shapes[0][u] = -5;
+    shapes[1][u] = i / 3000;
+    shapes[2][u] = uniform[u];
+    shapes[3][u] = i % 2 == 0 ? 77 : uniform[u];
+  }
+  for (std::size_t s = 0; s < shapes.size(); ++s) {
+    auto const input = make_input(shapes[s], 50 + s);
+    auto const all = all_aggregations(input.view());
+    auto const expected = oracle_groupby(input.view(), 0, all);
+    auto const device = place(input.view(), memory_space::device);
+    for (int one : {0, 1}) {
+      for (bool dense : {false, true}) {  // the hashed table, and the dense tier's
+        detail::gpu::groupby_tuning t;
+        t.hgb_one_group = one;
+        t.hgb_dense_keys = dense;
+        EXPECT_EQ(diff_groups(expected, groupby_rows(run_hgb(device, all, t).view())), "")
+          << "shape " << s << " one_group " << one << " dense " << dense;
+      }
+    }
+  }
+  // 4-byte keys, one group, derived choice.
+  auto const input = make_input(std::vector<std::int32_t>(n, 9), 59);
+  auto const all = all_aggregations(input.view());
+  EXPECT_EQ(diff_groups(oracle_groupby(input.view(), 0, all),
+                        groupby_rows(run_hgb(place(input.view(), memory_space::device), all, {}).view())),
+            "");
+}
+
+// The phases are the GPU's times between laps, written once the run is over: named, none
+// negative, and together no longer than the call took.
+TEST(GpuGroupbyPhases, AreTimedOnTheStream) {
+  JOINERY_SKIP_WITHOUT_GPU();
+  size_type const n = 1 << 20;
+  auto const in = lo32_input(uniform_keys<std::int32_t>(n, 1 << 12, 86),
+                             random_values<std::int32_t>(n, 87), 86);
+  auto const device = place(in.view(), memory_space::device);
+  std::vector<aggregation> const aggs{{aggregation_kind::sum, 1}, {aggregation_kind::max, 2}};
+  for (auto const algo : {groupby_algorithm::hash, groupby_algorithm::sort_transformed,
+                          groupby_algorithm::partition_transformed}) {
+    std::vector<phase_time> phases;
+    auto const t0 = std::chrono::steady_clock::now();
+    auto const t = detail::gpu::run_groupby(algo, device.view(), 0, aggs, true, {}, &phases,
+                                            nullptr, default_stream(), device_resource());
+    double const wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::string const what(to_string(algo));
+    ASSERT_GE(phases.size(), 2U) << what;
+    EXPECT_EQ(phases.back().name, "output") << what;
+    double total = 0;
+    for (auto const& p : phases) {
+      EXPECT_FALSE(p.name.empty()) << what;
+      EXPECT_GE(p.seconds, 0.0) << what << ": " << p.name;
+      total += p.seconds;
+    }
+    EXPECT_LE(total, wall) << what;
+    auto const host = place(t.view(), memory_space::host);
+    EXPECT_EQ(diff_groups(oracle_groupby(in.view(), 0, aggs), groupby_rows(host.view())), "")
+        << what;
+  }
+}
+
+TEST(GpuHashGroupby, SharedTierMergesTheGroupsOfEveryBlock) {
+  JOINERY_SKIP_WITHOUT_GPU();
+  // Sorted keys: each block meets a few hundred groups, the run 2^21 / 10 of them, so tier 1
+  // succeeds and its merge fills a large global table. The keys straddle zero: -1 (all bits
+  // set, the shared table's empty marker) is a group too.
+  std::vector<std::int32_t> keys(std::size_t{1} << 21);
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    keys[i] = static_cast<std::int32_t>(i / 10) - 100000;
+  }
+  auto const input = make_input(keys, 21);
+  std::vector<aggregation> const aggs{{aggregation_kind::count, -1},
+                                      {aggregation_kind::sum, 1},
+                                      {aggregation_kind::max, 3},
+                                      {aggregation_kind::min, 6}};
+  auto const expected = oracle_groupby(input.view(), 0, aggs);
+  auto const device = place(input.view(), memory_space::device);
+  detail::gpu::groupby_tuning hashed;
+  hashed.hgb_dense_keys = false;  // the keys are dense: the dense tier would take them
+  EXPECT_EQ(diff_groups(expected, groupby_rows(run_hgb(device, aggs, hashed).view())), "");
+  EXPECT_EQ(diff_groups(expected, groupby_rows(run_hgb(device, aggs, {}).view())), "");
+}
+
+TEST(GpuHashGroupby, SharedTierOverflowingLateStartsOverCleanly) {
+  JOINERY_SKIP_WITHOUT_GPU();
+  // Most rows hold 8 groups; the last 2^17 rows are all distinct. Blocks that only meet the
+  // former merge their groups into the global table before the blocks meeting the latter
+  // overflow their shared tables: the run must discard that merge and start over.
+  auto const n = std::size_t{1} << 22;
+  std::vector<std::uint64_t> keys(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    keys[i] = i + (std::size_t{1} << 17) < n ? (i % 8) * 0x9e3779b97f4a7c15ULL : i;
+  }
+  keys[3] = ~0ULL;  // the empty marker of the shared table as a key
+  auto const input = make_input(keys, 22);
+  std::vector<aggregation> const aggs{{aggregation_kind::count, -1},
+                                      {aggregation_kind::sum, 4},
+                                      {aggregation_kind::avg, 1}};
+  auto const expected = oracle_groupby(input.view(), 0, aggs);
+  auto const device = place(input.view(), memory_space::device);
+  EXPECT_EQ(diff_groups(expected, groupby_rows(run_hgb(device, aggs, {}).view())), "");
+  // Keys only (no aggregates): the groups are still found.
+  auto const keys_only = oracle_groupby(input.view(), 0, {});
+  EXPECT_EQ(diff_groups(keys_only, groupby_rows(run_hgb(device, {}, {}).view())), "");
+}
+
+/// `automatic` through the internal entry point with `tuning`: the algorithm it ran; the result in
+/// `host_result`.
+groupby_algorithm automatic_ran(table const& device_input, std::vector<aggregation> const& aggs,
+                                detail::gpu::groupby_tuning const& tuning, table& host_result) {
+  groupby_algorithm used = groupby_algorithm::automatic;
+  auto r = detail::gpu::run_groupby(groupby_algorithm::automatic, device_input.view(), 0, aggs,
+                                    false, tuning, nullptr, &used, default_stream(),
+                                    device_resource());
+  default_stream().synchronize();
+  host_result = place(r.view(), memory_space::host);
+  return used;
+}
+
+TEST(GpuHashGroupby, AutomaticTurnsToSortBeyondTheFirstTable) {
+  JOINERY_SKIP_WITHOUT_GPU();
+  std::vector<aggregation> const aggs{{aggregation_kind::count, -1}, {aggregation_kind::max, 2}};
+  detail::gpu::groupby_tuning t;
+  t.hgb_shared_bytes = 0;  // straight to the global table
+  t.hgb_initial_groups = 1000;
+  // Beyond the table: 8-byte keys sort as dictionary codes, 4-byte keys sort themselves.
+  auto const check = [&](auto const& keys, size_type domain, groupby_algorithm beyond) {
+    auto const input = make_input(keys);
+    table host;
+    EXPECT_EQ(automatic_ran(place(input.view(), memory_space::device), aggs, t, host),
+              domain <= 1000 ? groupby_algorithm::hash : beyond)
+      << domain;
+    EXPECT_EQ(diff_groups(oracle_groupby(input.view(), 0, aggs), groupby_rows(host.view())), "")
+      << domain;
+  };
+  for (size_type domain : {size_type{500}, size_type{50000}}) {
+    check(uniform_keys<std::int64_t>(200000, domain, 5), domain, groupby_algorithm::sort_dictionary);
+    check(uniform_keys<std::int32_t>(200000, domain, 5), domain, groupby_algorithm::sort_transformed);
+  }
+  // 8-byte keys with more estimated groups than the dictionary's limit: sort_transformed.
+  t.dictionary_automatic_groups = 1000;
+  check(uniform_keys<std::int64_t>(200000, 50000, 5), 50000, groupby_algorithm::sort_transformed);
+  t.dictionary_automatic_groups = 0;
+  // Through the public API: the algorithm actually run is reported.
+  auto const input = make_input(uniform_keys<std::int32_t>(100000, 64, 6));
+  groupby_options o;
+  o.backend = backend::gpu;
+  auto const r = groupby(place(input.view(), memory_space::device).view(), 0, aggs, o);
+  EXPECT_EQ(r.stats.algorithm, groupby_algorithm::hash);
+  EXPECT_EQ(diff_groups(oracle_groupby(input.view(), 0, aggs),
+                        groupby_rows(place(r.columns.view(), memory_space::host).view())),
+            "");
+}
+
+TEST(GpuHashGroupby, AutomaticPartitionsHeavilySkewedKeysPastTheSharedTier) {
+  JOINERY_SKIP_WITHOUT_GPU();
+  std::vector<aggregation> const aggs{{aggregation_kind::count, -1}, {aggregation_kind::max, 2},
+                                      {aggregation_kind::sum, 1}};
+  detail::gpu::groupby_tuning t;
+  t.hgb_shared_bytes = 0;  // past tier 1 at once: the skew test decides
+  auto const run = [&](auto keys, groupby_algorithm expected_algo, char const* what) {
+    auto const input = make_input(keys);
+    table host;
+    EXPECT_EQ(automatic_ran(place(input.view(), memory_space::device), aggs, t, host),
+              expected_algo)
+      << what;
+    EXPECT_EQ(diff_groups(oracle_groupby(input.view(), 0, aggs), groupby_rows(host.view())), "")
+      << what;
+  };
+  // 40% of the rows on one key, the rest over 50000 keys: PGB-TR.
+  auto hot32 = uniform_keys<std::int32_t>(300000, 50000, 7);
+  for (std::size_t i = 0; i < hot32.size(); i += 5) { hot32[i] = hot32[i + 1] = -17; }
+  run(hot32, groupby_algorithm::partition_transformed, "int32, one key 40%");
+  auto hot64 = uniform_keys<std::uint64_t>(300000, 50000, 8);
+  for (std::size_t i = 0; i < hot64.size(); i += 5) { hot64[i] = hot64[i + 1] = ~0ULL; }
+  run(hot64, groupby_algorithm::partition_transformed, "uint64, the largest key 40%");
+  // Fewer rows than samples, every row one key.
+  run(std::vector<std::int64_t>(1000, 5), groupby_algorithm::partition_transformed, "one key");
+  // Uniform keys, or the test switched off: tier 2.
+  run(uniform_keys<std::int32_t>(300000, 50000, 9), groupby_algorithm::hash, "uniform");
+  t.skew_partition_share = 2;
+  t.skew_sort_groups = -1;
+  run(hot32, groupby_algorithm::hash, "switched off");
+  // A share below the threshold (one key 10%): over 50000 keys (estimated past
+  // skew_sort_groups) the sort group-by, over 5000 tier 2. With 8-byte keys the sort of their
+  // dictionary codes.
+  // 36000 keys (estimated about that) lie past the bound of 4-byte keys (28000) and below that
+  // of 8-byte keys (43000), whose sort costs more: the sort for int32 keys, tier 2 for int64.
+  t.skew_partition_share = -1;
+  t.skew_sort_groups = 0;
+  for (int domain : {50000, 36000, 5000}) {
+    auto const name = std::to_string(domain);
+    auto warm = uniform_keys<std::int32_t>(300000, domain, 10);
+    for (std::size_t i = 0; i < warm.size(); i += 10) { warm[i] = 3; }
+    run(warm, domain > 5000 ? groupby_algorithm::sort_transformed : groupby_algorithm::hash,
+        ("one key 10%, " + name + " keys").c_str());
+    auto warm64 = uniform_keys<std::int64_t>(300000, domain, 11);
+    for (std::size_t i = 0; i < warm64.size(); i += 10) { warm64[i] = -3; }
+    run(warm64, domain > 36000 ? groupby_algorithm::sort_dictionary : groupby_algorithm::hash,
+        ("int64, one key 10%, " + name + " keys").c_str());
+  }
+  // Switched off: tier 2 at any estimate.
+  t.skew_sort_groups = -1;
+  auto warm = uniform_keys<std::int32_t>(300000, 50000, 10);
+  for (std::size_t i = 0; i < warm.size(); i += 10) { warm[i] = 3; }
+  run(warm, groupby_algorithm::hash, "one key 10%, the sort switch off");
+}
+
+TEST(GpuHashGroupby, TierTwoReducesTheLanesOfOneSlotFirst) {
+  JOINERY_SKIP_WITHOUT_GPU();
+  // Tier 2 alone (no shared memory): warps whose lanes share slots without being uniform.
+  size_type const n = 200000;
+  auto const uniform = uniform_keys<std::int64_t>(n, 5000, 13);
+  std::mt19937_64 rng(14);
+  std::vector<std::vector<std::int64_t>> shapes(4, std::vector<std::int64_t>(static_cast<std::size_t>(n)));
+  for (std::size_t i = 0; i < shapes[0].size(); ++i) {
+    shapes[0][i] = rng() % 10 < 6 ? 42 : uniform[i];             // a hot key on 60% of rows
+    shapes[1][i] = static_cast<std::int64_t>((i / 2) % 1000);     // pairs of equal keys
+    shapes[2][i] = static_cast<std::int64_t>(rng() % 4) - 2;      // 4 groups, few uniform warps
+    shapes[3][i] = static_cast<std::int64_t>(i % 3 == 0 ? 7 : i);  // every third row one key
+  }
+  for (std::size_t s = 0; s < shapes.size(); ++s) {
+    detail::gpu::groupby_tuning t;
+    t.hgb_shared_bytes = 0;
+    auto const check = [&](table const& input) {
+      auto const all = all_aggregations(input.view());
+      EXPECT_EQ(diff_groups(oracle_groupby(input.view(), 0, all),
+                            groupby_rows(run_hgb(place(input.view(), memory_space::device), all, t).view())),
+                "")
+        << "shape " << s;
+    };
+    check(make_input(shapes[s], 70 + s));
+    std::vector<std::uint32_t> narrow(shapes[s].size());
+    for (std::size_t i = 0; i < narrow.size(); ++i) { narrow[i] = static_cast<std::uint32_t>(shapes[s][i]); }
+    check(make_input(narrow, 80 + s));
+  }
+}
+
+TEST(GpuHashGroupby, RestartsWhenTheFirstTableOverflows) {
+  JOINERY_SKIP_WITHOUT_GPU();
+  check_first_table_sizes(groupby_algorithm::hash,
+                          make_input(uniform_keys<std::uint64_t>(100000, 20000, 12)),
+                          [](auto& t, std::int64_t g) { t.hgb_initial_groups = g; });
+}
+
+constexpr groupby_algorithm pgb_algorithms[] = {groupby_algorithm::partition,
+                                                groupby_algorithm::partition_transformed};
+
+TEST(GpuPartitionGroupby, GroupsBeyondTheSharedTableGoToTheGlobalTable) {
+  JOINERY_SKIP_WITHOUT_GPU();
+  // 50000 groups in 1, 2 or 8 partitions, with tables of 64 and 128 slots (32 and 64 groups) or
+  // the derived size: most rows' groups are not in their block's table.
+  auto const input = make_input(uniform_keys<std::int32_t>(300000, 50000, 31), 31);
+  auto const aggs = all_aggregations(input.view());
+  auto const expected = oracle_groupby(input.view(), 0, aggs);
+  auto const device = place(input.view(), memory_space::device);
+  for (auto algo : pgb_algorithms) {
+    for (auto [bits, slots] : {std::pair{0, 64}, std::pair{1, 128}, std::pair{3, 0}}) {
+      detail::gpu::groupby_tuning t;
+      t.pgb_bits = bits;
+      t.pgb_slots = slots;
+      EXPECT_EQ(diff_groups(expected, groupby_rows(run_tuned(algo, device, aggs, t).view())), "")
+        << to_string(algo) << " bits " << bits << " slots " << slots;
+    }
+  }
+}
+
+TEST(GpuPartitionGroupby, RestartsWhenTheFirstGlobalTableOverflows) {
+  JOINERY_SKIP_WITHOUT_GPU();
+  auto const input = make_input(uniform_keys<std::uint64_t>(100000, 20000, 13), 13);
+  std::vector<aggregation> const aggs{{aggregation_kind::count, -1},
+                                      {aggregation_kind::sum, 3},
+                                      {aggregation_kind::min, 5},
+                                      {aggregation_kind::avg, 1}};
+  auto const expected = oracle_groupby(input.view(), 0, aggs);
+  auto const device = place(input.view(), memory_space::device);
+  for (auto algo : pgb_algorithms) {
+    for (std::int64_t first : {std::int64_t{1}, std::int64_t{16}, std::int64_t{19999},
+                               std::int64_t{20000}}) {
+      detail::gpu::groupby_tuning t;
+      t.pgb_initial_groups = first;
+      EXPECT_EQ(diff_groups(expected, groupby_rows(run_tuned(algo, device, aggs, t).view())), "")
+        << to_string(algo) << " initial groups " << first;
+    }
+  }
+}
+
+TEST(GpuPartitionGroupby, EstimateMatchesTheSampleProfileOnTheHost) {
+  JOINERY_SKIP_WITHOUT_GPU();
+  // The GPU's estimate (distinct, once- and twice-drawn keys of 2^14 evenly spaced samples) must
+  // equal groups_from_profile over the same samples counted here: uniform keys, Zipf 1 keys, and
+  // fewer rows than samples (every row sampled: exact).
+  auto const check = [](std::vector<std::int32_t> const& keys, char const* what) {
+    auto const n = static_cast<size_type>(keys.size());
+    size_type const samples = std::min<size_type>(n, size_type{1} << 14);
+    std::unordered_map<std::int32_t, size_type> drawn;
+    for (size_type i = 0; i < samples; ++i) { ++drawn[keys[static_cast<std::size_t>(i * n / samples)]]; }
+    size_type once = 0;
+    size_type twice = 0;
+    for (auto const& [key, c] : drawn) {
+      once += c == 1 ? 1 : 0;
+      twice += c == 2 ? 1 : 0;
+    }
+    auto const expected = detail::groups_from_profile(static_cast<size_type>(drawn.size()), once,
+                                                      twice, samples, n);
+    std::vector<column> cols;
+    cols.push_back(column::from_host(keys));
+    auto const device = place(table(std::move(cols)).view(), memory_space::device);
+    auto const got = detail::gpu::gb::estimate_groups<std::int32_t>(
+        static_cast<std::int32_t const*>(device.view().column(0).data()), n, 8, default_stream(),
+        device_resource());
+    EXPECT_EQ(got, expected) << what;
+  };
+  size_type const n = 1 << 20;
+  check(uniform_keys<std::int32_t>(n, 50000, 23), "uniform over 50000 keys");
+  std::vector<double> weights(1 << 16);
+  for (std::size_t r = 0; r < weights.size(); ++r) { weights[r] = 1.0 / static_cast<double>(r + 1); }
+  std::discrete_distribution<std::int32_t> zipf(weights.begin(), weights.end());
+  std::mt19937_64 rng(24);
+  std::vector<std::int32_t> skewed(static_cast<std::size_t>(n));
+  for (auto& k : skewed) { k = zipf(rng) * 7 - 1000; }
+  check(skewed, "Zipf 1 over 2^16 keys");
+  check(uniform_keys<std::int32_t>(5000, 700, 25), "5000 rows");
+}
+
+TEST(GpuPartitionGroupby, SkewHidesTheGroupsFromTheEstimate) {
+  JOINERY_SKIP_WITHOUT_GPU();
+  // 40% of the rows on one key, the rest over 60000 keys: the sample sees few of them, so the
+  // fanout and the first global table are far too small and the table grows several times.
+  auto keys = uniform_keys<std::int32_t>(400000, 60000, 19);
+  for (std::size_t i = 0; i < keys.size(); i += 5) { keys[i] = keys[i + 1] = 11; }
+  auto const input = make_input(keys, 19);
+  std::vector<aggregation> const aggs{{aggregation_kind::count, -1},
+                                      {aggregation_kind::max, 2},
+                                      {aggregation_kind::sum, 1}};
+  auto const expected = oracle_groupby(input.view(), 0, aggs);
+  auto const device = place(input.view(), memory_space::device);
+  for (auto algo : pgb_algorithms) {
+    for (std::int64_t first : {std::int64_t{0}, std::int64_t{64}}) {
+      detail::gpu::groupby_tuning t;
+      t.pgb_initial_groups = first;
+      EXPECT_EQ(diff_groups(expected, groupby_rows(run_tuned(algo, device, aggs, t).view())), "")
+        << to_string(algo) << " initial groups " << first;
+    }
+  }
+}
+
+TEST(GpuPartitionGroupby, TransformedMovesRowIdsBeyondSixteenColumns) {
+  JOINERY_SKIP_WITHOUT_GPU();
+  // 17 aggregated columns: more than one scatter moves, so PGB-TR moves row ids instead.
+  size_type const n = 70000;
+  std::vector<column> cols;
+  cols.push_back(column::from_host(uniform_keys<std::int64_t>(n, 3000, 17)));
+  std::vector<aggregation> aggs{{aggregation_kind::count, -1}};
+  for (size_type c = 1; c <= 17; ++c) {
+    cols.push_back(column::from_host(random_values<std::int32_t>(n, 100 + static_cast<std::uint64_t>(c))));
+    aggs.push_back({c % 2 == 0 ? aggregation_kind::sum : aggregation_kind::max, c});
+  }
+  table const input(std::move(cols));
+  check_against_oracle(groupby_algorithm::partition_transformed, input, "17 columns", aggs);
+  check_against_oracle(groupby_algorithm::partition, input, "17 columns", aggs);
+}
+
+TEST(GpuPartitionGroupby, HotPartitionIsSpreadOverBlocks) {
+  JOINERY_SKIP_WITHOUT_GPU();
+  // Half of 2^21 rows hold one key; its partition is cut into many work items, whose partial
+  // groups meet in the global table. Also at the largest fanout, and a fanout past it refused.
+  auto keys = uniform_keys<std::uint32_t>(size_type{1} << 21, size_type{1} << 15, 41);
+  for (std::size_t i = 0; i < keys.size(); i += 2) { keys[i] = 42; }
+  auto const input = make_input(keys, 41);
+  std::vector<aggregation> const aggs{{aggregation_kind::count, -1},
+                                      {aggregation_kind::sum, 1},
+                                      {aggregation_kind::max, 4},
+                                      {aggregation_kind::avg, 6}};
+  auto const expected = oracle_groupby(input.view(), 0, aggs);
+  auto const device = place(input.view(), memory_space::device);
+  for (auto algo : pgb_algorithms) {
+    for (int bits : {-1, 11}) {
+      detail::gpu::groupby_tuning t;
+      t.pgb_bits = bits;
+      EXPECT_EQ(diff_groups(expected, groupby_rows(run_tuned(algo, device, aggs, t).view())), "")
+        << to_string(algo) << " bits " << bits;
+    }
+    detail::gpu::groupby_tuning t;
+    t.pgb_bits = 12;
+    EXPECT_THROW((void)run_tuned(algo, device, aggs, t), logic_error) << to_string(algo);
+  }
+}
+
+#endif
+
+}  // namespace
+}  // namespace joinery::test
