@@ -958,7 +958,7 @@ inline constexpr int dense_run = sizeof(K) == 8 && !Team ? 2 : 4;
 /// The loop is written for the instructions a row costs, because the tier is bound by issue,
 /// not by DRAM: a team member pays for the rows it skips, and a row of one block cost about
 /// 300 instructions a thread's 8 rows in the first version against 180 for a stand-alone probe
-/// of one shape (bench/experiments/dense_probe.cu). So:
+/// of one shape (a probe program, since removed). So:
 /// - a warp tests its rows one by one for a warp-uniform slot (then reduced with shuffles before
 ///   one atomic) only when its first rows all hold one key (a window dominated by one key);
 /// - when every accumulator of the batch has the same operation and input (MAX of two columns,
