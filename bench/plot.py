@@ -498,18 +498,37 @@ def fig_primitives(results, peers, out):
 
 
 # ----------------------------------------------------------------------------------------- CPU
-def fig_cpu(results, peers, out):
-    made = []
+def cpu_figure(results, out, experiment, peer, name, draw, xkey, step, title_tail, xlabel, ylabel):
+    """Two panels (the H200's host, the development box) of one CPU experiment beside its DuckDB
+    peer; draw(ax, rows, duck, bandwidth GB/s or None) plots the series."""
     fig, axes = new_fig(10.0, 4.0, n=2)
     any_data = False
     for ax, (dev, title) in zip(axes[0], [(XEON, "H200's host, 16-core Xeon, 16 threads"),
                                           (EPYC, "development box, 2-core EPYC, 2 threads")]):
-        rows = load(results, dev, "cpu-join-scaling")
-        duck = load(results, dev, "duckdb-join")
-        bw = load(results, dev, "cpu-bandwidth")
+        rows = load(results, dev, experiment)
         if not rows:
             continue
         any_data = True
+        bw = load(results, dev, "cpu-bandwidth")
+        gbs = bw[0]["bytes_moved"] / bw[0]["median_s"] / 1e9 if bw else None
+        draw(ax, rows, load(results, dev, peer), gbs)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        pow2_ticks(ax, [r[xkey] for r in rows], step=step)
+        ax.set_title(title + title_tail, fontsize=8)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=6)
+    if not any_data:
+        plt.close(fig)
+        return []
+    used = load(results, XEON, experiment) + load(results, EPYC, experiment)
+    return [finish(fig, out, name, provenance(used))]
+
+
+def fig_cpu(results, peers, out):
+    def joins(ax, rows, duck, gbs):
         for algo in ["radix_hash", "sort_merge", "indexed_nested_loop", "no_partition_hash"]:
             pts = sorted((r["build_rows"], join_tp(r)) for r in rows if r["algorithm"] == algo and r["key_type"] == "int32")
             c, m = ALGO_STYLE[algo]
@@ -517,55 +536,23 @@ def fig_cpu(results, peers, out):
         pts = sorted((r["build_rows"], r["tuples"] / r["median_s"] / 1e9) for r in duck
                      if r["key_type"] == "int32" and r["build_rows"] == r["probe_rows"])
         ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="*", ms=8, color="C9", label="DuckDB 2.0.0 (peer)")
-        if bw:
-            gbs = bw[0]["bytes_moved"] / bw[0]["median_s"] / 1e9
+        if gbs:
             ax.axhline(gbs / 8, ls="--", color="0.3", lw=1, label="read both inputs once (8 B a tuple)")
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        pow2_ticks(ax, [r["build_rows"] for r in rows], step=2)
-        ax.set_title(title + ", int32 keys, |R| = |S|", fontsize=8)
-        ax.set_xlabel("|R| = |S|")
-        ax.set_ylabel("G tuples/s")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=6)
-    if any_data:
-        used = load(results, XEON, "cpu-join-scaling") + load(results, EPYC, "cpu-join-scaling")
-        made.append(finish(fig, out, "cpu-joins.svg", provenance(used)))
-    else:
-        plt.close(fig)
-    fig, axes = new_fig(10.0, 4.0, n=2)
-    any_data = False
-    for ax, (dev, title) in zip(axes[0], [(XEON, "H200's host, 16-core Xeon, 16 threads"),
-                                          (EPYC, "development box, 2-core EPYC, 2 threads")]):
-        rows = load(results, dev, "cpu-groupby")
-        duck = load(results, dev, "duckdb-groupby")
-        bw = load(results, dev, "cpu-bandwidth")
-        if not rows:
-            continue
-        any_data = True
+
+    def groupbys(ax, rows, duck, gbs):
         for algo in ["hash", "sort"]:
             pts = sorted((r["groups"], r["rows"] / r["median_s"] / 1e9) for r in rows if r["algorithm"] == algo)
             c, m = ALGO_STYLE[algo]
             ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=m, color=c, label=algo)
         pts = sorted((r["groups"], r["rows"] / r["median_s"] / 1e9) for r in duck)
         ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="*", ms=8, color="C9", label="DuckDB 2.0.0 (peer)")
-        if bw:
-            gbs = bw[0]["bytes_moved"] / bw[0]["median_s"] / 1e9
+        if gbs:
             ax.axhline(gbs / 12, ls="--", color="0.3", lw=1, label="read once (12 B a row)")
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        pow2_ticks(ax, [r["groups"] for r in rows], step=4)
-        ax.set_title(title + ", MAX, MAX, SUM", fontsize=8)
-        ax.set_xlabel("groups g")
-        ax.set_ylabel("G rows/s")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=6)
-    if any_data:
-        used = load(results, XEON, "cpu-groupby") + load(results, EPYC, "cpu-groupby")
-        made.append(finish(fig, out, "cpu-groupby.svg", provenance(used)))
-    else:
-        plt.close(fig)
-    return made
+
+    return (cpu_figure(results, out, "cpu-join-scaling", "duckdb-join", "cpu-joins.svg", joins,
+                       "build_rows", 2, ", int32 keys, |R| = |S|", "|R| = |S|", "G tuples/s") +
+            cpu_figure(results, out, "cpu-groupby", "duckdb-groupby", "cpu-groupby.svg", groupbys,
+                       "groups", 4, ", MAX, MAX, SUM", "groups g", "G rows/s"))
 
 
 def main():
