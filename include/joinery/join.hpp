@@ -4,6 +4,7 @@
 #include <joinery/table.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -112,6 +113,9 @@ struct join_tuning {
   /// logic_error unless sequential and both gathers are positive and every field is a finite
   /// number >= 0.
   std::optional<device_bandwidths> bandwidths;
+  /// streamed: probe rows per chunk; 0 (the default): as many as the device memory budget
+  /// leaves room for, at most 2^24.
+  size_type streamed_chunk_rows = 0;
 };
 
 struct join_options {
@@ -125,7 +129,9 @@ struct join_options {
   /// may be listed too (useful for band joins, where the two keys differ).
   std::vector<size_type> build_payloads;
   std::vector<size_type> probe_payloads;
-  /// Bytes of device memory a GPU algorithm may use; 0 means what the device has free.
+  /// Bytes of device memory a GPU algorithm may use; 0 means what the device has free (less a
+  /// margin). streamed sizes its chunks by it; automatic takes streamed for host-resident
+  /// inputs whose in-GPU join would not fit it.
   std::size_t device_memory_budget = 0;
   int device = 0;
   /// Index form: the type of the returned row ids, int64 (default) or int32 (libcudf's
@@ -190,6 +196,20 @@ struct join_result {
 join_result join(table_view const& build, size_type build_key, table_view const& probe,
                  size_type probe_key, join_options const& options = {},
                  stream_ref stream = default_stream(), memory_resource_ref mr = nullptr);
+
+/// Receives a join's result batch by batch (join_batches): each batch is a join_result of the
+/// requested form holding some of the output rows, its aggregate counting those rows.
+using join_batch_sink = std::function<void(join_result&& batch)>;
+
+/// join() with the result handed to `sink` in batches as it is made, so that a result larger
+/// than the device, or than host memory, never exists in one piece. The streamed join delivers
+/// one batch per probe chunk; the other algorithms deliver their whole result as one batch.
+/// The aggregate form delivers no batches. Returns the totals (aggregate) and statistics, with
+/// no rows.
+join_result join_batches(table_view const& build, size_type build_key, table_view const& probe,
+                         size_type probe_key, join_options const& options,
+                         join_batch_sink const& sink, stream_ref stream = default_stream(),
+                         memory_resource_ref mr = nullptr);
 
 // Names, as used on the command line and in statistics.
 std::string_view to_string(join_algorithm a) noexcept;

@@ -2,6 +2,7 @@
 // Internal: which join algorithm `automatic` runs, and the row limits of the GPU algorithms.
 #include <joinery/join.hpp>
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,5 +22,14 @@ std::optional<std::string> size_refusal(backend be, join_algorithm algo, size_ty
 /// that can run the predicate and the sizes.
 join_algorithm automatic_join_algorithm(backend be, std::vector<join_algorithm> const& available,
                                         bool band, size_type build_rows, size_type probe_rows);
+
+/// Device bytes an in-GPU join is taken to need: its inputs on the device three times over (the
+/// copy, the partitioned or sorted copy, temporaries) and one output row per probe row.
+std::size_t in_gpu_join_bytes(std::size_t build_input_bytes, std::size_t probe_input_bytes,
+                              size_type probe_rows, std::size_t output_row_bytes);
+
+/// Whether automatic runs streamed instead of an in-GPU join on the GPU: for an equality join
+/// whose probe side is in host memory and whose in-GPU join would not fit the budget.
+bool prefer_streamed(bool band, bool probe_on_host, std::size_t in_gpu_bytes, std::size_t budget);
 
 }  // namespace joinery::detail

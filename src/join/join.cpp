@@ -157,6 +157,16 @@ std::optional<std::string> size_refusal(backend be, join_algorithm algo, size_ty
          std::to_string(most) + "; no_partition_hash on the GPU, or the cpu backend, runs it";
 }
 
+std::size_t in_gpu_join_bytes(std::size_t build_input_bytes, std::size_t probe_input_bytes,
+                              size_type probe_rows, std::size_t output_row_bytes) {
+  return 3 * (build_input_bytes + probe_input_bytes) +
+         static_cast<std::size_t>(probe_rows) * output_row_bytes;
+}
+
+bool prefer_streamed(bool band, bool probe_on_host, std::size_t in_gpu_bytes, std::size_t budget) {
+  return !band && probe_on_host && in_gpu_bytes > budget;
+}
+
 join_algorithm automatic_join_algorithm(backend be, std::vector<join_algorithm> const& available,
                                         bool band, size_type build_rows, size_type probe_rows) {
   auto const usable = [&](join_algorithm a) {
@@ -180,11 +190,26 @@ join_algorithm automatic_join_algorithm(backend be, std::vector<join_algorithm> 
 
 }  // namespace detail
 
-join_result join(table_view const& build, size_type build_key, table_view const& probe,
-                 size_type probe_key, join_options const& options, stream_ref stream,
-                 memory_resource_ref mr) {
+namespace {
+
+/// Bytes of the columns a join reads on one side: the key and the payloads its form needs.
+std::size_t input_bytes(table_view const& t, size_type key, std::vector<size_type> const& payloads,
+                        join_options const& options) {
+  std::size_t bytes = size_of(t.column(key).type());
+  if (options.output != output_form::index) {
+    for (auto c : payloads) {
+      if (c != key) { bytes += size_of(t.column(c).type()); }
+    }
+  }
+  return bytes * static_cast<std::size_t>(t.num_rows());
+}
+
+join_result run(table_view const& build, size_type build_key, table_view const& probe,
+                size_type probe_key, join_options const& options, join_batch_sink const* sink,
+                stream_ref stream, memory_resource_ref mr) {
   scoped_range range("joinery::join");
   auto const t0 = clock_type::now();
+  (void)sink;  // only the GPU's streamed join delivers batch by batch
 
   check_columns(build, "build", build_key, options.build_payloads);
   check_columns(probe, "probe", probe_key, options.probe_payloads);
@@ -232,6 +257,22 @@ join_result join(table_view const& build, size_type build_key, table_view const&
   if (algo == join_algorithm::automatic) {
     algo = detail::automatic_join_algorithm(be, join_algorithms_on(be), band, build.num_rows(),
                                             probe.num_rows());
+    // Only host data is streamed: device-resident inputs never pay for the device query.
+    if (be == backend::gpu && host_accessible(probe.column(probe_key).space()) &&
+        join_supported(be, join_algorithm::streamed, options.kind, options.pred.kind)) {
+      auto const budget = options.device_memory_budget != 0
+                            ? options.device_memory_budget
+                            : get_device_info(options.device).free_memory / 10 * 9;
+      auto const out_row = id_bytes * 2 + (options.output == output_form::table
+                                             ? size_of(bk_type) * 3 : std::size_t{0});
+      auto const need = detail::in_gpu_join_bytes(
+        input_bytes(build, build_key, options.build_payloads, options),
+        input_bytes(probe, probe_key, options.probe_payloads, options), probe.num_rows(), out_row);
+      if (detail::prefer_streamed(band, host_accessible(probe.column(probe_key).space()), need,
+                                  budget)) {
+        algo = join_algorithm::streamed;
+      }
+    }
   }
   if (!join_supported(be, algo, options.kind, options.pred.kind)) {
     JOINERY_FAIL("join algorithm '" + std::string(to_string(algo)) + "' is not available on the " +
@@ -252,7 +293,10 @@ join_result join(table_view const& build, size_type build_key, table_view const&
       out_mr = host_resource();
     }
     auto result =
-      detail::gpu::run_join(algo, build, build_key, probe, probe_key, options, stream, out_mr);
+      algo == join_algorithm::streamed
+        ? detail::gpu::streamed_join(build, build_key, probe, probe_key, options, sink, stream,
+                                     out_mr)
+        : detail::gpu::run_join(algo, build, build_key, probe, probe_key, options, stream, out_mr);
     result.stats.algorithm = algo;
     result.stats.backend = be;
     result.stats.bytes_moved =
@@ -284,6 +328,30 @@ join_result join(table_view const& build, size_type build_key, table_view const&
                                key_bytes + match_bytes;
   result.stats.seconds = seconds_since(t0);
   return result;
+}
+
+}  // namespace
+
+join_result join(table_view const& build, size_type build_key, table_view const& probe,
+                 size_type probe_key, join_options const& options, stream_ref stream,
+                 memory_resource_ref mr) {
+  return run(build, build_key, probe, probe_key, options, nullptr, stream, mr);
+}
+
+join_result join_batches(table_view const& build, size_type build_key, table_view const& probe,
+                         size_type probe_key, join_options const& options,
+                         join_batch_sink const& sink, stream_ref stream, memory_resource_ref mr) {
+  JOINERY_EXPECTS(static_cast<bool>(sink), "join_batches needs a sink");
+  auto result = run(build, build_key, probe, probe_key, options, &sink, stream, mr);
+  if (result.stats.algorithm == join_algorithm::streamed || result.form == output_form::aggregate) {
+    return result;  // streamed delivered its batches itself
+  }
+  join_result totals;
+  totals.form = result.form;
+  totals.aggregate = result.aggregate;
+  totals.stats = result.stats;
+  sink(std::move(result));
+  return totals;
 }
 
 }  // namespace joinery

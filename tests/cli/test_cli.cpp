@@ -158,6 +158,36 @@ TEST_F(Cli, JoinSummaryAndOutputsMatchOracleOnCsvAndNpy) {
   }
 }
 
+// --device-budget: sizes with units; on the GPU backend a budget far below the data makes
+// automatic stream the probe side (the result is the same); bad sizes are refused.
+TEST_F(Cli, DeviceBudgetBoundsTheGpuAndIsParsedStrictly) {
+  ASSERT_EQ(run("gen --kind primary --rows 20000 --payloads 1 -o " + path("r_npy")).status, 0);
+  ASSERT_EQ(run("gen --kind foreign --rows 400000 --domain 20000 --payloads 1 --seed 3 -o " +
+                path("s_npy")).status, 0);
+  auto const r = io::read_table(path("r_npy"));
+  auto const s = io::read_table(path("s_npy"));
+  join_options o;
+  o.build_payloads = {1};
+  o.probe_payloads = {1};
+  auto const expected = aggregate_of(oracle_join_table(r.view(), 0, s.view(), 0, o));
+  auto const base = "join --build " + path("r_npy") + " --probe " + path("s_npy") +
+                    " --on key --summary" + on_backend();
+  for (auto const* budget : {"8GiB", "2MiB", "3000000"}) {
+    SCOPED_TRACE(budget);
+    auto const out = run(base + " --device-budget " + budget);
+    ASSERT_EQ(out.status, 0) << out.err;
+    auto const j = nlohmann::json::parse(out.out);
+    EXPECT_EQ(j["rows"].get<std::uint64_t>(), expected.count);
+    EXPECT_EQ(j["checksum"].get<std::uint64_t>(), expected.checksum);
+    if (test_backend() == "gpu") {
+      EXPECT_EQ(j["algorithm"], std::string(budget) == "8GiB" ? "radix_hash" : "streamed");
+    }
+  }
+  for (auto const* bad : {"0", "8XB", "GiB", "1.5GiB"}) {
+    expect_refused(base + " --device-budget " + bad, "--device-budget");
+  }
+}
+
 TEST_F(Cli, EveryAlgorithmOfTheBackendByNameMatchesOracle) {
   ASSERT_EQ(run("gen --kind foreign --rows 700 --domain 300 --payloads 1 -o " + path("r.csv")).status, 0);
   ASSERT_EQ(run("gen --kind foreign --rows 900 --domain 300 --zipf 1 --payloads 1 --seed 5 -o " +

@@ -69,5 +69,21 @@ TEST(JoinChoice, NothingAvailableIsAClearError) {
   }
 }
 
+// Host data whose in-GPU join would not fit the device budget is streamed: 2^27 x 2^33 rows of
+// 4-byte keys and payloads (64 GiB of probe side) against an H200's 139 GiB and an 8 GiB budget.
+TEST(JoinChoice, HostDataPastTheBudgetIsStreamed) {
+  auto const gib = std::size_t{1} << 30;
+  auto const need = detail::in_gpu_join_bytes(std::size_t{8} << 27, std::size_t{8} << 33,
+                                              two_to(33), 0);
+  EXPECT_EQ(need, 3 * ((std::size_t{8} << 27) + (std::size_t{8} << 33)));
+  EXPECT_TRUE(detail::prefer_streamed(false, true, need, 139 * gib));
+  auto const small = detail::in_gpu_join_bytes(std::size_t{8} << 27, std::size_t{8} << 28,
+                                               two_to(28), 16);
+  EXPECT_FALSE(detail::prefer_streamed(false, true, small, 139 * gib));
+  EXPECT_TRUE(detail::prefer_streamed(false, true, small, 8 * gib));
+  EXPECT_FALSE(detail::prefer_streamed(false, false, small, 8 * gib));  // already on the device
+  EXPECT_FALSE(detail::prefer_streamed(true, true, small, 8 * gib));    // band: nested loops
+}
+
 }  // namespace
 }  // namespace joinery::test

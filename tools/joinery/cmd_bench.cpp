@@ -1,5 +1,6 @@
 // joinery bench: named experiments, warm-up, median of N runs, JSON lines out.
 #include "bench_groupby_gpu.hpp"
+#include "bench_out_of_core.hpp"
 #include "bench_primitives.hpp"
 #include "cli.hpp"
 #include "timing.hpp"
@@ -67,6 +68,7 @@ struct bench_args {
   std::string groups = "2^10";
   std::string max_rows = "2^24";
   std::string groupby_tuning;  // gpu-groupby --tuning: KEY=VALUE,... (groupby_tuning)
+  std::string parts;           // out-of-core: sections to run
   std::uint64_t seed = 42;
 };
 
@@ -674,10 +676,22 @@ void run_bench(bench_args const& a) {
     g.date = today();
     g.tuning = a.groupby_tuning;
     run_gpu_groupby_bench(g);
+  } else if (a.experiment == "out-of-core") {
+    out_of_core_bench_args o;
+    o.rows = rows_or(a, std::int64_t{1} << 28);
+    if (a.max_rows != bench_args{}.max_rows) { o.max_rows = parse_size(a.max_rows, "--max-rows"); }
+    o.runs = a.runs;
+    o.warmup = a.warmup;
+    o.out = a.out;
+    o.seed = a.seed;
+    o.revision = git_revision();
+    o.date = today();
+    o.parts = a.parts;
+    run_out_of_core_bench(o);
   } else {
     throw input_error("unknown experiment '" + a.experiment +
                       "'; known: join, groupby, cpu-join-scaling, cpu-groupby, cpu-bandwidth, "
-                      "smoke, primitives, gpu-joins, wide-joins, gpu-groupby");
+                      "smoke, primitives, gpu-joins, wide-joins, gpu-groupby, out-of-core");
   }
 }
 
@@ -722,12 +736,13 @@ void add_bench(CLI::App& app) {
                 "measuring them: sequential,clustered_gather,unclustered_gather,l2_bytes,"
                 "unclustered_column_bytes,sort_pass_4_4,sort_pass_4_8 (bytes/s; bytes)");
   c->add_option("--rows", args->rows,
-                "input rows (groupby: 2^24; primitives, gpu-groupby: 2^28)");
+                "input rows (groupby: 2^24; primitives, gpu-groupby: 2^28; out-of-core: |S| of the "
+                "default join, 2^28)");
   c->add_option("--groups", args->groups,
                 "groupby: number of groups; gpu-groupby: the largest g (2^26)");
   c->add_option("--max-rows", args->max_rows,
                 "cpu-join-scaling: largest |R| = |S| (2^20 ..); gpu-joins, wide-joins: |S| of the "
-                "default workload (2^28)");
+                "default workload (2^28); out-of-core: largest |S| of the streamed sweep (2^32)");
   c->add_option("--bits", args->bits,
                 "primitives: digit widths of the radix-partition rows, comma-separated (8,9,10,11)");
   c->add_option("--swwc-policy", args->swwc.policy,
@@ -745,6 +760,9 @@ void add_bench(CLI::App& app) {
                 "primitives, hierarchical rows: staged chunks of 2^N rows, N in 5..12");
   c->add_option("--hswwc-log2r", args->swwc.log2r,
                 "primitives, hierarchical rows: rings of 2^N staging slots a digit, N in 0..8");
+  c->add_option("--parts", args->parts,
+                "out-of-core: sections to run, comma-separated: link, default, index, streamed, "
+                "cpu (default: all)");
   c->add_option("--seed", args->seed, "random seed");
   c->add_option("--tuning", args->groupby_tuning,
                 std::string("gpu-groupby: KEY=VALUE[,KEY=VALUE...] for the GPU group-bys' tuning "

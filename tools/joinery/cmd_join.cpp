@@ -23,6 +23,7 @@ struct join_args {
   double load_factor = 0.5;
   std::string build_columns = "*", probe_columns = "*";
   std::optional<std::int64_t> band;
+  std::string device_budget;
   output_args output;
   bool summary = false;
 };
@@ -59,6 +60,8 @@ void run_join(join_args const& a) {
                     " is negative; the band predicate build.key <= probe.key <= build.key + D "
                     "needs D >= 0");
   a.output.check();
+  auto const budget = a.device_budget.empty() ? std::size_t{0}
+                                              : parse_bytes(a.device_budget, "--device-budget");
   auto const& build_key = a.on.empty() ? a.build_key : a.on;
   auto const& probe_key = a.on.empty() ? a.probe_key : a.on;
   auto const build = read_side(a.build, build_key, a.build_columns);
@@ -73,6 +76,7 @@ void run_join(join_args const& a) {
   o.strategy = materialization_from_string(a.strategy);
   o.writer = output_writer_from_string(a.writer);
   o.hash_load_factor = a.load_factor;
+  o.device_memory_budget = budget;
   if (a.band) { o.pred = predicate::band(static_cast<std::uint64_t>(*a.band)); }
   o.build_payloads = pick_columns(build, bk, a.build_columns);
   o.probe_payloads = pick_columns(probe, pk, a.probe_columns);
@@ -105,6 +109,7 @@ void run_join(join_args const& a) {
       j["strategy"] = std::string(to_string(r.stats.strategy));
     }
     j["seconds"] = r.stats.seconds;
+    for (auto const& p : r.stats.phases) { j["phases"][p.name] = p.seconds; }
     std::cout << j.dump() << "\n";
   }
 }
@@ -133,13 +138,16 @@ void add_join(CLI::App& app) {
                 "scan, write)");
   c->add_option("--band", args->band,
                 "band predicate: build.key <= probe.key <= build.key + D (nested loops)");
+  c->add_option("--device-budget", args->device_budget,
+                "GPU backend: the most device memory the join may use, e.g. 8GiB (default: the "
+                "free memory); automatic streams host data that would not fit it");
   c->add_option("--build-columns", args->build_columns,
                 "build columns to output, comma separated ('*': all but the key, '': none)");
   c->add_option("--probe-columns", args->probe_columns,
                 "probe columns to output, comma separated ('*': all but the key, '': none)");
   add_output_options(c, args->output, false, "; without it and --summary, CSV to stdout");
   c->add_flag("--summary", args->summary,
-              "print one JSON object: rows, checksum, algorithm, backend, seconds");
+              "print one JSON object: rows, checksum, algorithm, backend, seconds, phases");
   c->callback([args] { run_join(*args); });
 }
 

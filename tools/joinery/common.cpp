@@ -77,6 +77,31 @@ std::int64_t parse_size(std::string const& s, char const* what) {
   return v;
 }
 
+std::size_t parse_bytes(std::string const& s, char const* what) {
+  static constexpr std::pair<char const*, std::uint64_t> units[] = {
+    {"KiB", std::uint64_t{1} << 10}, {"MiB", std::uint64_t{1} << 20}, {"GiB", std::uint64_t{1} << 30},
+    {"TiB", std::uint64_t{1} << 40}, {"KB", 1000}, {"MB", 1000000}, {"GB", 1000000000},
+    {"TB", 1000000000000}, {"B", 1}};
+  std::string number = s;
+  std::uint64_t unit = 1;
+  for (auto const& [name, scale] : units) {
+    auto const n = std::string_view(name).size();
+    if (s.size() > n && s.compare(s.size() - n, n, name) == 0) {
+      number = s.substr(0, s.size() - n);
+      unit = scale;
+      break;
+    }
+  }
+  std::uint64_t v = 0;
+  auto const* b = number.data();
+  if (number.empty() || std::from_chars(b, b + number.size(), v).ptr != b + number.size() ||
+      v == 0 || v > UINT64_MAX / unit) {
+    throw input_error(std::string("bad ") + what + " '" + s +
+                      "': expected a positive size such as 8GiB, 512MiB, 2GB or 1000000 (bytes)");
+  }
+  return static_cast<std::size_t>(v * unit);
+}
+
 void print_csv(std::ostream& os, std::vector<std::string> const& names, table_view const& t) {
   for (std::size_t i = 0; i < names.size(); ++i) { os << (i ? "," : "") << names[i]; }
   os << "\n";

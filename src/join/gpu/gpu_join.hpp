@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -111,6 +112,39 @@ device_matches sort_merge_join(join_request const& rq, stream_ref stream, memory
 device_matches no_partition_hash_join(join_request const& rq, stream_ref stream,
                                       memory_resource* mr);
 device_matches radix_hash_join(join_request const& rq, stream_ref stream, memory_resource* mr);
+
+class phase_clock;  // join_common.cuh
+
+/// The no-partitioning hash join's build side, made once and probed by any number of probe-key
+/// ranges (the streamed join's chunks): a perfect-hash array for unique dense keys, else an
+/// open-addressing table (no_partition_hash_join.cu).
+class build_table {
+ public:
+  build_table() = default;
+  build_table(build_table const&) = delete;
+  build_table& operator=(build_table const&) = delete;
+  virtual ~build_table() = default;
+  /// The matches of rq's probe keys (rq's build fields must be those the table was made of);
+  /// probe row ids count from rq.probe_keys.
+  virtual device_matches probe(join_request const& rq, phase_clock& clock, stream_ref stream,
+                               memory_resource* mr) const = 0;
+  /// Device bytes the table holds.
+  [[nodiscard]] virtual std::size_t bytes() const noexcept = 0;
+};
+std::unique_ptr<build_table> make_build_table(join_request const& rq, stream_ref stream,
+                                              memory_resource* mr);
+/// Bytes of the open-addressing table make_build_table makes for `build_rows` keys (the
+/// perfect-hash array, when taken, is smaller).
+std::size_t build_table_bytes(size_type build_rows, type_id key_type, double load_factor);
+
+/// The streamed join (Rui & Tu 2017, section 3.4; streamed_join.cu): the build side's table made
+/// on the device once, the probe side's chunks copied in on a second stream while the previous
+/// chunk is joined, each chunk's result handed to `deliver` (in `mr`'s space) as it is made,
+/// or, without `deliver`, gathered into the returned result.
+join_result streamed_join(table_view const& build, size_type build_key, table_view const& probe,
+                          size_type probe_key, join_options const& options,
+                          std::function<void(join_result&&)> const* deliver, stream_ref stream,
+                          memory_resource* mr);
 
 /// The radix bits the radix join partitions a build side of `build_rows` keys by.
 int radix_hash_join_bits(size_type build_rows, type_id key_type);

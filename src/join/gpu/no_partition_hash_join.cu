@@ -8,7 +8,9 @@
 
 #include <cub/device/device_reduce.cuh>
 
+#include <memory>
 #include <optional>
+#include <utility>
 
 namespace joinery::detail::gpu {
 
@@ -97,46 +99,84 @@ std::optional<perfect_hash_ref<U>> try_perfect_hash(U const* keys, size_type n, 
   return ref;
 }
 
+/// The build side as a table reference of type Ref, kept alive by its storage.
+template <class U, class Ref, class Storage>
+class build_table_of final : public build_table {
+ public:
+  build_table_of(Storage storage, Ref ref, type_id key_type, std::size_t bytes)
+      : storage_(std::move(storage)), ref_(ref), codec_(codec_of(key_type, false)), bytes_(bytes) {}
+
+  device_matches probe(join_request const& rq, phase_clock& clock, stream_ref stream,
+                       memory_resource* mr) const override {
+    table_matcher<U, Ref> m{ref_, static_cast<U const*>(rq.probe_keys), codec_};
+    return run_three_phase(m, rq.probe_rows, rq, codec_, "no_partition_hash", clock,
+                           stream, mr);
+  }
+  [[nodiscard]] std::size_t bytes() const noexcept override { return bytes_; }
+
+ private:
+  Storage storage_;
+  Ref ref_;
+  key_codec codec_;
+  std::size_t bytes_;
+};
+
 template <class U, class Layout>
-device_matches probe_hash_table(join_request const& rq, phase_clock& clock, stream_ref stream,
-                                memory_resource* mr) {
-  auto const* build = static_cast<U const*>(rq.build_keys);
-  auto const* probe = static_cast<U const*>(rq.probe_keys);
-  open_addressing_table<U, Layout, murmur_hash> table(rq.build_rows, rq.load_factor, stream, mr);
-  table.insert(build, rq.build_rows, stream);
-  table_matcher<U, typename decltype(table)::ref_type> m{table.ref(), probe,
-                                                         codec_of(rq.key_type, false)};
-  return run_three_phase(m, rq.probe_rows, rq, m.codec, "no_partition_hash", clock, stream, mr);
+std::unique_ptr<build_table> make_hash_table(join_request const& rq, stream_ref stream,
+                                             memory_resource* mr) {
+  using table_type = open_addressing_table<U, Layout, murmur_hash>;
+  auto table = std::make_unique<table_type>(rq.build_rows, rq.load_factor, stream, mr);
+  table->insert(static_cast<U const*>(rq.build_keys), rq.build_rows, stream);
+  auto const ref = table->ref();
+  auto const bytes =
+    static_cast<std::size_t>(table->num_slots()) * sizeof(typename Layout::slot_type);
+  return std::make_unique<build_table_of<U, typename table_type::ref_type,
+                                         std::unique_ptr<table_type>>>(std::move(table), ref,
+                                                                       rq.key_type, bytes);
 }
 
 template <class U>
-device_matches run(join_request const& rq, stream_ref stream, memory_resource* mr) {
-  phase_clock clock(stream);
-  clock.mark("build");
-  auto const* probe = static_cast<U const*>(rq.probe_keys);
-  device_matches out;
+std::unique_ptr<build_table> make_table(join_request const& rq, stream_ref stream,
+                                        memory_resource* mr) {
   buffer perfect_storage;
   if (auto ref = try_perfect_hash(static_cast<U const*>(rq.build_keys), rq.build_rows,
                                   perfect_storage, stream, mr)) {
-    table_matcher<U, perfect_hash_ref<U>> m{*ref, probe, codec_of(rq.key_type, false)};
-    out = run_three_phase(m, rq.probe_rows, rq, m.codec, "no_partition_hash", clock, stream, mr);
-  } else if (sizeof(U) == 4 && rq.build_rows < packed_slots<std::uint32_t>::max_capacity) {
-    if constexpr (sizeof(U) == 4) {
-      out = probe_hash_table<U, packed_slots<U>>(rq, clock, stream, mr);
-    }
-  } else {
-    out = probe_hash_table<U, wide_slots<U>>(rq, clock, stream, mr);
+    auto const bytes = perfect_storage.size();
+    return std::make_unique<build_table_of<U, perfect_hash_ref<U>, buffer>>(
+      std::move(perfect_storage), *ref, rq.key_type, bytes);
   }
-  out.phases = clock.finish();
-  return out;
+  if constexpr (sizeof(U) == 4) {
+    if (rq.build_rows < packed_slots<std::uint32_t>::max_capacity) {
+      return make_hash_table<U, packed_slots<U>>(rq, stream, mr);
+    }
+  }
+  return make_hash_table<U, wide_slots<U>>(rq, stream, mr);
 }
 
 }  // namespace
 
+std::unique_ptr<build_table> make_build_table(join_request const& rq, stream_ref stream,
+                                              memory_resource* mr) {
+  return dispatch_key_width(rq.key_type, [&](auto u) -> std::unique_ptr<build_table> {
+    return make_table<decltype(u)>(rq, stream, mr);
+  });
+}
+
+std::size_t build_table_bytes(size_type build_rows, type_id key_type, double load_factor) {
+  auto const slots = static_cast<std::size_t>(hash_table_slots_for(build_rows, load_factor));
+  bool const packed = size_of(key_type) == 4 && build_rows < packed_slots<std::uint32_t>::max_capacity;
+  return slots * (packed ? sizeof(packed_slots<std::uint32_t>::slot_type)
+                         : sizeof(wide_slots<std::uint64_t>::slot_type));
+}
+
 device_matches no_partition_hash_join(join_request const& rq, stream_ref stream,
                                       memory_resource* mr) {
-  return dispatch_key_width(rq.key_type,
-                            [&](auto u) { return run<decltype(u)>(rq, stream, mr); });
+  phase_clock clock(stream);
+  clock.mark("build");
+  auto const table = make_build_table(rq, stream, mr);
+  auto out = table->probe(rq, clock, stream, mr);
+  out.phases = clock.finish();
+  return out;
 }
 
 }  // namespace joinery::detail::gpu

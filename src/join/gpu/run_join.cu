@@ -7,6 +7,7 @@
 // then gathers it in clustered order.
 // One payload column is transformed at a time, so GFTR's extra memory is one column.
 #include "join/gpu/gpu_join.hpp"
+#include "join/gpu/join_inputs.hpp"
 #include "join/gpu/join_common.cuh"
 #include "join/gpu/materialize.hpp"
 
@@ -23,7 +24,7 @@ namespace joinery::detail::gpu {
 std::vector<join_algorithm> join_algorithms() {
   return {join_algorithm::nested_loop, join_algorithm::indexed_nested_loop,
           join_algorithm::sort_merge, join_algorithm::radix_hash,
-          join_algorithm::no_partition_hash};
+          join_algorithm::no_partition_hash, join_algorithm::streamed};
 }
 
 void exclusive_scan_with_total(size_type* data, size_type n, stream_ref stream,
@@ -166,6 +167,58 @@ __global__ void __launch_bounds__(threads)
   if (threadIdx.x == 0 && total != 0) { atomicAdd(sum, total); }
 }
 
+bool sorts_both_sides(join_algorithm a) {
+  return a == join_algorithm::sort_merge || a == join_algorithm::radix_hash;
+}
+
+/// One input side as the table form reads it.
+struct table_side {
+  std::vector<column_view> const& cols;
+  size_type key;
+  sorted_side const& sorted;  // GFTR only
+};
+
+/// The side's column c in the order the join's output ids index: the input itself (GFUR, or a
+/// side kept in input order), the join's sorted keys (the key column under GFTR), or a transform
+/// of the column kept alive in `hold`.
+column_view column_for_output(table_side const& side, size_type c, bool positions,
+                              std::optional<device_bandwidths> const& bw, column& hold,
+                              stream_ref stream, memory_resource* mr) {
+  auto const& src = side.cols[static_cast<std::size_t>(c)];
+  if (!positions || side.sorted.sort_bits == 0 || src.empty()) { return src; }
+  if (c == side.key) {
+    return column_view(src.type(), side.sorted.keys.data(), src.size(), memory_space::device);
+  }
+  auto const& key = side.cols[static_cast<std::size_t>(side.key)];
+  auto const width = size_of(src.type());
+  auto const key_width = size_of(key.type());
+  hold = column(src.type(), src.size(), mr, stream);
+  // Without measured bandwidths, the sort: its passes are sequential. A side that carried
+  // values has no row ids to permute by.
+  bool const sort = !bw || side.sorted.carried_bytes != 0 ||
+                    sort_transform_cheaper(src.size(), static_cast<int>(key_width),
+                                           static_cast<int>(width), side.sorted.sort_bits, *bw);
+  if (sort) {
+    sort_values_by_keys(key.data(), key_width, src.data(), width, src.size(),
+                        side.sorted.sort_bits, hold.data(), stream, mr);
+  } else {
+    permute_values(src.data(), static_cast<std::uint32_t const*>(side.sorted.order.data()),
+                   src.size(), width, hold.data(), stream);
+  }
+  return hold.view();
+}
+
+std::vector<int> widths_of(std::vector<column_view> const& cols,
+                           std::vector<size_type> const& which) {
+  std::vector<int> v;
+  for (auto c : which) {
+    v.push_back(static_cast<int>(size_of(cols[static_cast<std::size_t>(c)].type())));
+  }
+  return v;
+}
+
+}  // namespace
+
 void add_column_sum(column_view const& col, unsigned long long* sum, stream_ref stream) {
   if (col.empty()) { return; }
   dispatch_type(col.type(), [&](auto tag) {
@@ -179,13 +232,6 @@ void add_column_sum(column_view const& col, unsigned long long* sum, stream_ref 
     }
   });
 }
-
-/// Device copies of the columns the join reads that are not on the device yet; the others keep
-/// their views (and are never read).
-struct device_inputs {
-  std::vector<column> owned;
-  std::vector<column_view> cols;
-};
 
 device_inputs on_device(table_view const& t, size_type key, std::vector<size_type> const& payloads,
                         stream_ref stream) {
@@ -250,58 +296,6 @@ column to_space(column&& c, memory_resource* mr, stream_ref stream) {
   if (mr == nullptr || mr->space() == c.space()) { return std::move(c); }
   return column::copy_of(c.view(), mr, stream);
 }
-
-bool sorts_both_sides(join_algorithm a) {
-  return a == join_algorithm::sort_merge || a == join_algorithm::radix_hash;
-}
-
-/// One input side as the table form reads it.
-struct table_side {
-  std::vector<column_view> const& cols;
-  size_type key;
-  sorted_side const& sorted;  // GFTR only
-};
-
-/// The side's column c in the order the join's output ids index: the input itself (GFUR, or a
-/// side kept in input order), the join's sorted keys (the key column under GFTR), or a transform
-/// of the column kept alive in `hold`.
-column_view column_for_output(table_side const& side, size_type c, bool positions,
-                              std::optional<device_bandwidths> const& bw, column& hold,
-                              stream_ref stream, memory_resource* mr) {
-  auto const& src = side.cols[static_cast<std::size_t>(c)];
-  if (!positions || side.sorted.sort_bits == 0 || src.empty()) { return src; }
-  if (c == side.key) {
-    return column_view(src.type(), side.sorted.keys.data(), src.size(), memory_space::device);
-  }
-  auto const& key = side.cols[static_cast<std::size_t>(side.key)];
-  auto const width = size_of(src.type());
-  auto const key_width = size_of(key.type());
-  hold = column(src.type(), src.size(), mr, stream);
-  // Without measured bandwidths, the sort: its passes are sequential. A side that carried
-  // values has no row ids to permute by.
-  bool const sort = !bw || side.sorted.carried_bytes != 0 ||
-                    sort_transform_cheaper(src.size(), static_cast<int>(key_width),
-                                           static_cast<int>(width), side.sorted.sort_bits, *bw);
-  if (sort) {
-    sort_values_by_keys(key.data(), key_width, src.data(), width, src.size(),
-                        side.sorted.sort_bits, hold.data(), stream, mr);
-  } else {
-    permute_values(src.data(), static_cast<std::uint32_t const*>(side.sorted.order.data()),
-                   src.size(), width, hold.data(), stream);
-  }
-  return hold.view();
-}
-
-std::vector<int> widths_of(std::vector<column_view> const& cols,
-                           std::vector<size_type> const& which) {
-  std::vector<int> v;
-  for (auto c : which) {
-    v.push_back(static_cast<int>(size_of(cols[static_cast<std::size_t>(c)].type())));
-  }
-  return v;
-}
-
-}  // namespace
 
 join_result run_join(join_algorithm algo, table_view const& build, size_type build_key,
                      table_view const& probe, size_type probe_key, join_options const& options,

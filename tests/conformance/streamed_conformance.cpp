@@ -1,0 +1,116 @@
+// The streamed join on every workload with host-resident inputs (pageable and pinned) and chunks
+// small enough that every workload crosses several chunk boundaries: every kind and output form
+// against the oracle, and the batches of join_batches against the same rows.
+#include "support/oracle.hpp"
+#include "support/workloads.hpp"
+
+#include <joinery/join.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <numeric>
+#include <string>
+#include <tuple>
+
+namespace joinery::test {
+namespace {
+
+std::vector<size_type> payloads_of(table const& t) {
+  std::vector<size_type> v(static_cast<std::size_t>(std::max<size_type>(t.num_columns() - 1, 0)));
+  std::iota(v.begin(), v.end(), 1);
+  return v;
+}
+
+/// About five chunks, a prime-ish size so chunk boundaries fall anywhere.
+size_type chunk_rows_for(size_type probe_rows) { return std::max<size_type>(probe_rows / 5, 1) + 3; }
+
+std::string space_name(memory_space s) { return std::string(to_string(s)); }
+
+class StreamedJoinConformance
+    : public ::testing::TestWithParam<std::tuple<memory_space, std::string>> {};
+
+TEST_P(StreamedJoinConformance, AllKindsAndFormsMatchOracle) {
+  auto const& [space, workload] = GetParam();
+  if (device_count() == 0) {
+    GTEST_SKIP() << "no GPU present: GPU conformance runs on a lent GPU (scripts/device-check.sh)";
+  }
+  auto const& w = join_workload_named(workload);
+  auto const build = place(w.build.view(), space);
+  auto const probe = place(w.probe.view(), space);
+  for (auto kind : {join_kind::inner, join_kind::left_semi, join_kind::left_anti,
+                    join_kind::left_outer}) {
+    SCOPED_TRACE(std::string("kind ") + std::string(to_string(kind)));
+    join_options o;
+    o.algorithm = join_algorithm::streamed;
+    o.backend = backend::gpu;
+    o.kind = kind;
+    o.build_payloads = payloads_of(w.build);
+    o.probe_payloads = payloads_of(w.probe);
+    o.tuning.streamed_chunk_rows = chunk_rows_for(w.probe.num_rows());
+    auto const expected_index =
+      oracle_join_index(w.build.view(), 0, w.probe.view(), 0, kind, predicate::equal());
+    auto const expected_table = oracle_join_table(w.build.view(), 0, w.probe.view(), 0, o);
+    auto const expected_agg = aggregate_of(expected_table);
+
+    o.output = output_form::index;
+    auto const ri = join(build.view(), 0, probe.view(), 0, o);
+    EXPECT_EQ(ri.stats.algorithm, join_algorithm::streamed);
+    EXPECT_EQ(ri.probe_rows.space(), memory_space::host);
+    EXPECT_EQ(diff_rows(expected_index, index_rows(ri, kind)), "");
+    o.index_type = type_id::int32;
+    auto const ri32 = join(build.view(), 0, probe.view(), 0, o);
+    o.index_type = type_id::int64;
+    EXPECT_EQ(ri32.probe_rows.type(), type_id::int32);
+    EXPECT_EQ(diff_rows(expected_index, index_rows(ri32, kind)), "");
+    o.writer = output_writer::three_phase;
+    auto const ri3 = join(build.view(), 0, probe.view(), 0, o);
+    o.writer = output_writer::direct;
+    EXPECT_EQ(diff_rows(expected_index, index_rows(ri3, kind)), "");
+
+    o.output = output_form::table;
+    auto const rt = join(build.view(), 0, probe.view(), 0, o);
+    EXPECT_EQ(diff_rows(expected_table, table_rows(rt.columns.view())), "");
+    EXPECT_EQ(rt.aggregate.count, expected_agg.count);
+    EXPECT_EQ(rt.aggregate.checksum, expected_agg.checksum);
+
+    // Batch by batch: the rows of all batches together are the table, the totals add up.
+    rows batched;
+    std::uint64_t batch_count = 0;
+    std::uint64_t batch_checksum = 0;
+    auto const totals = join_batches(build.view(), 0, probe.view(), 0, o, [&](join_result&& b) {
+      EXPECT_EQ(b.form, output_form::table);
+      EXPECT_EQ(b.columns.num_rows(), static_cast<size_type>(b.aggregate.count));
+      auto const part = table_rows(b.columns.view());
+      batched.insert(batched.end(), part.begin(), part.end());
+      batch_count += b.aggregate.count;
+      batch_checksum += b.aggregate.checksum;
+    });
+    std::sort(batched.begin(), batched.end());  // each batch's rows come sorted, not the union
+    EXPECT_EQ(diff_rows(expected_table, batched), "");
+    EXPECT_EQ(totals.aggregate.count, expected_agg.count);
+    EXPECT_EQ(batch_count, expected_agg.count);
+    EXPECT_EQ(batch_checksum, expected_agg.checksum);
+    EXPECT_EQ(totals.columns.num_columns(), 0);
+
+    o.output = output_form::aggregate;
+    auto const ra = join(build.view(), 0, probe.view(), 0, o);
+    EXPECT_EQ(ra.aggregate.count, expected_agg.count);
+    EXPECT_EQ(ra.aggregate.checksum, expected_agg.checksum);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+  Families, StreamedJoinConformance,
+  ::testing::Combine(::testing::Values(memory_space::host, memory_space::pinned_host),
+                     ::testing::ValuesIn(join_workload_names())),
+  [](auto const& info) {
+    auto name = "gpu_streamed_" + space_name(std::get<0>(info.param)) + "_" + std::get<1>(info.param);
+    for (auto& ch : name) {
+      if (!std::isalnum(static_cast<unsigned char>(ch))) { ch = '_'; }
+    }
+    return name;
+  });
+
+}  // namespace
+}  // namespace joinery::test
