@@ -83,6 +83,10 @@ TEST(JoinChoice, HostDataPastTheBudgetIsStreamed) {
   EXPECT_TRUE(detail::prefer_streamed(false, true, small, 8 * gib));
   EXPECT_FALSE(detail::prefer_streamed(false, false, small, 8 * gib));  // already on the device
   EXPECT_FALSE(detail::prefer_streamed(true, true, small, 8 * gib));    // band: nested loops
+  // An aggregate of a large host-resident probe side hides the join behind the copies.
+  EXPECT_TRUE(detail::prefer_streamed(false, true, small, 139 * gib, true, two_to(28)));
+  EXPECT_FALSE(detail::prefer_streamed(false, true, small, 139 * gib, true, two_to(20)));
+  EXPECT_FALSE(detail::prefer_streamed(false, false, small, 139 * gib, true, two_to(28)));
 }
 
 }  // namespace

@@ -12,7 +12,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
 #include <future>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <type_traits>
 #include <string>
 #include <utility>
 
@@ -107,6 +114,57 @@ column concatenate(std::vector<column> const& pieces, type_id type, memory_resou
   out.set_null_count(nulls);
   return out;
 }
+
+/// One host thread that runs the chunk uploads in order, kept for the whole join: a thread per
+/// chunk would also start a fresh OpenMP team for each staged copy.
+class upload_worker {
+ public:
+  explicit upload_worker(int device) : thread_([this, device] { loop(device); }) {}
+  upload_worker(upload_worker const&) = delete;
+  upload_worker& operator=(upload_worker const&) = delete;
+  ~upload_worker() {
+    {
+      std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    ready_.notify_one();
+    thread_.join();
+  }
+  template <class F>
+  auto submit(F&& f) {
+    std::packaged_task<std::invoke_result_t<F>()> task(std::forward<F>(f));
+    auto result = task.get_future();
+    {
+      std::lock_guard lock(mutex_);
+      tasks_.emplace_back([t = std::make_shared<decltype(task)>(std::move(task))] { (*t)(); });
+    }
+    ready_.notify_one();
+    return result;
+  }
+
+ private:
+  void loop(int device) {
+    bool const device_set = cudaSetDevice(device) == cudaSuccess;
+    for (;;) {
+      std::function<void()> task;
+      {
+        std::unique_lock lock(mutex_);
+        ready_.wait(lock, [&] { return stop_ || !tasks_.empty(); });
+        if (tasks_.empty()) { return; }
+        task = std::move(tasks_.front());
+        tasks_.pop_front();
+      }
+      if (!device_set) { (void)cudaGetLastError(); }
+      task();  // exceptions travel to the future
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable ready_;
+  std::deque<std::function<void()>> tasks_;
+  bool stop_ = false;
+  std::thread thread_;  // last: started once the members above exist
+};
 
 /// The probe columns of one chunk that cross the link, on the device: owned[c] holds column c
 /// (chunk_rows long) when c is read and host-resident, else it is empty.
@@ -216,6 +274,7 @@ join_result streamed_join(table_view const& build, size_type build_key, table_vi
   JOINERY_CUDA_TRY(cudaGetDevice(&device));
   cuda_stream copy_stream;
   std::vector<probe_slot> slots(probe_on_device ? 0 : 2);
+  auto worker = probe_on_device ? nullptr : std::make_unique<upload_worker>(device);
   for (auto& slot : slots) {
     slot.owned.resize(static_cast<std::size_t>(probe.num_columns()));
     for (auto c : probe_read) {
@@ -254,10 +313,6 @@ join_result streamed_join(table_view const& build, size_type build_key, table_vi
     if (!pageable.empty()) { upload_segments(pageable, memory_space::host, copy_stream.ref()); }
     return cols;
   };
-  auto upload = [&, device](probe_slot* slot, size_type begin, size_type rows) {
-    JOINERY_CUDA_TRY(cudaSetDevice(device));
-    return chunk_view(slot, begin, rows, true);
-  };
 
   auto const chunks = probe_rows == 0 ? size_type{0} : ceil_div(probe_rows, chunk_rows);
   join_result total;
@@ -274,10 +329,19 @@ join_result streamed_join(table_view const& build, size_type build_key, table_vi
       ready.set_value(chunk_view(nullptr, begin, rows, false));
       return ready.get_future();
     }
-    return std::async(std::launch::async, upload, slot, begin, rows);
+    return worker->submit([&chunk_view, slot, begin, rows] {
+      return chunk_view(slot, begin, rows, true);
+    });
   };
   // The first chunk crosses while the build side is copied in and its table made.
   std::future<std::vector<column_view>> next;
+  // An early exit waits for the upload in flight: it writes a slot through chunk_view.
+  struct settle {
+    std::future<std::vector<column_view>>& upload;
+    ~settle() {
+      if (upload.valid()) { upload.wait(); }
+    }
+  } const settle_next{next};
   if (chunks > 0) { next = start_upload(0); }
   // Build side: onto the device, per-row payload sums (aggregate form), the table.
   auto t_build = clock_type::now();
