@@ -163,11 +163,12 @@ std::size_t in_gpu_join_bytes(std::size_t build_input_bytes, std::size_t probe_i
          static_cast<std::size_t>(probe_rows) * output_row_bytes;
 }
 
-bool prefer_streamed(bool band, bool probe_on_host, std::size_t in_gpu_bytes, std::size_t budget,
-                     bool aggregate_output, size_type probe_rows) {
-  if (band || !probe_on_host) { return false; }
+bool prefer_streamed(bool band, memory_space probe_space, std::size_t in_gpu_bytes,
+                     std::size_t budget, bool aggregate_output, size_type probe_rows) {
+  if (band || !host_accessible(probe_space)) { return false; }
   return in_gpu_bytes > budget ||
-         (aggregate_output && probe_rows >= streamed_aggregate_min_rows);
+         (probe_space == memory_space::pinned_host && aggregate_output &&
+          probe_rows >= streamed_aggregate_min_rows);
 }
 
 join_algorithm automatic_join_algorithm(backend be, std::vector<join_algorithm> const& available,
@@ -271,7 +272,7 @@ join_result run(table_view const& build, size_type build_key, table_view const& 
       auto const need = detail::in_gpu_join_bytes(
         input_bytes(build, build_key, options.build_payloads, options),
         input_bytes(probe, probe_key, options.probe_payloads, options), probe.num_rows(), out_row);
-      if (detail::prefer_streamed(band, true, need, budget,
+      if (detail::prefer_streamed(band, probe.column(probe_key).space(), need, budget,
                                   options.output == output_form::aggregate, probe.num_rows())) {
         algo = join_algorithm::streamed;
       }

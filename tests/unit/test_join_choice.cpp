@@ -76,17 +76,21 @@ TEST(JoinChoice, HostDataPastTheBudgetIsStreamed) {
   auto const need = detail::in_gpu_join_bytes(std::size_t{8} << 27, std::size_t{8} << 33,
                                               two_to(33), 0);
   EXPECT_EQ(need, 3 * ((std::size_t{8} << 27) + (std::size_t{8} << 33)));
-  EXPECT_TRUE(detail::prefer_streamed(false, true, need, 139 * gib));
+  EXPECT_TRUE(detail::prefer_streamed(false, memory_space::host, need, 139 * gib));
   auto const small = detail::in_gpu_join_bytes(std::size_t{8} << 27, std::size_t{8} << 28,
                                                two_to(28), 16);
-  EXPECT_FALSE(detail::prefer_streamed(false, true, small, 139 * gib));
-  EXPECT_TRUE(detail::prefer_streamed(false, true, small, 8 * gib));
-  EXPECT_FALSE(detail::prefer_streamed(false, false, small, 8 * gib));  // already on the device
-  EXPECT_FALSE(detail::prefer_streamed(true, true, small, 8 * gib));    // band: nested loops
-  // An aggregate of a large host-resident probe side hides the join behind the copies.
-  EXPECT_TRUE(detail::prefer_streamed(false, true, small, 139 * gib, true, two_to(28)));
-  EXPECT_FALSE(detail::prefer_streamed(false, true, small, 139 * gib, true, two_to(20)));
-  EXPECT_FALSE(detail::prefer_streamed(false, false, small, 139 * gib, true, two_to(28)));
+  EXPECT_FALSE(detail::prefer_streamed(false, memory_space::host, small, 139 * gib));
+  EXPECT_TRUE(detail::prefer_streamed(false, memory_space::host, small, 8 * gib));
+  EXPECT_FALSE(detail::prefer_streamed(false, memory_space::device, small, 8 * gib));  // already on the device
+  EXPECT_FALSE(detail::prefer_streamed(true, memory_space::host, small, 8 * gib));    // band: nested loops
+  // An aggregate of a large pinned probe side hides the join behind the copies; pageable data
+  // goes to the in-GPU join unless it does not fit.
+  auto const pinned = memory_space::pinned_host;
+  EXPECT_TRUE(detail::prefer_streamed(false, pinned, small, 139 * gib, true, two_to(28)));
+  EXPECT_FALSE(detail::prefer_streamed(false, pinned, small, 139 * gib, false, two_to(28)));
+  EXPECT_FALSE(detail::prefer_streamed(false, pinned, small, 139 * gib, true, two_to(20)));
+  EXPECT_FALSE(detail::prefer_streamed(false, memory_space::host, small, 139 * gib, true, two_to(28)));
+  EXPECT_FALSE(detail::prefer_streamed(false, memory_space::device, small, 139 * gib, true, two_to(28)));
 }
 
 }  // namespace
