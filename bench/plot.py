@@ -48,7 +48,9 @@ MEASURED = {
     "checksum", "checksum_matches_joinery", "rows_out", "groups_out", "revision", "date", "runs",
     "warmup", "bytes", "bytes_moved", "roofline_s", "input_bytes", "predicted_gftr_ms",
     "predicted_gfur_ms", "strategy_used", "algorithm_run", "host_cpu", "device", "version",
-    "engine", "tuples", "tag",
+    "engine", "tuples", "tag", "algorithm_used", "op_seconds", "phase_s", "bytes_h2d", "bytes_d2h",
+    "link_h2d_gbs", "link_d2h_gbs", "both_ways_pinned_gbs", "h2d_pinned_gbs", "d2h_pinned_gbs",
+    "h2d_pageable_staged_gbs", "d2h_pageable_staged_gbs", "host_parallel_copy_gbs_read_plus_write",
 }
 
 
@@ -62,6 +64,8 @@ def load(results, device, experiment):
     for line in open(path):
         if line.strip():
             r = json.loads(line)
+            if "median_s" not in r:  # a measurement of the machine (out-of-core's link line)
+                continue
             config = {k: v for k, v in r.items() if k not in MEASURED}
             groups[json.dumps(config, sort_keys=True)].append(r)
     out = []
@@ -555,6 +559,54 @@ def fig_cpu(results, peers, out):
                        "groups", 4, ", MAX, MAX, SUM", "groups g", "G rows/s"))
 
 
+# ------------------------------------------------------------------------------- out of core
+def fig_out_of_core(results, peers, out):
+    """Data in host memory: the streamed sweep against the link roofline, and the default join
+    from pageable and pinned memory by each route beside the device-resident ceiling."""
+    rows = load(results, H200, "out-of-core")
+    sweep = sorted(where(rows, case="streamed"), key=lambda r: r["probe_rows"])
+    default = [r for r in where(rows, case="default") if r["backend"] == "gpu"]
+    if not sweep or not default:
+        return []
+    fig, axes = new_fig(9.6, 3.6, n=2)
+    ax = axes[0][0]
+    xs = [r["probe_rows"] for r in sweep]
+    tuples = [r["build_rows"] + r["probe_rows"] for r in sweep]
+    ax.plot(xs, [t / r["median_s"] / 1e9 for t, r in zip(tuples, sweep)], marker="o", color="C0",
+            label="streamed, |R| = 2^27 resident")
+    ax.plot(xs, [t / r["roofline_s"] / 1e9 for t, r in zip(tuples, sweep)], ls="--", color="C0",
+            lw=1, label="link roofline (|R|+|S| x 8 B at the pinned H2D rate)")
+    ax.set_xscale("log", base=2)
+    pow2_ticks(ax, xs, 1)
+    ax.set_xlabel("|S| (pinned host memory, 4-byte key + 4-byte payload)")
+    ax.set_ylabel("G tuples/s  ((|R|+|S|) / wall time)")
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="lower right")
+    ax.set_title("streamed join from pinned host memory, aggregate output")
+    ax = axes[0][1]
+    order = [("device", "radix_hash"), ("pinned_host", "streamed"), ("pinned_host", "radix_hash"),
+             ("host", "streamed"), ("host", "radix_hash")]
+    labels, ms, roof = [], [], []
+    for space, algo in order:
+        hit = where(default, input_space=space, algorithm=algo)
+        if hit:
+            labels.append("%s, %s" % (space, algo))
+            ms.append(hit[0]["median_s"] * 1e3)
+            roof.append(hit[0].get("roofline_s", 0) * 1e3)
+    ys = list(range(len(labels)))
+    ax.barh(ys, ms, color="C0", alpha=0.8, label="median wall time")
+    ax.scatter([r for r in roof if r > 0], [y for y, r in zip(ys, roof) if r > 0], marker="|",
+               s=300, color="k", label="link roofline")
+    ax.set_yticks(ys, labels)
+    ax.invert_yaxis()
+    ax.set_xlabel("ms (2^27 x 2^28, one 4-byte payload a side, aggregate output)")
+    ax.grid(alpha=0.3, axis="x")
+    ax.legend(fontsize=7, loc="lower right")
+    ax.set_title("the default join by where its inputs start")
+    return [finish(fig, out, "out-of-core.svg", "H200, " + provenance(sweep + default))]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--results", default=os.path.join(ROOT, "bench", "results"))
@@ -566,7 +618,8 @@ def main():
     peers_path = os.path.join(args.results, "peers.json")
     peers = json.load(open(peers_path))["peers"] if os.path.exists(peers_path) else []
     made = []
-    for f in (fig_gpu_joins, fig_wide_joins, fig_gpu_groupby, fig_primitives, fig_cpu):
+    for f in (fig_gpu_joins, fig_wide_joins, fig_gpu_groupby, fig_primitives, fig_cpu,
+              fig_out_of_core):
         made += f(args.results, peers, args.out)
     if not made:
         sys.exit("no results found under " + args.results)
