@@ -226,6 +226,10 @@ join_result run(table_view const& build, size_type build_key, table_view const& 
   if (options.output == output_form::index) {
     check_index_type(options.index_type, build.num_rows(), probe.num_rows());
   }
+  JOINERY_EXPECTS(options.tuning.streamed_chunk_rows >= 0,
+                  "join_options::tuning.streamed_chunk_rows must not be negative (0: chosen from "
+                  "the device memory budget), got " +
+                    std::to_string(options.tuning.streamed_chunk_rows));
   if (!(options.hash_load_factor > 0.0 && options.hash_load_factor < 1.0)) {
     std::ostringstream got;
     got << options.hash_load_factor;

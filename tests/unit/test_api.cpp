@@ -207,6 +207,19 @@ TEST(Api, HashLoadFactor) {
   });
 }
 
+// A negative streamed chunk size is refused on every backend, before anything runs.
+TEST(Api, RefusesANegativeStreamedChunkSize) {
+  small_tables t;
+  for (auto be : {backend::cpu, backend::gpu}) {
+    if (be == backend::gpu && device_count() == 0) { continue; }
+    join_options o;
+    o.backend = be;
+    o.tuning.streamed_chunk_rows = -5;
+    expect_refusal<logic_error>([&] { (void)join(t.build, 0, t.probe, 0, o); },
+                                "streamed_chunk_rows must not be negative");
+  }
+}
+
 TEST(Api, RefusesIndexTypesOtherThanInt32AndInt64) {
   small_tables t;
   join_options o;
