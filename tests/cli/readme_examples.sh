@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the README's command-line examples as written, in a scratch directory, with the joinery
-# binary given: every line must succeed. The GPU experiments (bench gpu-joins, wide-joins,
+# binary given: every line must succeed. The GPU experiments (bench gpu-joins, wide-joins, out-of-core,
 # gpu-groupby) need a GPU and take minutes; they run only with --all.
 #   bash tests/cli/readme_examples.sh JOINERY_BINARY [--all]
 set -euo pipefail
@@ -19,7 +19,7 @@ awk '/^## The command line/ { in_section = 1 }
 [[ -s $scratch/examples.sh ]] || { echo "readme_examples: no example block found" >&2; exit 1; }
 if [[ $all != --all ]]; then
   # Drop the GPU experiments (and their continuation comment lines).
-  grep -vE '^\$J bench (gpu-joins|wide-joins|gpu-groupby)|^ +# ' "$scratch/examples.sh" \
+  grep -vE '^\$J bench (gpu-joins|wide-joins|gpu-groupby|out-of-core)|^ +# ' "$scratch/examples.sh" \
     >"$scratch/run.sh"
 else
   cp "$scratch/examples.sh" "$scratch/run.sh"
