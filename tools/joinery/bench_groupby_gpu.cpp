@@ -34,12 +34,6 @@ namespace joinery::cli {
 
 namespace {
 
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  auto const n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 std::vector<double> time_runs(gpu_groupby_bench_args const& a, stream_ref s,
                               std::function<void()> const& f) {
   for (int i = 0; i < a.warmup; ++i) { f(); }
@@ -224,7 +218,7 @@ void run_gpu_groupby_bench(gpu_groupby_bench_args const& a) {
     auto const t = time_runs(a, s, [&] {
       copy_bytes(dst.data(), memory_space::device, src.data(), memory_space::device, bytes, s);
     });
-    copy_gbps = 2.0 * static_cast<double>(bytes) / median_of(t) / 1e9;
+    copy_gbps = 2.0 * static_cast<double>(bytes) / median(t) / 1e9;
   }
   double const roofline_s = input_bytes / (copy_gbps * 1e9);
   std::printf("device %s: copy %.0f GB/s (read + write); read-once roofline %.3f ms = %.1f G rows/s\n",
@@ -289,7 +283,7 @@ void run_gpu_groupby_bench(gpu_groupby_bench_args const& a) {
                                    " disagrees with " + std::string(to_string(algorithms.front())) +
                                    " at g = " + std::to_string(g));
         }
-        double const med = median_of(times);
+        double const med = median(times);
         nlohmann::json j{{"experiment", "gpu-groupby"}, {"revision", a.revision}, {"date", a.date},
                          {"backend", "gpu"}, {"device", device}, {"rows", n}, {"groups", g},
                          {"groups_out", last.num_groups()}, {"key_type", a.key_type},

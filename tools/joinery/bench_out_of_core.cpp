@@ -1,6 +1,7 @@
 // joinery bench out-of-core (BENCHMARKS.md, "Data in host memory"). Times are wall times of the
 // whole join() call, inputs starting in host memory and results ending there.
 #include "bench_out_of_core.hpp"
+#include "timing.hpp"
 
 #include <joinery/error.hpp>
 #include <joinery/gen.hpp>
@@ -30,12 +31,6 @@ double wall(std::function<void()> const& f) {
   auto const t0 = clock_type::now();
   f();
   return std::chrono::duration<double>(clock_type::now() - t0).count();
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  auto const n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 class out_of_core_bench {

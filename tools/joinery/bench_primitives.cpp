@@ -125,12 +125,6 @@ nlohmann::json swwc_tuning_json(detail::gpu::swwc_tuning const& t) {
   return j;
 }
 
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  auto const n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 class primitives_bench {
  public:
   explicit primitives_bench(primitives_bench_args const& a) : a_(a) {
@@ -164,7 +158,7 @@ class primitives_bench {
   /// Times `f`, which moves `bytes` (read + written), and records one JSON line.
   double measure(nlohmann::json params, double bytes, std::function<void()> const& f) {
     auto const times = time(f);
-    double const med = median_of(times);
+    double const med = median(times);
     double const gbps = bytes / med / 1e9;
     nlohmann::json j = std::move(params);
     j["experiment"] = "primitives";

@@ -145,12 +145,6 @@ table place(table_view const& t, backend be) {
   return table(std::move(cols));
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  auto const n = v.size();
-  return n == 0 ? 0 : (n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]));
-}
-
 /// One measured configuration: warm-up, `runs` timed calls, medians of the total and phases.
 class recorder {
  public:

@@ -1,5 +1,6 @@
 #include "timing.hpp"
 
+#include <algorithm>
 #include <chrono>
 
 #if defined(JOINERY_HAS_CUDA)
@@ -33,6 +34,12 @@ double time_call(bool gpu, stream_ref stream, std::function<void()> const& f) {
   auto const t0 = std::chrono::steady_clock::now();
   f();
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  auto const n = v.size();
+  return n == 0 ? 0 : (n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]));
 }
 
 }  // namespace joinery::cli
