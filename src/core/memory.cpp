@@ -97,13 +97,17 @@ class pinned_memory_resource final : public memory_resource {
 /// memory (release threshold = all) so repeated joins do not return to the driver.
 class device_pool_resource final : public memory_resource {
  public:
+  /// Allocations come from the pool of the stream's device, so every device's pool keeps its
+  /// memory (the multi-GPU joins allocate on several).
   device_pool_resource() {
-    int dev = 0;
-    JOINERY_CUDA_TRY(cudaGetDevice(&dev));
-    cudaMemPool_t pool{};
-    JOINERY_CUDA_TRY(cudaDeviceGetDefaultMemPool(&pool, dev));
-    std::uint64_t threshold = UINT64_MAX;
-    JOINERY_CUDA_TRY(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold));
+    int devices = 0;
+    JOINERY_CUDA_TRY(cudaGetDeviceCount(&devices));
+    for (int dev = 0; dev < devices; ++dev) {
+      cudaMemPool_t pool{};
+      JOINERY_CUDA_TRY(cudaDeviceGetDefaultMemPool(&pool, dev));
+      std::uint64_t threshold = UINT64_MAX;
+      JOINERY_CUDA_TRY(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold));
+    }
   }
   [[nodiscard]] memory_space space() const noexcept override { return memory_space::device; }
 

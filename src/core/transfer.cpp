@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -61,8 +62,10 @@ struct staging_set {
   std::vector<void*> buffers;
   std::vector<cudaEvent_t> events;
   std::size_t chunk_bytes = 0;
+  int device = 0;  // events belong to one device: a set serves copies on that device's streams
 
   explicit staging_set(transfer_policy const& policy) : chunk_bytes(policy.chunk_bytes) {
+    JOINERY_CUDA_TRY(cudaGetDevice(&device));
     try {
       for (int i = 0; i < policy.buffers; ++i) {
         void* p = nullptr;
@@ -99,12 +102,16 @@ struct staging_set {
 class staging_pool {
  public:
   std::unique_ptr<staging_set> acquire(transfer_policy const& policy) {
+    int device = 0;
+    JOINERY_CUDA_TRY(cudaGetDevice(&device));
     {
       std::lock_guard lock(mutex_);
-      if (!free_.empty()) {
-        auto s = std::move(free_.back());
-        free_.pop_back();
-        return s;
+      for (auto it = free_.rbegin(); it != free_.rend(); ++it) {
+        if ((*it)->device == device) {
+          auto s = std::move(*it);
+          free_.erase(std::next(it).base());
+          return s;
+        }
       }
     }
     return std::make_unique<staging_set>(policy);
@@ -115,7 +122,7 @@ class staging_pool {
   }
 
  private:
-  static constexpr std::size_t kept_sets = 4;
+  static constexpr std::size_t kept_sets = 8;
   std::mutex mutex_;
   std::vector<std::unique_ptr<staging_set>> free_;
 };

@@ -57,8 +57,7 @@ void block_scatter_partition_impl(K const* keys, P const* payload, size_type n, 
   }
   auto const reorder = block_scatter_partition_kernel<policy, K, P>;
   std::size_t const reorder_smem = agent_t::smem_bytes(fanout);
-  JOINERY_CUDA_TRY(cudaFuncSetAttribute(reorder, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        static_cast<int>(reorder_smem)));
+  allow_dynamic_smem(reorder, reorder_smem);
   int const resident = std::min(policy::max_blocks_per_sm,
                                 resident_blocks_per_sm(reorder, policy::threads_per_block,
                                                        reorder_smem));

@@ -301,8 +301,7 @@ void swwc_partition_impl(K const* keys, P const* payload, size_type n, int bit_o
   }
   std::size_t const smem = agent_t::smem_bytes(fanout, static_cast<int>(b));
   auto launch = [&](auto kernel) {
-    JOINERY_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          static_cast<int>(smem)));
+    allow_dynamic_smem(kernel, smem);
     int const resident = resident_blocks_per_sm(kernel, policy::threads_per_block, smem);
     size_type const tiles = ceil_div(n, policy::tile_items);
     int const blocks = static_cast<int>(
@@ -471,8 +470,7 @@ void swwc_partition_with_row_ids(K const* keys, size_type n, int bits, K* keys_o
   int const log2_b = swwc_buffer_log2<policy>(fanout2, sizeof(K), sizeof(std::uint32_t));
   auto const kernel = swwc_segmented_kernel<policy, K, std::uint32_t>;
   std::size_t const smem = agent_t::smem_bytes(fanout2, 1 << log2_b);
-  JOINERY_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        static_cast<int>(smem)));
+  allow_dynamic_smem(kernel, smem);
   int const blocks = static_cast<int>(std::min<size_type>(
     max_tiles,
     static_cast<size_type>(sms) * resident_blocks_per_sm(kernel, policy::threads_per_block, smem)));

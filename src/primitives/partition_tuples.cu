@@ -73,8 +73,7 @@ void tuple_partition(K const* keys, K const* payload, size_type n, int bit_offse
                       : fixed && bits == 9  ? tuple_partition_kernel<policy, K, true, 9>
                       : fixed && bits == 10 ? tuple_partition_kernel<policy, K, true, 10>
                                             : tuple_partition_kernel<policy, K, true, 0>;
-  JOINERY_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        static_cast<int>(smem)));
+  allow_dynamic_smem(kernel, smem);
   auto const g = plan_range_grid(n, policy::tile_items<K>, policy::max_items_per_block,
                                  current_sm_count());
   buffer const scanned = block_range_starts<hist_policy>(keys, n, g, bit_offset, bits, offsets,

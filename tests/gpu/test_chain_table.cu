@@ -6,6 +6,7 @@
 #include "core/cuda_try.hpp"
 #include "core/hash.hpp"
 #include "primitives/detail/block_chain_table.cuh"
+#include "primitives/detail/launch.cuh"
 
 #include <joinery/memory.hpp>
 
@@ -101,8 +102,7 @@ std::string run_and_check(std::vector<segment_shape> const& shapes, int probe_ro
   device_array<unsigned long long> d_sums(std::vector<unsigned long long>(probe.size(), 0));
   using table_t = detail::gpu::block_chain_table<U, threads, Buckets, capacity>;
   auto const kernel = chain_table_probe_kernel<U, Buckets>;
-  JOINERY_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        static_cast<int>(table_t::smem_bytes)));
+  detail::gpu::allow_dynamic_smem(kernel, table_t::smem_bytes);
   kernel<<<blocks, threads, table_t::smem_bytes>>>(d_build.p, d_rows.p, d_probe.p, probe_rows,
                                                   segments, d_counts.p, d_sums.p);
   JOINERY_CUDA_TRY(cudaGetLastError());

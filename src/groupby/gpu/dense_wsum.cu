@@ -427,8 +427,7 @@ std::optional<group_parts> dense_wsum_groupby(K const* keys, size_type n, std::i
   if (slots == 0) { return std::nullopt; }
   std::size_t const bytes = static_cast<std::size_t>(slots) * policy::slot_bytes;
   auto const kernel = wsum_kernel<K>;
-  JOINERY_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        static_cast<int>(bytes)));
+  allow_dynamic_smem(kernel, bytes);
   int const max_blocks = sms * resident_blocks_per_sm(kernel, policy::threads, bytes);
   // Sized for the widest window the kernel accepts (policy::max_team blocks' slots): the host
   // does not wait for the sample.

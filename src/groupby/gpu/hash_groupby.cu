@@ -1808,8 +1808,7 @@ std::optional<group_parts> hgb_dense_tier(K const* keys, size_type n, table_view
                          : hgb_shared_kernel<K, policy::fused_accs, true, 1>;
   int per_sm = std::numeric_limits<int>::max();
   auto const prepare = [&](auto kernel) {
-    JOINERY_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          static_cast<int>(shape.bytes)));
+    allow_dynamic_smem(kernel, shape.bytes);
     per_sm = std::min(per_sm, resident_blocks_per_sm(kernel, policy::shared_threads, shape.bytes));
   };
   prepare(general);
@@ -1887,8 +1886,7 @@ std::optional<group_parts> hgb_shared_tier(K const* keys, size_type n, table_vie
   auto const one = hgb_shared_kernel<K, policy::fused_accs, true>;
   int per_sm = 0;
   for (auto kernel : {general, one}) {
-    JOINERY_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          static_cast<int>(shape.bytes)));
+    allow_dynamic_smem(kernel, shape.bytes);
     int const resident = resident_blocks_per_sm(kernel, policy::shared_threads, shape.bytes);
     per_sm = kernel == general ? resident : std::min(per_sm, resident);
   }
@@ -2186,8 +2184,7 @@ group_parts run_pgb(K const* keys, size_type n, table_view const& input, agg_pla
   auto const shape = shared_shape_of<K>(plan, slots);
   auto kernel = gather ? pgb_shared_kernel<K, policy::fused_accs, true>
                        : pgb_shared_kernel<K, policy::fused_accs, false>;
-  JOINERY_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        static_cast<int>(shape.bytes)));
+  allow_dynamic_smem(kernel, shape.bytes);
   int const per_sm = resident_blocks_per_sm(kernel, policy::shared_threads, shape.bytes);
   JOINERY_EXPECTS(per_sm > 0, "partition group-by: the shared-memory kernel cannot be resident");
   int const blocks = static_cast<int>(

@@ -298,9 +298,7 @@ hash_partitions hash_partition_rows(K const* keys, size_type n, table_view const
       cub::DeviceScan::ExclusiveSum(temp.data(), temp_bytes, d_counts, cells + 1, s));
   }
   std::size_t const scatter_smem = scatter_shared_bytes<K>(static_cast<std::size_t>(fanout));
-  JOINERY_CUDA_TRY(cudaFuncSetAttribute(hash_scatter_kernel<K>,
-                                        cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        static_cast<int>(scatter_smem)));
+  allow_dynamic_smem(hash_scatter_kernel<K>, scatter_smem);
   hash_scatter_kernel<K><<<c.blocks, policy::threads, scatter_smem, s>>>(
     keys, n, c, bits, d_counts, static_cast<K*>(out.keys.data()), cols);
   JOINERY_CHECK_LAUNCH();

@@ -471,8 +471,7 @@ device_matches run_three_phase(M const& m, size_type n, join_request const& rq, 
                                                   ": int32 row ids are for the index form only");
   auto const ids = ids32 ? type_id::int32 : type_id::int64;
   if (smem > 48 * 1024) {
-    JOINERY_CUDA_TRY(cudaFuncSetAttribute(kernel_count, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          static_cast<int>(smem)));
+    allow_dynamic_smem(kernel_count, smem);
   }
   int const per_sm = std::min(policy::max_blocks_per_sm,
                               resident_blocks_per_sm(kernel_count, policy::threads, smem));
@@ -487,8 +486,7 @@ device_matches run_three_phase(M const& m, size_type n, join_request const& rq, 
       using Id = decltype(id);
       auto const kernel = match_write_kernel<MW, decltype(direct)::value, Id>;
       if (smem > 48 * 1024) {
-        JOINERY_CUDA_TRY(cudaFuncSetAttribute(
-            kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+        allow_dynamic_smem(kernel, smem);
       }
       kernel<<<grid.blocks, policy::threads, smem, s>>>(
           mw, n, grid.items_per_block, rq.kind, sums, plan,

@@ -273,8 +273,7 @@ device_matches run(join_request const& rq, stream_ref stream, memory_resource* m
   auto const lean_kernel =
     ids32 ? radix_join_lean_kernel<U, std::int32_t> : radix_join_lean_kernel<U, size_type>;
   for (auto k : {count_kernel, write_ids_kernel, write_positions_kernel, direct_kernel, lean_kernel}) {
-    JOINERY_CUDA_TRY(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          static_cast<int>(smem)));
+    allow_dynamic_smem(k, smem);
   }
   auto const grid = static_cast<unsigned>(std::min<size_type>(items, 1 << 30));
 

@@ -11,7 +11,10 @@
 #include <algorithm>
 #include <climits>
 #include <cstddef>
+#include <map>
+#include <mutex>
 #include <string>
+#include <utility>
 
 namespace joinery::detail::gpu {
 
@@ -38,6 +41,28 @@ inline std::size_t current_max_block_smem() {
   int bytes = 0;
   JOINERY_CUDA_TRY(cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
   return static_cast<std::size_t>(bytes);
+}
+
+/// Lets the kernel at `entry` take `bytes` of dynamic shared memory on the current device. The
+/// limit only ever grows, under a lock: host threads that launch one kernel with different sizes
+/// at once (ranks sharing a GPU, concurrent joins) would otherwise lower it under each other's
+/// launch. The CUDA attribute is per kernel and device, so is the record.
+inline void allow_dynamic_smem_at(void const* entry, std::size_t bytes) {
+  static std::mutex m;
+  static std::map<std::pair<void const*, int>, std::size_t> granted;
+  int dev = 0;
+  JOINERY_CUDA_TRY(cudaGetDevice(&dev));
+  std::lock_guard lock(m);
+  auto& most = granted[{entry, dev}];
+  if (bytes <= most) { return; }
+  JOINERY_CUDA_TRY(cudaFuncSetAttribute(entry, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        static_cast<int>(bytes)));
+  most = bytes;
+}
+
+template <class Kernel>
+void allow_dynamic_smem(Kernel kernel, std::size_t bytes) {
+  allow_dynamic_smem_at(reinterpret_cast<void const*>(kernel), bytes);
 }
 
 /// Blocks of `kernel` resident per SM with this block size and dynamic shared memory (>= 1).
