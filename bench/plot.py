@@ -607,6 +607,41 @@ def fig_out_of_core(results, peers, out):
     return [finish(fig, out, "out-of-core.svg", "H200, " + provenance(sweep + default))]
 
 
+def fig_multi_gpu(results, peers, out):
+    """Several GPUs: the joins' wall time by phase on 1 and more GPUs, per workload and input
+    space, beside the single-GPU radix join."""
+    rows = load(results, "nvidia-h200-x2", "multi-gpu")
+    joins = [r for r in rows if r["case"].startswith("workload_")]
+    if not joins:
+        return []
+    panels = sorted({(r["case"], r["input_space"]) for r in joins})
+    fig, axes = new_fig(4.8 * len(panels), 3.4, n=len(panels))
+    phases = ["share", "key ranges", "partition", "exchange", "local join", "gather output"]
+    for (case, space), ax in zip(panels, axes[0]):
+        runs = where(joins, case=case, input_space=space)
+        bars = [r for r in runs if r["algorithm"].startswith("multi_gpu")]
+        bars.sort(key=lambda r: (r["algorithm"], r["gpus"]))
+        labels = ["%s, %d GPU%s" % (r["algorithm"][10:], r["gpus"], "s" if r["gpus"] > 1 else "")
+                  for r in bars]
+        ys = list(range(len(bars)))
+        left = [0.0] * len(bars)
+        for i, ph in enumerate(phases):
+            w = [r["phase_s"].get(ph, 0) * 1e3 for r in bars]
+            ax.barh(ys, w, left=left, color="C%d" % i, label=ph)
+            left = [a + b for a, b in zip(left, w)]
+        single = where(runs, algorithm="radix_hash")
+        if single:
+            ax.axvline(single[0]["median_s"] * 1e3, color="k", ls="--", lw=1,
+                       label="radix_hash on 1 GPU")
+        ax.set_yticks(ys, labels)
+        ax.invert_yaxis()
+        ax.set_xlabel("ms (phases of the median run's last call)")
+        ax.grid(alpha=0.3, axis="x")
+        ax.set_title("workload %s, inputs in %s" % (case[-1], space))
+    axes[0][0].legend(fontsize=6, loc="lower right")
+    return [finish(fig, out, "multi-gpu.svg", "2 x H200, " + provenance(joins))]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--results", default=os.path.join(ROOT, "bench", "results"))
@@ -619,7 +654,7 @@ def main():
     peers = json.load(open(peers_path))["peers"] if os.path.exists(peers_path) else []
     made = []
     for f in (fig_gpu_joins, fig_wide_joins, fig_gpu_groupby, fig_primitives, fig_cpu,
-              fig_out_of_core):
+              fig_out_of_core, fig_multi_gpu):
         made += f(args.results, peers, args.out)
     if not made:
         sys.exit("no results found under " + args.results)

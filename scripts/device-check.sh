@@ -185,6 +185,19 @@ if [[ -x $bin/joinery_gpu_tests ]] && ldd "$bin/joinery_gpu_tests" 2>&1 | grep -
   export LD_LIBRARY_PATH
   echo "LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-} (added: a library was not found)" >>"$env_log"
 fi
+# NCCL (the multi-GPU joins' nccl exchange) is loaded at run time: where the loader does not find
+# libnccl.so.2, add the folder of the first copy found (the CUDA toolkit's, or PyTorch's wheel).
+if ! ldconfig -p 2>/dev/null | grep -q 'libnccl.so.2'; then
+  nccl=$(find /usr/local/cuda*/lib* /usr/lib/x86_64-linux-gnu /opt /usr/local/lib -name 'libnccl.so.2' \
+         2>/dev/null | head -n 1)
+  if [[ -n $nccl ]]; then
+    LD_LIBRARY_PATH=$(dirname "$nccl")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+    export LD_LIBRARY_PATH
+  fi
+  echo "libnccl.so.2: ${nccl:-not found} (LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-})" >>"$env_log"
+fi
+# NVLink multicast stays off on shared machines (KINDS.md); an all-to-all does not use it anyway.
+export NCCL_NVLS_ENABLE=0
 missing_bins=() missing_libs=()
 echo >>"$env_log"; echo "===== ldd" >>"$env_log"
 for b in "${binaries[@]}"; do

@@ -20,6 +20,9 @@ enum class groupby_algorithm : std::uint8_t {
   sort_dictionary,
   partition,
   partition_transformed,
+  /// Several GPUs (groupby_options::devices): each GPU aggregates a share of the rows, partial
+  /// groups are exchanged by key and aggregated again (sort_by_key: by key range).
+  multi_gpu,
 };
 
 enum class aggregation_kind : std::uint8_t { count, sum, min, max, avg };
@@ -36,6 +39,10 @@ struct groupby_options {
   bool sort_by_key = false;  ///< order the groups by key (ascending)
   std::size_t device_memory_budget = 0;
   int device = 0;
+  /// multi_gpu: the GPUs, one rank each (a GPU may repeat; empty: every GPU present), and how
+  /// partial groups move between them.
+  std::vector<int> devices;
+  exchange_method exchange = exchange_method::automatic;
 };
 
 struct groupby_stats {

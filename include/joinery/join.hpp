@@ -22,7 +22,11 @@ enum class join_algorithm : std::uint8_t {
   no_partition_hash,
   streamed,
   triton,
+  /// Several GPUs (join_options::devices): rows range-partitioned by key over the GPUs, then a
+  /// sort-merge join on each; the output is ordered by key across GPUs (Maltenberger et al.).
   multi_gpu_sort_merge,
+  /// Several GPUs: rows hash-partitioned by key over the GPUs, then the radix join on each.
+  multi_gpu_hash,
 };
 /// In build/probe terms "left" is the probe side: semi/anti return probe rows, a left outer join
 /// keeps every probe row.
@@ -116,6 +120,8 @@ struct join_tuning {
   /// streamed: probe rows per chunk; 0 (the default): as many as the device memory budget
   /// leaves room for, at most 2^24.
   size_type streamed_chunk_rows = 0;
+  /// multi_gpu_*: how buckets move between GPUs (peer copies or NCCL).
+  exchange_method exchange = exchange_method::automatic;
 };
 
 struct join_options {
@@ -134,6 +140,10 @@ struct join_options {
   /// inputs whose in-GPU join would not fit it.
   std::size_t device_memory_budget = 0;
   int device = 0;
+  /// multi_gpu_*: the GPUs, one rank each; a GPU may be listed more than once (several ranks
+  /// on one GPU, exchanging by peer copies: how the exchange is tested on one GPU). Empty:
+  /// every GPU present. The device memory budget applies to each rank.
+  std::vector<int> devices;
   /// Index form: the type of the returned row ids, int64 (default) or int32 (libcudf's
   /// size_type; half the bytes written, for sides of at most 2^31 - 1 rows, refused beyond).
   /// The other forms ignore it.

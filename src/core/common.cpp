@@ -9,6 +9,7 @@ namespace joinery {
 
 namespace {
 constexpr std::array<std::string_view, 3> backend_names = {"automatic", "cpu", "gpu"};
+constexpr std::array<std::string_view, 3> exchange_names = {"automatic", "peer_copy", "nccl"};
 }  // namespace
 
 std::string_view to_string(backend b) noexcept { return detail::name_of(backend_names, b); }
@@ -16,6 +17,12 @@ std::string_view to_string(backend b) noexcept { return detail::name_of(backend_
 backend backend_from_string(std::string_view s) {
   if (s == "auto") { return backend::automatic; }
   return detail::parse_name<backend>(backend_names, s, "backend");
+}
+
+std::string_view to_string(exchange_method m) noexcept { return detail::name_of(exchange_names, m); }
+
+exchange_method exchange_method_from_string(std::string_view s) {
+  return detail::parse_name<exchange_method>(exchange_names, s, "exchange method");
 }
 
 }  // namespace joinery

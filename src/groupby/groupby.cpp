@@ -4,6 +4,7 @@
 #include "cpu/cpu_groupby.hpp"
 #if defined(JOINERY_HAS_CUDA)
 #include "groupby/gpu/gpu_groupby.hpp"
+#include "groupby/multi_gpu/multi_gpu_groupby.hpp"
 #endif
 
 #include <algorithm>
@@ -113,7 +114,11 @@ std::vector<groupby_algorithm> groupby_algorithms_on(backend b) {
     case backend::cpu: return {groupby_algorithm::hash, groupby_algorithm::sort};
     case backend::gpu:
 #if defined(JOINERY_HAS_CUDA)
-      return detail::gpu::groupby_algorithms();
+    {
+      auto v = detail::gpu::groupby_algorithms();
+      v.push_back(groupby_algorithm::multi_gpu);
+      return v;
+    }
 #else
       return {};  // built without CUDA
 #endif
@@ -175,6 +180,14 @@ groupby_result groupby(table_view const& input, size_type key_column,
                  " backend in this build; available there: " + (names.empty() ? "none" : names));
   }
 
+  if (be == backend::gpu && algo == groupby_algorithm::multi_gpu) {
+#if defined(JOINERY_HAS_CUDA)
+    auto r = detail::multi_gpu::multi_gpu_groupby(input, key_column, aggregations, options, stream, mr);
+    r.stats.bytes_moved = input_bytes(input);
+    r.stats.seconds = std::chrono::duration<double>(clock_type::now() - t0).count();
+    return r;
+#endif
+  }
   if (be == backend::gpu) {
     return run_on_gpu(input, key_column, aggregations, options, algo, stream, mr, t0);
   }

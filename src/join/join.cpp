@@ -6,6 +6,7 @@
 #include "cpu/match_list.hpp"
 #ifdef JOINERY_HAS_CUDA
 #include "join/gpu/gpu_join.hpp"
+#include "join/multi_gpu/multi_gpu_join.hpp"
 #endif
 
 #include <algorithm>
@@ -31,6 +32,10 @@ std::string list_names(std::vector<join_algorithm> const& v) {
   std::string s;
   for (auto a : v) { s += (s.empty() ? "" : ", ") + std::string(to_string(a)); }
   return s.empty() ? "none" : s;
+}
+
+bool is_multi_gpu(join_algorithm a) {
+  return a == join_algorithm::multi_gpu_sort_merge || a == join_algorithm::multi_gpu_hash;
 }
 
 bool is_nested_loop_family(join_algorithm a) {
@@ -304,6 +309,9 @@ join_result run(table_view const& build, size_type build_key, table_view const& 
       algo == join_algorithm::streamed
         ? detail::gpu::streamed_join(build, build_key, probe, probe_key, options, sink, stream,
                                      out_mr)
+      : is_multi_gpu(algo)
+        ? detail::multi_gpu::multi_gpu_join(algo, build, build_key, probe, probe_key, options,
+                                            stream, out_mr)
         : detail::gpu::run_join(algo, build, build_key, probe, probe_key, options, stream, out_mr);
     result.stats.algorithm = algo;
     result.stats.backend = be;

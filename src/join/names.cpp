@@ -9,9 +9,9 @@
 namespace joinery {
 
 namespace {
-constexpr std::array<std::string_view, 9> join_algorithm_names = {
+constexpr std::array<std::string_view, 10> join_algorithm_names = {
   "automatic", "nested_loop", "indexed_nested_loop", "sort_merge", "radix_hash",
-  "no_partition_hash", "streamed", "triton", "multi_gpu_sort_merge"};
+  "no_partition_hash", "streamed", "triton", "multi_gpu_sort_merge", "multi_gpu_hash"};
 constexpr std::array<std::string_view, 4> join_kind_names = {"inner", "left_semi", "left_anti",
                                                              "left_outer"};
 constexpr std::array<std::string_view, 3> output_form_names = {"index", "table", "aggregate"};

@@ -188,6 +188,43 @@ TEST_F(Cli, DeviceBudgetBoundsTheGpuAndIsParsedStrictly) {
   }
 }
 
+// --devices lists the multi-GPU joins' ranks (a GPU may repeat); the CPU backend refuses those
+// algorithms by name, and bad lists are refused on every backend.
+TEST_F(Cli, DevicesListTheRanksOfTheMultiGpuJoinsAndAreParsedStrictly) {
+  ASSERT_EQ(run("gen --kind primary --rows 30000 --payloads 1 -o " + path("r_npy")).status, 0);
+  ASSERT_EQ(run("gen --kind foreign --rows 200000 --domain 30000 --zipf 1 --payloads 1 --seed 4 -o " +
+                path("s_npy")).status, 0);
+  auto const r = io::read_table(path("r_npy"));
+  auto const s = io::read_table(path("s_npy"));
+  join_options o;
+  o.build_payloads = {1};
+  o.probe_payloads = {1};
+  auto const expected = aggregate_of(oracle_join_table(r.view(), 0, s.view(), 0, o));
+  auto const base = "join --build " + path("r_npy") + " --probe " + path("s_npy") +
+                    " --on key --summary" + on_backend();
+  for (auto const* algo : {"multi_gpu_hash", "multi_gpu_sort_merge"}) {
+    for (auto const* ranks : {"0", "0,0,0", "all"}) {
+      SCOPED_TRACE(std::string(algo) + " on " + ranks);
+      auto const cmd = base + " --algorithm " + algo + " --devices " + ranks +
+                       " --exchange peer_copy";
+      if (test_backend() != "gpu") {
+        expect_refused(cmd, "not available on the cpu backend");
+        continue;
+      }
+      auto const out = run(cmd);
+      ASSERT_EQ(out.status, 0) << out.err;
+      auto const j = nlohmann::json::parse(out.out);
+      EXPECT_EQ(j["rows"].get<std::uint64_t>(), expected.count);
+      EXPECT_EQ(j["checksum"].get<std::uint64_t>(), expected.checksum);
+      EXPECT_EQ(j["algorithm"], algo);
+    }
+  }
+  for (auto const* bad : {"x", "-1", "0,,1", "1.5", "0;1"}) {
+    expect_refused(base + " --algorithm multi_gpu_hash --devices '" + bad + "'", "--devices");
+  }
+  expect_refused(base + " --algorithm multi_gpu_hash --exchange mpi", "exchange method");
+}
+
 TEST_F(Cli, EveryAlgorithmOfTheBackendByNameMatchesOracle) {
   ASSERT_EQ(run("gen --kind foreign --rows 700 --domain 300 --payloads 1 -o " + path("r.csv")).status, 0);
   ASSERT_EQ(run("gen --kind foreign --rows 900 --domain 300 --zipf 1 --payloads 1 --seed 5 -o " +
@@ -251,6 +288,29 @@ TEST_F(Cli, GroupbyMatchesOracle) {
   EXPECT_EQ(back.names, (std::vector<std::string>{"key", "sum_p0", "count", "min_p1", "max_p1",
                                                   "avg_p0"}));
   EXPECT_EQ(diff_groups(oracle_groupby(in.view(), 0, aggs), groupby_rows(back.view())), "");
+}
+
+// The multi-GPU group-by with three ranks on one GPU (on the GPU backend): the same bytes as the
+// CPU backend, sorted by key, with an exact average of 8-byte integers; refused by name on the CPU.
+TEST_F(Cli, MultiGpuGroupbyWritesWhatTheCpuDoes) {
+  ASSERT_EQ(run("gen --kind foreign --rows 60000 --domain 3000 --zipf 1.2 --payloads 2 "
+                "--payload-type int64 --seed 9 -o " + path("in_npy")).status, 0);
+  std::string const base = "groupby --input " + path("in_npy") +
+                           " --key key --agg 'sum:p0, count,min:p1 , max:p1,avg:p0' --sort";
+  auto const cpu_out = run(base + " --backend cpu");
+  ASSERT_EQ(cpu_out.status, 0) << cpu_out.err;
+  for (auto const* ranks : {"0,0,0", "all"}) {
+    SCOPED_TRACE(ranks);
+    auto const cmd = base + " --algorithm multi_gpu --devices " + ranks + on_backend();
+    if (test_backend() != "gpu") {
+      expect_refused(cmd, "not available on the cpu backend");
+      continue;
+    }
+    auto const out = run(cmd);
+    ASSERT_EQ(out.status, 0) << out.err;
+    EXPECT_EQ(out.out, cpu_out.out);
+  }
+  expect_refused(base + " --algorithm multi_gpu --devices 0,x", "--devices");
 }
 
 TEST_F(Cli, GroupbyOnTheBackendPrintsSummarizesAndWritesWhatTheCpuDoes) {

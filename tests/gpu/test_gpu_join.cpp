@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <string>
 #include <utility>
+#include <numeric>
 #include <vector>
 
 namespace joinery::test {
@@ -395,6 +396,41 @@ TEST_F(GpuJoin, ResultLargerThanTheBudgetIsRefused) {
   }
 }
 
+// The multi-GPU join's ranks each hold part of the result within the budget, but the whole
+// result meets on one GPU: 100000 unique keys on two ranks of GPU 0, about 800000 bytes of row
+// ids a rank, 1600000 gathered, against a budget of 1200000 bytes.
+TEST_F(GpuJoin, MultiGpuResultGatheredOverTheBudgetIsRefused) {
+  std::vector<std::int32_t> keys(100000);
+  std::iota(keys.begin(), keys.end(), 1);
+  std::vector<column> b;
+  b.push_back(column::from_host(keys, device_resource()));
+  std::vector<column> p;
+  p.push_back(column::from_host(keys, device_resource()));
+  table const build(std::move(b));
+  table const probe(std::move(p));
+  join_options o;
+  o.algorithm = join_algorithm::multi_gpu_hash;
+  o.backend = backend::gpu;
+  o.devices = {0, 0};
+  o.output = output_form::index;
+  auto const whole = join(build.view(), 0, probe.view(), 0, o);
+  EXPECT_EQ(whole.num_rows(), 100000);
+  o.device_memory_budget = 1200000;
+  try {
+    (void)join(build.view(), 0, probe.view(), 0, o);
+    ADD_FAILURE() << "a gathered result over the budget was accepted";
+  } catch (out_of_memory const& e) {
+    EXPECT_NE(std::string(e.what()).find("100000 rows needs 1600000 bytes of device memory on one "
+                                         "GPU"),
+              std::string::npos)
+      << e.what();
+  }
+  // In host memory the same result is no concern of the device budget.
+  auto const on_host = join(build.view(), 0, probe.view(), 0, o, default_stream(), host_resource());
+  EXPECT_EQ(on_host.num_rows(), 100000);
+  EXPECT_EQ(on_host.probe_rows.space(), memory_space::host);
+}
+
 TEST_F(GpuJoin, TableLargerThanTheBudgetIsRefusedWithEachStrategy) {
   // 400 x 300 rows of one key: 120000 output rows of 16 bytes of row ids plus a 4-byte key, an
   // 8-byte build payload and a 2-byte probe payload: 3600000 bytes. The ids alone (1920000 bytes)
@@ -424,9 +460,11 @@ TEST_F(GpuJoin, TableLargerThanTheBudgetIsRefusedWithEachStrategy) {
       o.probe_payloads = {1};
       o.device_memory_budget = 3 << 20;
       // The radix join's inner GFTR writes the table itself (fused), no row ids: 1680000 bytes,
-      // within 3 MiB; refused under 1 MiB, counting the table columns only.
-      bool const may_fuse =
-        algo == join_algorithm::radix_hash && strategy != materialization::gfur;
+      // within 3 MiB; refused under 1 MiB, counting the table columns only. multi_gpu_hash joins
+      // each GPU's rows with the radix join (one key: all on one GPU).
+      bool const may_fuse = (algo == join_algorithm::radix_hash ||
+                             algo == join_algorithm::multi_gpu_hash) &&
+                            strategy != materialization::gfur;
       try {
         auto const r = join(build.view(), 0, probe.view(), 0, o);
         if (may_fuse && r.stats.strategy == materialization::gftr) {

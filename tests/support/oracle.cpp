@@ -1,5 +1,7 @@
 #include "support/oracle.hpp"
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <parallel/algorithm>
 #include <cmath>
@@ -290,6 +292,67 @@ table place(table_view const& t, memory_space space) {
   std::vector<column> cols;
   for (auto const& c : t) { cols.push_back(column::copy_of(c, resource_for(space))); }
   return table(std::move(cols));
+}
+
+void expect_every_form_matches_oracle(table_view const& build, table_view const& probe,
+                                      table_view const& host_build, table_view const& host_probe,
+                                      join_options o, std::optional<memory_space> index_space) {
+  auto const expected_index =
+    oracle_join_index(host_build, 0, host_probe, 0, o.kind, predicate::equal());
+  auto const expected_table = oracle_join_table(host_build, 0, host_probe, 0, o);
+  auto const expected_agg = aggregate_of(expected_table);
+
+  o.output = output_form::index;
+  for (auto ids : {type_id::int64, type_id::int32}) {
+    for (auto writer : {output_writer::direct, output_writer::three_phase}) {
+      if (ids == type_id::int32 && writer == output_writer::three_phase) { continue; }
+      SCOPED_TRACE(std::string("index ") + std::string(to_string(ids)) + " " +
+                   std::string(to_string(writer)));
+      o.index_type = ids;
+      o.writer = writer;
+      auto const r = join(build, 0, probe, 0, o);
+      if (o.algorithm != join_algorithm::automatic) { EXPECT_EQ(r.stats.algorithm, o.algorithm); }
+      if (o.backend != backend::automatic) { EXPECT_EQ(r.stats.backend, o.backend); }
+      EXPECT_EQ(r.probe_rows.type(), ids);
+      if (index_space) { EXPECT_EQ(r.probe_rows.space(), *index_space); }
+      EXPECT_EQ(diff_rows(expected_index, index_rows(r, o.kind)), "");
+    }
+  }
+  o.index_type = type_id::int64;
+  o.writer = output_writer::direct;
+
+  o.output = output_form::table;
+  auto const rt = join(build, 0, probe, 0, o);
+  EXPECT_EQ(diff_rows(expected_table, table_rows(rt.columns.view())), "");
+  EXPECT_EQ(rt.aggregate.count, expected_agg.count);
+  EXPECT_EQ(rt.aggregate.checksum, expected_agg.checksum);
+
+  o.output = output_form::aggregate;
+  auto const ra = join(build, 0, probe, 0, o);
+  EXPECT_EQ(ra.aggregate.count, expected_agg.count);
+  EXPECT_EQ(ra.aggregate.checksum, expected_agg.checksum);
+  EXPECT_EQ(ra.columns.num_columns(), 0);
+}
+
+void expect_groups_match_oracle(groupby_result const& r, table_view const& input,
+                                std::vector<aggregation> const& aggs, bool sorted) {
+  ASSERT_EQ(r.columns.num_columns(), static_cast<size_type>(aggs.size() + 1));
+  for (std::size_t i = 0; i < aggs.size(); ++i) {
+    auto const in_type = aggs[i].kind == aggregation_kind::count
+                           ? type_id::int64
+                           : input.column(aggs[i].column).type();
+    EXPECT_EQ(r.columns.column(static_cast<size_type>(i + 1)).type(),
+              aggregation_result_type(aggs[i].kind, in_type));
+  }
+  EXPECT_EQ(diff_groups(oracle_groupby(input, 0, aggs), groupby_rows(r.columns.view())), "");
+  if (sorted) {
+    auto const keys = place(table_view({r.columns.column(0).view()}), memory_space::host);
+    dispatch_key_type(keys.column(0).type(), [&](auto tag) {
+      using K = typename decltype(tag)::type;
+      auto const v = keys.column(0).template to_vector<K>();
+      EXPECT_TRUE(std::is_sorted(v.begin(), v.end()));
+    });
+  }
 }
 
 }  // namespace joinery::test

@@ -44,6 +44,23 @@ std::string diff_rows(rows const& expected, rows const& actual);
 std::string diff_groups(std::vector<group_row> const& expected,
                         std::vector<group_row> const& actual);
 
+/// Runs `o`'s join of `build` and `probe` (the host tables `host_build` / `host_probe`, keys in
+/// column 0, placed anywhere) in every output form: the index form with int64 and int32 row ids
+/// and with the three-phase writer, the table form (its rows and aggregate) and the aggregate
+/// form, each against the oracle (gtest expectations), and the algorithm and backend that ran
+/// against `o`'s unless automatic. `o.output`, `index_type` and `writer` are set here; the index
+/// form's results must lie in `index_space` unless it is empty.
+void expect_every_form_matches_oracle(table_view const& build, table_view const& probe,
+                                      table_view const& host_build, table_view const& host_probe,
+                                      join_options o,
+                                      std::optional<memory_space> index_space = std::nullopt);
+
+/// A group-by result against the oracle's groups of the host table `input` (key in column 0):
+/// the result types of `aggs`, every group, and ascending keys when `sorted` (gtest
+/// expectations).
+void expect_groups_match_oracle(groupby_result const& r, table_view const& input,
+                                std::vector<aggregation> const& aggs, bool sorted);
+
 /// Copies every column of a table into `space` (device space needs a GPU).
 table place(table_view const& t, memory_space space);
 

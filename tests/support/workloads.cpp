@@ -178,6 +178,12 @@ groupby_workload build_groupby_workload(std::string const& n) {
 
 }  // namespace
 
+std::vector<size_type> payloads_of(table const& t) {
+  std::vector<size_type> v;
+  for (size_type c = 1; c < t.num_columns(); ++c) { v.push_back(c); }
+  return v;
+}
+
 std::vector<std::string> join_workload_names() {
   std::vector<std::string> v{"pk_fk_uniform", "pk_fk_large", "zipf_0.5", "zipf_1.0", "zipf_1.5",
                              "zipf_2.0", "match_0", "match_0.5", "match_1", "many_to_many",

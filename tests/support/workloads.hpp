@@ -19,6 +19,8 @@ struct join_workload {
 /// Every join workload name (uniform PK-FK, Zipf, match ratios, m:n, all-equal, hot key, empty,
 /// one row, tile edges, extreme keys, each key type, 0..8 payloads of mixed widths).
 std::vector<std::string> join_workload_names();
+/// Every column of `t` but the key (column 0): the payloads the conformance joins carry.
+std::vector<size_type> payloads_of(table const& t);
 /// Built on first use and cached; host tables, key in column 0.
 join_workload const& join_workload_named(std::string const& name);
 

@@ -1,6 +1,7 @@
 // joinery bench out-of-core (BENCHMARKS.md, "Data in host memory"). Times are wall times of the
 // whole join() call, inputs starting in host memory and results ending there.
 #include "bench_out_of_core.hpp"
+#include "bench_log.hpp"
 #include "timing.hpp"
 
 #include <joinery/error.hpp>
@@ -25,58 +26,19 @@ namespace joinery::cli {
 
 namespace {
 
-using clock_type = std::chrono::steady_clock;
-
-double wall(std::function<void()> const& f) {
-  auto const t0 = clock_type::now();
-  f();
-  return std::chrono::duration<double>(clock_type::now() - t0).count();
-}
-
 class out_of_core_bench {
  public:
-  explicit out_of_core_bench(out_of_core_bench_args const& a) : a_(a) {
-    if (!a.out.empty()) {
-      file_.open(a.out, std::ios::app);
-      if (!file_) { throw input_error("cannot open benchmark output " + a.out); }
-    }
-  }
+  explicit out_of_core_bench(out_of_core_bench_args const& a)
+      : a_(a),
+        log_({"out-of-core", a.out, a.parts, a.runs, a.warmup, a.revision, a.date,
+              {{"threads", omp_get_max_threads()}}}) {}
 
-  bool wants(std::string const& part) const {
-    if (a_.parts.empty()) { return true; }
-    std::stringstream s(a_.parts);
-    for (std::string item; std::getline(s, item, ',');) {
-      if (item == part) { return true; }
-    }
-    return false;
-  }
-
-  /// Median seconds of `runs` calls after the warm-up; the last call's JSON.
-  std::pair<std::vector<double>, nlohmann::json> time(std::function<nlohmann::json()> const& f) {
-    nlohmann::json last;
-    for (int i = 0; i < a_.warmup; ++i) { last = f(); }
-    std::vector<double> t;
-    for (int i = 0; i < a_.runs; ++i) { t.push_back(wall([&] { last = f(); })); }
-    return {t, last};
-  }
-
-  void record(nlohmann::json j) {
-    j["experiment"] = "out-of-core";
-    j["revision"] = a_.revision;
-    j["date"] = a_.date;
-    j["device"] = device_count() > 0 ? get_device_info(0).name : std::string("none");
-    j["threads"] = omp_get_max_threads();
-    j["runs"] = a_.runs;
-    j["warmup"] = a_.warmup;
-    if (file_.is_open()) { file_ << j.dump() << "\n" << std::flush; }
-    std::cout << j.dump() << "\n" << std::flush;
-  }
 
   // ---- the link ----------------------------------------------------------------------------
 
   /// GB/s of `bytes` copied by `copy` (median).
   double bandwidth(std::size_t bytes, std::function<void()> const& copy) {
-    auto const [t, last] = time([&] {
+    auto const [t, last] = log_.time([&] {
       copy();
       return nlohmann::json{};
     });
@@ -124,7 +86,7 @@ class out_of_core_bench {
       copy_bytes(pinned.data(), memory_space::pinned_host, pageable.data(), memory_space::host,
                  bytes, s);
     });
-    record({{"case", "link"}, {"bytes", bytes}, {"h2d_pinned_gbs", h2d_pinned_},
+    log_.record({{"case", "link"}, {"bytes", bytes}, {"h2d_pinned_gbs", h2d_pinned_},
             {"d2h_pinned_gbs", d2h_pinned_}, {"both_ways_pinned_gbs", both},
             {"h2d_pageable_staged_gbs", h2d_pageable}, {"d2h_pageable_staged_gbs", d2h_pageable},
             {"host_parallel_copy_gbs_read_plus_write", host_copy}});
@@ -153,7 +115,7 @@ class out_of_core_bench {
       o.build_payloads = {1};
       o.probe_payloads = {1};
     }
-    auto const [t, last] = time([&] {
+    auto const [t, last] = log_.time([&] {
       auto const r = join(build.view(), 0, probe.view(), 0, o);
       nlohmann::json phases = nlohmann::json::object();
       for (auto const& p : r.stats.phases) { phases[p.name] = p.seconds; }
@@ -195,7 +157,7 @@ class out_of_core_bench {
       j["fraction_of_roofline"] = roofline / med;
     }
     j["phase_s"] = last["phases"];
-    record(j);
+    log_.record(j);
   }
 
   static table relation(std::int64_t rows, bool primary, std::int64_t domain, std::uint64_t seed,
@@ -218,37 +180,37 @@ class out_of_core_bench {
     measure_link();  // every roofline below needs it
     auto const s_rows = a_.rows;
     auto const r_rows = s_rows / 2;
-    if (wants("default") || wants("index") || wants("cpu")) {
+    if (log_.wants("default") || log_.wants("index") || log_.wants("cpu")) {
       for (auto space : {memory_space::host, memory_space::pinned_host, memory_space::device}) {
         auto const build = relation(r_rows, true, 0, a_.seed, space);
         auto const probe = relation(s_rows, false, r_rows, a_.seed + 1, space);
         auto const sp = std::string(to_string(space));
         if (space == memory_space::device) {
-          if (wants("default")) {
+          if (log_.wants("default")) {
             run_join({"default", r_rows, s_rows, space, backend::gpu, join_algorithm::radix_hash},
                      build, probe);
           }
           continue;
         }
-        if (wants("default")) {
+        if (log_.wants("default")) {
           for (auto algo : {join_algorithm::automatic, join_algorithm::radix_hash,
                             join_algorithm::streamed}) {
             run_join({"default", r_rows, s_rows, space, backend::gpu, algo}, build, probe);
           }
         }
-        if (wants("index")) {
+        if (log_.wants("index")) {
           for (auto algo : {join_algorithm::radix_hash, join_algorithm::streamed}) {
             run_join({"index", r_rows, s_rows, space, backend::gpu, algo, output_form::index},
                      build, probe);
           }
         }
-        if (wants("cpu") && space == memory_space::host) {
+        if (log_.wants("cpu") && space == memory_space::host) {
           run_join({"default", r_rows, s_rows, space, backend::cpu, join_algorithm::radix_hash},
                    build, probe);
         }
       }
     }
-    if (wants("streamed")) {
+    if (log_.wants("streamed")) {
       std::int64_t const r = std::int64_t{1} << 27;
       auto const build = relation(r, true, 0, a_.seed, memory_space::pinned_host);
       for (std::int64_t s = std::int64_t{1} << 28; s <= a_.max_rows; s *= 2) {
@@ -261,7 +223,7 @@ class out_of_core_bench {
 
  private:
   out_of_core_bench_args const& a_;
-  std::ofstream file_;
+  bench_log log_;
   double h2d_pinned_ = 0;
   double d2h_pinned_ = 0;
 };

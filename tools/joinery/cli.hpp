@@ -38,6 +38,9 @@ std::int64_t parse_size(std::string const& s, char const* what);
 /// A byte count: digits with an optional unit KiB, MiB, GiB, TiB (powers of 2), KB, MB, GB, TB
 /// (powers of 10) or B; input_error naming `what` for anything else, or zero.
 std::size_t parse_bytes(std::string const& s, char const* what);
+/// A list of GPU ids ("0,1,3"; a GPU may repeat), or "all": empty, which the library reads as
+/// every GPU present; input_error for anything else.
+std::vector<int> parse_devices(std::string const& s, char const* what);
 /// Writes a host table as CSV (header + rows) to a stream; nulls are empty fields.
 void print_csv(std::ostream& os, std::vector<std::string> const& names, table_view const& t);
 /// Wrapping uint64 sum of every integer value in the table (floating columns are skipped).

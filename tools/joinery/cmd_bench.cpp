@@ -1,5 +1,6 @@
 // joinery bench: named experiments, warm-up, median of N runs, JSON lines out.
 #include "bench_groupby_gpu.hpp"
+#include "bench_multi_gpu.hpp"
 #include "bench_out_of_core.hpp"
 #include "bench_primitives.hpp"
 #include "cli.hpp"
@@ -682,10 +683,22 @@ void run_bench(bench_args const& a) {
     o.date = today();
     o.parts = a.parts;
     run_out_of_core_bench(o);
+  } else if (a.experiment == "multi-gpu") {
+    multi_gpu_bench_args m;
+    m.rows = rows_or(a, std::int64_t{1} << 26);
+    m.runs = a.runs;
+    m.warmup = a.warmup;
+    m.out = a.out;
+    m.seed = a.seed;
+    m.revision = git_revision();
+    m.date = today();
+    m.parts = a.parts;
+    run_multi_gpu_bench(m);
   } else {
     throw input_error("unknown experiment '" + a.experiment +
                       "'; known: join, groupby, cpu-join-scaling, cpu-groupby, cpu-bandwidth, "
-                      "smoke, primitives, gpu-joins, wide-joins, gpu-groupby, out-of-core");
+                      "smoke, primitives, gpu-joins, wide-joins, gpu-groupby, out-of-core, "
+                      "multi-gpu");
   }
 }
 
@@ -731,7 +744,7 @@ void add_bench(CLI::App& app) {
                 "unclustered_column_bytes,sort_pass_4_4,sort_pass_4_8 (bytes/s; bytes)");
   c->add_option("--rows", args->rows,
                 "input rows (groupby: 2^24; primitives, gpu-groupby: 2^28; out-of-core: |S| of the "
-                "default join, 2^28)");
+                "default join, 2^28; multi-gpu: |R|, 2^26)");
   c->add_option("--groups", args->groups,
                 "groupby: number of groups; gpu-groupby: the largest g (2^26)");
   c->add_option("--max-rows", args->max_rows,
@@ -756,7 +769,7 @@ void add_bench(CLI::App& app) {
                 "primitives, hierarchical rows: rings of 2^N staging slots a digit, N in 0..8");
   c->add_option("--parts", args->parts,
                 "out-of-core: sections to run, comma-separated: link, default, index, streamed, "
-                "cpu (default: all)");
+                "cpu (default: all); multi-gpu: exchange, A, B, groupby");
   c->add_option("--seed", args->seed, "random seed");
   c->add_option("--tuning", args->groupby_tuning,
                 std::string("gpu-groupby: KEY=VALUE[,KEY=VALUE...] for the GPU group-bys' tuning "

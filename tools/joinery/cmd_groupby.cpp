@@ -16,6 +16,8 @@ struct groupby_args {
   std::string input, key, aggs;
   std::string algorithm = "automatic";
   std::string backend = "auto";
+  std::string devices;
+  std::string exchange = "automatic";
   output_args output;
   bool sort = false;
   bool summary = false;
@@ -71,6 +73,8 @@ void run_groupby(groupby_args const& a) {
   o.algorithm = groupby_algorithm_from_string(a.algorithm);
   o.backend = backend_from_string(a.backend);
   o.sort_by_key = a.sort;
+  if (!a.devices.empty()) { o.devices = parse_devices(a.devices, "--devices"); }
+  o.exchange = exchange_method_from_string(a.exchange);
   auto const r = groupby(in.view(), key, aggs, o);
   if (a.output.given()) {
     a.output.write(names, r.columns.view());
@@ -99,8 +103,13 @@ void add_groupby(CLI::App& app) {
     ->required();
   c->add_option("--algorithm", args->algorithm,
                 "automatic, global_hash, hash, sort, sort_transformed, sort_dictionary, "
-                "partition, partition_transformed");
+                "partition, partition_transformed, multi_gpu");
   c->add_option("--backend", args->backend, "auto, cpu or gpu");
+  c->add_option("--devices", args->devices,
+                "multi_gpu: the GPUs, one rank each, e.g. 0,1,2,3 or all (the default); a GPU "
+                "may repeat (several ranks on one GPU)");
+  c->add_option("--exchange", args->exchange,
+                "multi_gpu: how partial groups move between GPUs: automatic, peer_copy or nccl");
   c->add_flag("--sort", args->sort, "order the groups by key");
   add_output_options(c, args->output, false, "; without it and --summary, CSV to stdout");
   c->add_flag("--summary", args->summary,

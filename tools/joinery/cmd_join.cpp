@@ -24,6 +24,8 @@ struct join_args {
   std::string build_columns = "*", probe_columns = "*";
   std::optional<std::int64_t> band;
   std::string device_budget;
+  std::string devices;
+  std::string exchange = "automatic";
   output_args output;
   bool summary = false;
 };
@@ -77,6 +79,8 @@ void run_join(join_args const& a) {
   o.writer = output_writer_from_string(a.writer);
   o.hash_load_factor = a.load_factor;
   o.device_memory_budget = budget;
+  if (!a.devices.empty()) { o.devices = parse_devices(a.devices, "--devices"); }
+  o.tuning.exchange = exchange_method_from_string(a.exchange);
   if (a.band) { o.pred = predicate::band(static_cast<std::uint64_t>(*a.band)); }
   o.build_payloads = pick_columns(build, bk, a.build_columns);
   o.probe_payloads = pick_columns(probe, pk, a.probe_columns);
@@ -125,7 +129,7 @@ void add_join(CLI::App& app) {
   c->add_option("--probe-key", args->probe_key, "key column of the probe side");
   c->add_option("--algorithm", args->algorithm,
                 "automatic, nested_loop, indexed_nested_loop, sort_merge, radix_hash, "
-                "no_partition_hash, streamed, triton, multi_gpu_sort_merge");
+                "no_partition_hash, streamed, multi_gpu_sort_merge, multi_gpu_hash");
   c->add_option("--backend", args->backend, "auto, cpu or gpu");
   c->add_option("--kind", args->kind, "inner, left_semi, left_anti or left_outer");
   c->add_option("--strategy", args->strategy,
@@ -141,6 +145,11 @@ void add_join(CLI::App& app) {
   c->add_option("--device-budget", args->device_budget,
                 "GPU backend: the most device memory the join may use, e.g. 8GiB (default: the "
                 "free memory); automatic streams host data that would not fit it");
+  c->add_option("--devices", args->devices,
+                "multi_gpu_*: the GPUs, one rank each, e.g. 0,1,2,3 or all (the default); a GPU "
+                "may repeat (several ranks on one GPU)");
+  c->add_option("--exchange", args->exchange,
+                "multi_gpu_*: how rows move between GPUs: automatic, peer_copy or nccl");
   c->add_option("--build-columns", args->build_columns,
                 "build columns to output, comma separated ('*': all but the key, '': none)");
   c->add_option("--probe-columns", args->probe_columns,

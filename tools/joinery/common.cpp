@@ -102,6 +102,21 @@ std::size_t parse_bytes(std::string const& s, char const* what) {
   return static_cast<std::size_t>(v * unit);
 }
 
+std::vector<int> parse_devices(std::string const& s, char const* what) {
+  std::vector<int> out;
+  if (s == "all") { return out; }  // the library's default: every GPU present
+  for (auto const& item : split(s)) {
+    int v = -1;
+    auto const* b = item.data();
+    if (item.empty() || std::from_chars(b, b + item.size(), v).ptr != b + item.size() || v < 0) {
+      throw input_error(std::string("bad ") + what + " '" + s +
+                        "': expected GPU ids such as 0,1,2,3 (a GPU may repeat), or all");
+    }
+    out.push_back(v);
+  }
+  return out;
+}
+
 void print_csv(std::ostream& os, std::vector<std::string> const& names, table_view const& t) {
   for (std::size_t i = 0; i < names.size(); ++i) { os << (i ? "," : "") << names[i]; }
   os << "\n";

@@ -42,4 +42,15 @@ double median(std::vector<double> v) {
   return n == 0 ? 0 : (n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]));
 }
 
+bool wants_part(std::string const& parts, std::string const& part) {
+  if (parts.empty()) { return true; }
+  std::size_t at = 0;
+  while (at <= parts.size()) {
+    auto const comma = std::min(parts.find(',', at), parts.size());
+    if (parts.compare(at, comma - at, part) == 0) { return true; }
+    at = comma + 1;
+  }
+  return false;
+}
+
 }  // namespace joinery::cli
