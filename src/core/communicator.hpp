@@ -36,7 +36,6 @@ class communicator {
   }
   /// The rank's own stream (created on its device).
   [[nodiscard]] stream_ref stream_of(int rank) const;
-  [[nodiscard]] exchange_method method() const noexcept { return method_; }
 
   /// Runs fn(rank) for every rank at once, one host thread each with the rank's
   /// device current; rethrows the first exception once all have finished.

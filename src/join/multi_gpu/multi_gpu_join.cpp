@@ -7,7 +7,6 @@
 #include "join/multi_gpu/multi_gpu_join.hpp"
 
 #include "core/communicator.hpp"
-#include "core/cuda_try.hpp"
 #include "core/rank_plan.hpp"
 #include "primitives/rank_exchange.hpp"
 #include "primitives/rank_kernels.hpp"
