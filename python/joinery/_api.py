@@ -1,0 +1,225 @@
+"""joinery.join and joinery.group_by."""
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+from . import _native
+from ._inputs import DEVICE, InputTable, read_table
+from ._outputs import Stats, assemble, check_result_form, index_arrays
+
+_HOW = ("inner", "left", "semi", "anti")
+_AGGREGATIONS = ("count", "sum", "min", "max", "mean", "avg")
+_UNITS = {"": 1, "b": 1, "k": 10**3, "kb": 10**3, "m": 10**6, "mb": 10**6, "g": 10**9,
+          "gb": 10**9, "t": 10**12, "tb": 10**12, "kib": 2**10, "mib": 2**20, "gib": 2**30,
+          "tib": 2**40}
+
+
+def _budget_bytes(budget) -> int | None:
+    if budget is None:
+        return None
+    if isinstance(budget, bool):
+        raise TypeError("device_budget must be a number of bytes or a string such as '8GiB'")
+    if isinstance(budget, int):
+        if budget <= 0:
+            raise ValueError(f"device_budget must be positive, got {budget}")
+        return budget
+    if isinstance(budget, str):
+        m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([a-zA-Z]*)\s*", budget)
+        if m and m.group(2).lower() in _UNITS and float(m.group(1)) > 0:
+            return int(float(m.group(1)) * _UNITS[m.group(2).lower()])
+        raise ValueError(f"device_budget {budget!r}: expected a size such as '8GiB' or '512MB'")
+    raise TypeError("device_budget must be a number of bytes or a string such as '8GiB'")
+
+
+def _one_key(value, what: str) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Sequence) and len(value) == 1 and isinstance(value[0], str):
+        return value[0]
+    if isinstance(value, Sequence) and len(value) > 1:
+        raise ValueError(f"{what}: joinery joins and groups on one key column for now, "
+                         f"got {list(value)}")
+    raise TypeError(f"{what} must be a column name, got {value!r}")
+
+
+def _join_keys(on, left_on, right_on, left: InputTable, right: InputTable) -> tuple[str, str]:
+    if on is not None:
+        if left_on is not None or right_on is not None:
+            raise ValueError("pass either on, or left_on and right_on, not both")
+        key = _one_key(on, "on")
+        return key, key
+    if left_on is not None or right_on is not None:
+        if left_on is None or right_on is None:
+            raise ValueError("left_on and right_on go together")
+        return _one_key(left_on, "left_on"), _one_key(right_on, "right_on")
+    common = [n for n in left.names if n in right.names]
+    if len(common) != 1:
+        raise ValueError("name the key with on= (or left_on= and right_on=): the tables share "
+                         f"{len(common)} column names {common}")
+    return common[0], common[0]
+
+
+def _default_form(*tables: InputTable) -> str:
+    if any(t.origin == DEVICE for t in tables):
+        return "cupy"
+    return tables[0].origin
+
+
+def join(left, right, on=None, left_on=None, right_on=None, how: str = "inner", *,
+         algorithm: str = "auto", backend: str = "auto", strategy: str = "auto",
+         device_budget=None, suffix: str = "_right", output: str = "table",
+         result: str | None = None, return_stats: bool = False, device: int = 0,
+         index_type: str = "int64"):
+    """Joins two tables on one key column of each.
+
+    ``how`` follows pandas and polars: "inner"; "left" keeps every row of ``left`` (right
+    columns are null where nothing matched); "semi" / "anti" keep the rows of ``left`` that
+    have / have no match in ``right`` (left columns only). Rows of the result are in no
+    particular order.
+
+    Tables may be pyarrow Tables or RecordBatches, pandas, polars or DuckDB results (anything
+    with ``__arrow_c_stream__``), or dicts of arrays (NumPy, pyarrow, CuPy / torch on the GPU).
+    Contiguous columns are read in place; a column that arrives in several Arrow chunks is
+    gathered into one buffer first; strided NumPy views are copied.
+
+    Args:
+        on: the key column's name in both tables (or a one-element list).
+        left_on, right_on: the key's names when they differ. With no key named, the one
+            column name the tables share.
+        algorithm: "auto" or a joinery algorithm ("radix_hash", "sort_merge",
+            "no_partition_hash", "streamed", "nested_loop", "indexed_nested_loop", ...;
+            ``joinery.algorithms("join")`` lists those of this build).
+        backend: "auto" (the GPU when present), "cpu" or "gpu".
+        strategy: the GPU's table materialization: "auto", "gfur" or "gftr".
+        device_budget: device memory the GPU may use, in bytes or as "8GiB".
+        suffix: appended to right column names that clash with left ones.
+        output: "table" (the key, the left columns, the right columns) or "index" (the
+            matching row numbers: a (left_rows, right_rows) pair; right_rows is -1 where a
+            left join found no match and None for semi / anti).
+        result: "arrow", "numpy" (a dict of arrays; numpy.ma masked arrays where a column
+            holds nulls), "pandas", "polars" or "cupy" (a dict of device arrays; a
+            (values, valid) pair where a column holds nulls). Default: the form of the inputs.
+        return_stats: also return a :class:`joinery.Stats` (algorithm, backend, seconds,
+            phases).
+        device: the GPU to run on (device arrays: theirs).
+        index_type: "int64" or "int32" row numbers (output="index").
+
+    Example:
+        >>> import pyarrow as pa, joinery
+        >>> orders = pa.table({"cust": [1, 2, 2, 3], "amount": [10, 20, 30, 40]})
+        >>> customers = pa.table({"cust": [1, 2, 4], "region": [7, 8, 9]})
+        >>> joinery.join(orders, customers, on="cust").sort_by("amount").to_pydict()
+        {'cust': [1, 2, 2], 'amount': [10, 20, 30], 'region': [7, 8, 8]}
+    """
+    if how not in _HOW:
+        raise ValueError(f"how must be one of {_HOW}, got {how!r}")
+    if output not in ("table", "index"):
+        raise ValueError(f"output must be 'table' or 'index', got {output!r}")
+    check_result_form(result)
+    left_table, right_table = read_table(left, "left"), read_table(right, "right")
+    left_key, right_key = _join_keys(on, left_on, right_on, left_table, right_table)
+    li, ri = left_table.index_of(left_key, "left"), right_table.index_of(right_key, "right")
+    left_payloads = [] if output == "index" else [i for i in range(len(left_table.names)) if i != li]
+    right_payloads = ([] if how in ("semi", "anti") or output == "index"
+                      else [i for i in range(len(right_table.names)) if i != ri])
+    native = _native.join(left_table.columns, li, right_table.columns, ri, how, output,
+                          left_payloads, right_payloads, algorithm, backend, strategy,
+                          _budget_bytes(device_budget), device, index_type)
+    form = result or _default_form(left_table, right_table)
+    if output == "index":
+        arrays = index_arrays(native, form)
+        value = (arrays[0], arrays[1] if len(arrays) > 1 else None)
+    else:
+        # The library's order: key, right payloads, left payloads.
+        left_names = [left_key] + [left_table.names[i] for i in left_payloads]
+        taken = set(left_names)
+        right_names = []
+        for i in right_payloads:
+            name = right_table.names[i]
+            name = name + suffix if name in taken else name
+            if name in taken:
+                raise ValueError(f"column {name!r} would appear twice in the result: "
+                                 "choose another suffix")
+            taken.add(name)
+            right_names.append(name)
+        order = ([0] + [1 + len(right_payloads) + j for j in range(len(left_payloads))]
+                 + [1 + j for j in range(len(right_payloads))])
+        value = assemble(native, order, left_names + right_names, form)
+    return (value, Stats.of(native)) if return_stats else value
+
+
+def _aggregation_list(aggs) -> list[tuple[str, str]]:
+    if isinstance(aggs, Mapping):
+        pairs = []
+        for column, kinds in aggs.items():
+            for kind in [kinds] if isinstance(kinds, str) else kinds:
+                pairs.append((str(column), kind))
+    elif isinstance(aggs, Sequence) and not isinstance(aggs, str):
+        pairs = []
+        for item in aggs:
+            if not (isinstance(item, Sequence) and len(item) == 2):
+                raise TypeError(f"aggs: expected (column, aggregation) pairs, got {item!r}")
+            pairs.append((str(item[0]), item[1]))
+    else:
+        raise TypeError("aggs must be a dict {column: 'sum' | ['sum', 'max']} or a list of "
+                        "(column, aggregation) pairs")
+    for column, kind in pairs:
+        if kind not in _AGGREGATIONS:
+            raise ValueError(f"aggregation {kind!r} of column {column!r}: expected one of "
+                             f"{_AGGREGATIONS}")
+    if not pairs:
+        raise ValueError("aggs names no aggregation")
+    return pairs
+
+
+def group_by(table, by, aggs, *, algorithm: str = "auto", backend: str = "auto",
+             sort: bool = False, result: str | None = None, return_stats: bool = False,
+             device: int = 0):
+    """Groups ``table`` by one key column and aggregates other columns per group.
+
+    Args:
+        table: as for :func:`join`.
+        by: the key column's name (or a one-element list).
+        aggs: ``{"v": ["sum", "max"], "w": "mean"}`` or ``[("v", "sum"), ("w", "mean")]``;
+            aggregations "count", "sum", "min", "max", "mean" (also "avg"). Result columns are
+            the key, then ``<column>_<aggregation>`` in request order (pyarrow's names).
+            count -> int64; sum -> int64 / uint64 (wrapping) or float64; min / max -> the
+            column's type; mean -> float64.
+        algorithm: "auto" or a joinery group-by algorithm (``joinery.algorithms("group_by")``).
+        backend: "auto", "cpu" or "gpu".
+        sort: order the groups by key (ascending); otherwise in no particular order.
+        result, return_stats, device: as for :func:`join`.
+
+    Example:
+        >>> import pyarrow as pa, joinery
+        >>> t = pa.table({"k": [1, 2, 1, 2, 3], "v": [1, 2, 3, 4, 5]})
+        >>> joinery.group_by(t, "k", {"v": ["sum", "max"]}, sort=True).to_pydict()
+        {'k': [1, 2, 3], 'v_sum': [4, 6, 5], 'v_max': [3, 4, 5]}
+    """
+    check_result_form(result)
+    input_table = read_table(table, "table")
+    key = _one_key(by, "by")
+    key_index = input_table.index_of(key, "table")
+    pairs = _aggregation_list(aggs)
+    requests = [(kind, input_table.index_of(column, "table")) for column, kind in pairs]
+    native = _native.group_by(input_table.columns, key_index, requests, algorithm, backend,
+                              bool(sort), device)
+    names = [key] + [f"{column}_{kind}" for column, kind in pairs]
+    value = assemble(native, list(range(len(names))), names,
+                     result or _default_form(input_table))
+    return (value, Stats.of(native)) if return_stats else value
+
+
+def algorithms(operation: str = "join", backend: str = "cpu") -> list[str]:
+    """The algorithms of this build for ``operation`` ("join" or "group_by") on ``backend``."""
+    if operation == "join":
+        return _native.join_algorithms(backend)
+    if operation == "group_by":
+        return _native.group_by_algorithms(backend)
+    raise ValueError(f"operation must be 'join' or 'group_by', got {operation!r}")
+
+
+def gpu_count() -> int:
+    """GPUs this process sees (0 without a GPU or in a build without the GPU backend)."""
+    return _native.device_count()

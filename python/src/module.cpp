@@ -1,0 +1,342 @@
+// The joinery._native extension: joins and group-bys over imported columns, run with the GIL
+// released on a worker thread so that Ctrl-C returns control to Python.
+#include "input_columns.hpp"
+#include "result_columns.hpp"
+
+#include <joinery/error.hpp>
+#include <joinery/groupby.hpp>
+#include <joinery/join.hpp>
+#include <joinery/memory.hpp>
+
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <exception>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <type_traits>
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace joinery::python {
+namespace {
+
+// Runs `task` on a worker thread while this thread, the GIL released, waits in short steps and
+// checks for signals between them. On Ctrl-C the caller gets KeyboardInterrupt at once; the
+// worker, which owns its inputs through `task`, finishes in the background and drops its result.
+template <class Task>
+auto run_interruptible(Task task) -> decltype(task()) {
+  using result_type = decltype(task());
+  struct shared_state {
+    std::mutex mutex;
+    std::condition_variable done_signal;
+    bool done = false;
+    std::optional<result_type> result;
+    std::exception_ptr error;
+    Task task;
+    explicit shared_state(Task t) : task(std::move(t)) {}
+  };
+  auto state = std::make_shared<shared_state>(std::move(task));
+  std::thread worker([state] {
+    try {
+      state->result.emplace(state->task());
+    } catch (...) {
+      state->error = std::current_exception();
+    }
+    std::lock_guard lock(state->mutex);
+    state->done = true;
+    state->done_signal.notify_all();
+  });
+  for (;;) {
+    bool done = false;
+    {
+      nb::gil_scoped_release no_gil;
+      std::unique_lock lock(state->mutex);
+      done = state->done_signal.wait_for(lock, std::chrono::milliseconds(50),
+                                         [&] { return state->done; });
+    }
+    if (done) { break; }
+    if (PyErr_CheckSignals() != 0) {
+      worker.detach();
+      throw nb::python_error();
+    }
+  }
+  worker.join();
+  if (state->error) { std::rethrow_exception(state->error); }
+  return std::move(*state->result);
+}
+
+std::string internal_name(std::string const& name) { return name == "auto" ? "automatic" : name; }
+
+std::vector<column_view> views_of(std::vector<input_column> const& cols) {
+  std::vector<column_view> views;
+  views.reserve(cols.size());
+  for (auto const& c : cols) { views.push_back(c.view); }
+  return views;
+}
+
+// The device of device-resident inputs (all must agree), or `fallback`.
+int device_of(std::vector<input_column> const& a, std::vector<input_column> const& b, int fallback) {
+  std::optional<int> found;
+  for (auto const* side : {&a, &b}) {
+    for (auto const& c : *side) {
+      if (c.device < 0) { continue; }
+      if (found && *found != c.device) {
+        throw nb::value_error("device arrays on different GPUs cannot be joined in one call");
+      }
+      found = c.device;
+    }
+  }
+  return found.value_or(fallback);
+}
+
+std::shared_ptr<column> share(column&& c) { return std::make_shared<column>(std::move(c)); }
+
+struct join_request {
+  std::vector<input_column> left, right;  // left: the probe side, right: the build side
+  size_type left_key = 0, right_key = 0;
+  join_options options;
+  std::vector<type_id> result_types;  // of the table form's columns, as handed out
+};
+
+// A join only moves payload values, so float payloads cross it as the bits of same-width
+// unsigned integers (the library's joins take integer payloads) and are handed back as floats.
+std::vector<type_id> carry_floats_as_bits(std::vector<input_column>& side,
+                                          std::vector<size_type> const& payloads) {
+  std::vector<type_id> types;
+  for (auto p : payloads) {
+    if (p < 0 || p >= static_cast<size_type>(side.size())) {
+      throw nb::index_error("payload column index out of range");
+    }
+    auto& v = side[static_cast<std::size_t>(p)].view;
+    types.push_back(v.type());
+    if (is_floating(v.type())) {
+      auto const bits = v.type() == type_id::float32 ? type_id::uint32 : type_id::uint64;
+      v = column_view(bits, v.data(), v.size(), v.space(), v.null_mask(), v.null_count());
+    }
+  }
+  return types;
+}
+
+result_columns run_join(join_request request) {
+  auto result = join(table_view(views_of(request.right)), request.right_key,
+                     table_view(views_of(request.left)), request.left_key, request.options);
+  result_columns out;
+  out.device = request.options.device;
+  if (result.form == output_form::index) {
+    out.columns.push_back(share(std::move(result.probe_rows)));
+    if (request.options.kind == join_kind::inner || request.options.kind == join_kind::left_outer) {
+      out.columns.push_back(share(std::move(result.build_rows)));
+    }
+  } else {
+    for (auto& c : result.columns.release()) { out.columns.push_back(share(std::move(c))); }
+    if (request.result_types.size() == out.columns.size()) { out.types = request.result_types; }
+  }
+  auto const& s = result.stats;
+  out.stats = {std::string(to_string(s.algorithm)), std::string(to_string(s.backend)),
+               result.form == output_form::table ? std::string(to_string(s.strategy)) : "",
+               s.seconds, s.bytes_moved, {}};
+  for (auto const& p : s.phases) { out.stats.phases.emplace_back(p.name, p.seconds); }
+  return out;
+}
+
+result_columns join_columns(std::vector<input_column> left, size_type left_key,
+                            std::vector<input_column> right, size_type right_key,
+                            std::string const& how, std::string const& output,
+                            std::vector<size_type> left_payloads,
+                            std::vector<size_type> right_payloads, std::string const& algorithm,
+                            std::string const& backend_name, std::string const& strategy,
+                            std::optional<std::uint64_t> device_budget, int device,
+                            std::string const& index_type) {
+  join_request request;
+  auto& o = request.options;
+  o.kind = how == "inner" ? join_kind::inner
+           : how == "left" ? join_kind::left_outer
+           : how == "semi" ? join_kind::left_semi
+           : how == "anti" ? join_kind::left_anti
+                           : throw nb::value_error(("how must be 'inner', 'left', 'semi' or 'anti', "
+                                                    "got '" + how + "'").c_str());
+  if (output != "table" && output != "index") {
+    throw nb::value_error(("output must be 'table' or 'index', got '" + output + "'").c_str());
+  }
+  o.output = output == "table" ? output_form::table : output_form::index;
+  o.algorithm = join_algorithm_from_string(internal_name(algorithm));
+  o.backend = backend_from_string(backend_name);
+  o.strategy = materialization_from_string(internal_name(strategy));
+  o.probe_payloads = std::move(left_payloads);
+  o.build_payloads = std::move(right_payloads);
+  o.device_memory_budget = device_budget.value_or(0);
+  o.device = device_of(left, right, device);
+  o.index_type = type_from_string(index_type);
+  if (o.output == output_form::table) {
+    auto const left_types = carry_floats_as_bits(left, o.probe_payloads);
+    auto const right_types = carry_floats_as_bits(right, o.build_payloads);
+    // The library's order: key, build (right) payloads, probe (left) payloads.
+    request.result_types.push_back(left.at(static_cast<std::size_t>(left_key)).view.type());
+    request.result_types.insert(request.result_types.end(), right_types.begin(), right_types.end());
+    request.result_types.insert(request.result_types.end(), left_types.begin(), left_types.end());
+  }
+  request.left = std::move(left);
+  request.right = std::move(right);
+  request.left_key = left_key;
+  request.right_key = right_key;
+  return run_interruptible([request = std::move(request)]() mutable { return run_join(std::move(request)); });
+}
+
+// The library aggregates 4- and 8-byte values: aggregated 1- and 2-byte integer columns in host
+// memory are widened to 4 bytes (one copy), and their min / max narrowed back afterwards.
+input_column widened(input_column const& in) {
+  auto const t = in.view.type();
+  auto const wide = is_signed(t) ? type_id::int32 : type_id::uint32;
+  auto out = std::make_shared<column>(wide, in.view.size());
+  dispatch_type(t, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (sizeof(T) < 4 && !std::is_floating_point_v<T>) {
+      using W = std::conditional_t<std::is_signed_v<T>, std::int32_t, std::uint32_t>;
+      auto const* src = static_cast<T const*>(in.view.data());
+      auto* dst = static_cast<W*>(out->data());
+      for (size_type i = 0; i < in.view.size(); ++i) { dst[i] = static_cast<W>(src[i]); }
+    }
+  });
+  return input_column{out->view(), -1, out, in.chunks_gathered};
+}
+
+std::shared_ptr<column> narrowed(column const& wide, type_id t) {
+  auto out = std::make_shared<column>(t, wide.size());
+  dispatch_type(t, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (sizeof(T) < 4 && !std::is_floating_point_v<T>) {
+      using W = std::conditional_t<std::is_signed_v<T>, std::int32_t, std::uint32_t>;
+      auto const* src = static_cast<W const*>(wide.view().data());
+      auto* dst = static_cast<T*>(out->data());
+      for (size_type i = 0; i < wide.size(); ++i) { dst[i] = static_cast<T>(src[i]); }
+    }
+  });
+  return out;
+}
+
+result_columns group_by_columns(std::vector<input_column> input, size_type key,
+                                std::vector<std::pair<std::string, size_type>> const& aggs,
+                                std::string const& algorithm, std::string const& backend_name,
+                                bool sort, int device) {
+  std::vector<aggregation> aggregations;
+  std::vector<type_id> narrow_to;  // per aggregation: the type min / max go back to, or the result's
+  std::vector<type_id> original;
+  for (auto const& c : input) { original.push_back(c.view.type()); }
+  for (auto const& [kind, column_index] : aggs) {
+    if (column_index < 0 || column_index >= static_cast<size_type>(input.size())) {
+      throw nb::index_error("aggregated column index out of range");
+    }
+    auto const k = aggregation_kind_from_string(kind == "mean" ? "avg" : kind);
+    aggregations.push_back({k, column_index});
+    auto& col = input[static_cast<std::size_t>(column_index)];
+    auto const t = original[static_cast<std::size_t>(column_index)];
+    bool const small = size_of(t) < 4 && !is_floating(t);
+    narrow_to.push_back(small && (k == aggregation_kind::min || k == aggregation_kind::max) ? t : type_id::float64);
+    if (small && col.view.type() == t && column_index != key && host_accessible(col.view.space())) {
+      col = widened(col);
+    }
+  }
+  groupby_options o;
+  o.algorithm = groupby_algorithm_from_string(internal_name(algorithm));
+  o.backend = backend_from_string(backend_name);
+  o.sort_by_key = sort;
+  o.device = device_of(input, {}, device);
+  return run_interruptible([input = std::move(input), key, aggregations, narrow_to, o] {
+    auto result = groupby(table_view(views_of(input)), key, aggregations, o);
+    result_columns out;
+    out.device = o.device;
+    for (auto& c : result.columns.release()) { out.columns.push_back(share(std::move(c))); }
+    for (std::size_t a = 0; a < narrow_to.size(); ++a) {
+      auto& c = out.columns[a + 1];
+      if (narrow_to[a] != type_id::float64 && host_accessible(c->space()) && c->type() != narrow_to[a]) {
+        c = narrowed(*c, narrow_to[a]);
+      }
+    }
+    auto const& s = result.stats;
+    out.stats = {std::string(to_string(s.algorithm)), std::string(to_string(s.backend)), "",
+                 s.seconds, s.bytes_moved, {}};
+    for (auto const& p : s.phases) { out.stats.phases.emplace_back(p.name, p.seconds); }
+    return out;
+  });
+}
+
+void translate_exceptions(std::exception_ptr const& p, void*) {
+  try {
+    std::rethrow_exception(p);
+  } catch (out_of_memory const& e) {
+    PyErr_SetString(PyExc_MemoryError, e.what());
+  } catch (cuda_error const& e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+  } catch (logic_error const& e) {
+    PyErr_SetString(PyExc_ValueError, e.what());
+  } catch (input_error const& e) {
+    PyErr_SetString(PyExc_ValueError, e.what());
+  }
+}
+
+}  // namespace
+}  // namespace joinery::python
+
+NB_MODULE(_native, m) {
+  using namespace joinery::python;
+  m.doc() = "joinery's compiled core; use the functions of the joinery package";
+  nb::register_exception_translator(translate_exceptions);
+
+  nb::class_<input_column>(m, "InputColumn")
+    .def_prop_ro("type", [](input_column const& c) { return std::string(joinery::to_string(c.view.type())); })
+    .def_prop_ro("rows", [](input_column const& c) { return c.view.size(); })
+    .def_prop_ro("address", [](input_column const& c) { return reinterpret_cast<std::uintptr_t>(c.view.data()); },
+                 "address of the first row joinery reads (proves a zero-copy import)")
+    .def_prop_ro("device", [](input_column const& c) { return c.device; })
+    .def_prop_ro("chunks_gathered", [](input_column const& c) { return c.chunks_gathered; });
+
+  nb::class_<named_columns>(m, "NamedColumns")
+    .def_ro("names", &named_columns::names)
+    .def_ro("columns", &named_columns::columns)
+    .def_ro("is_table", &named_columns::is_table);
+
+  nb::class_<result_columns>(m, "ResultColumns")
+    .def("__len__", &result_columns::size)
+    .def("on_device", &result_columns::on_device)
+    .def("null_count", &result_columns::null_count)
+    .def("arrow_capsules", &result_columns::arrow_capsules)
+    .def("array", &result_columns::array)
+    .def("validity", &result_columns::validity)
+    .def("address", [](result_columns const& r, std::size_t i) {
+      return reinterpret_cast<std::uintptr_t>(r.at(i).view().data());
+    }, "address of the column's data (exports hand out this memory, not a copy)")
+    .def_prop_ro("stats", &result_columns::stats_dict);
+
+  m.def("column_from_array", &column_from_array, "array"_a.noconvert(), "name"_a);
+  m.def("columns_from_arrow_array", &columns_from_arrow_array, "schema"_a, "array"_a);
+  m.def("columns_from_arrow_stream", &columns_from_arrow_stream, "stream"_a);
+  m.def("join", &join_columns, "left"_a, "left_key"_a, "right"_a, "right_key"_a, "how"_a,
+        "output"_a, "left_payloads"_a, "right_payloads"_a, "algorithm"_a, "backend"_a,
+        "strategy"_a, "device_budget"_a.none(), "device"_a, "index_type"_a);
+  m.def("group_by", &group_by_columns, "input"_a, "key"_a, "aggs"_a, "algorithm"_a, "backend"_a,
+        "sort"_a, "device"_a);
+  m.def("device_count", [] { return joinery::device_count(); });
+  m.def("join_algorithms", [](std::string const& backend_name) {
+    std::vector<std::string> names;
+    for (auto a : joinery::join_algorithms_on(joinery::backend_from_string(backend_name))) {
+      names.emplace_back(joinery::to_string(a));
+    }
+    return names;
+  });
+  m.def("group_by_algorithms", [](std::string const& backend_name) {
+    std::vector<std::string> names;
+    for (auto a : joinery::groupby_algorithms_on(joinery::backend_from_string(backend_name))) {
+      names.emplace_back(joinery::to_string(a));
+    }
+    return names;
+  });
+}

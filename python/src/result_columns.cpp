@@ -1,0 +1,135 @@
+// Exports of owned result columns: Arrow C data interface capsules and DLPack arrays.
+#include "result_columns.hpp"
+
+#include "arrow_c_interface.hpp"
+
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/string.h>
+
+namespace nb = nanobind;
+
+namespace joinery::python {
+namespace {
+
+char const* arrow_format(type_id t) {
+  switch (t) {
+    case type_id::int8: return "c";
+    case type_id::uint8: return "C";
+    case type_id::int16: return "s";
+    case type_id::uint16: return "S";
+    case type_id::int32: return "i";
+    case type_id::uint32: return "I";
+    case type_id::int64: return "l";
+    case type_id::uint64: return "L";
+    case type_id::float32: return "f";
+    case type_id::float64: return "g";
+  }
+  return "";
+}
+
+nb::dlpack::dtype dlpack_dtype(type_id t) {
+  using code = nb::dlpack::dtype_code;
+  auto const bits = static_cast<std::uint8_t>(size_of(t) * 8);
+  auto const c = is_floating(t) ? code::Float : is_signed(t) ? code::Int : code::UInt;
+  return nb::dlpack::dtype{static_cast<std::uint8_t>(c), bits, 1};
+}
+
+// Owns what an exported ArrowArray points into.
+struct exported_array {
+  std::shared_ptr<column> owner;
+  void const* buffers[2] = {nullptr, nullptr};
+};
+
+void release_schema(ArrowSchema* s) { s->release = nullptr; }
+
+void release_array(ArrowArray* a) {
+  delete static_cast<exported_array*>(a->private_data);
+  a->release = nullptr;
+}
+
+// A capsule that frees its struct, releasing it first when no consumer took it.
+template <class T>
+nb::capsule capsule_of(T* p, char const* name) {
+  return nb::capsule(p, name, [](void* q) noexcept {
+    auto* s = static_cast<T*>(q);
+    if (s->release != nullptr) { s->release(s); }
+    delete s;
+  });
+}
+
+nb::object array_over(void* data, std::size_t rows, nb::dlpack::dtype dtype, bool device,
+                      int device_id, std::shared_ptr<column> const& owner) {
+  auto* keep = new std::shared_ptr<column>(owner);
+  nb::capsule keeper(keep, [](void* p) noexcept { delete static_cast<std::shared_ptr<column>*>(p); });
+  std::size_t shape[1] = {rows};
+  if (device) {
+    return nb::ndarray<nb::cupy>(data, 1, shape, keeper, nullptr, dtype, nb::device::cuda::value,
+                                 device_id)
+      .cast();
+  }
+  return nb::ndarray<nb::numpy>(data, 1, shape, keeper, nullptr, dtype, nb::device::cpu::value)
+    .cast();
+}
+
+}  // namespace
+
+column const& result_columns::at(std::size_t i) const {
+  if (i >= columns.size()) { throw nb::index_error("result column index out of range"); }
+  return *columns[i];
+}
+
+nb::tuple result_columns::arrow_capsules(std::size_t i) const {
+  auto const& col = at(i);
+  if (!host_accessible(col.space())) {
+    throw nb::value_error("the result is in device memory: ask for result='cupy'");
+  }
+  auto const view = col.view();
+  auto* schema = new ArrowSchema{};
+  schema->format = arrow_format(type(i));
+  schema->name = "";
+  schema->flags = view.nullable() ? ARROW_FLAG_NULLABLE : 0;
+  schema->release = release_schema;
+  auto* exported = new exported_array{columns[i]};
+  exported->buffers[0] = view.null_count() > 0 ? view.null_mask() : nullptr;
+  exported->buffers[1] = view.data();
+  auto* array = new ArrowArray{};
+  array->length = view.size();
+  array->null_count = view.null_count();
+  array->n_buffers = 2;
+  array->buffers = exported->buffers;
+  array->release = release_array;
+  array->private_data = exported;
+  return nb::make_tuple(capsule_of(schema, "arrow_schema"), capsule_of(array, "arrow_array"));
+}
+
+nb::object result_columns::array(std::size_t i) const {
+  auto const& col = at(i);
+  return array_over(const_cast<void*>(col.view().data()), static_cast<std::size_t>(col.size()),
+                    dlpack_dtype(type(i)), on_device(i), device, columns[i]);
+}
+
+nb::object result_columns::validity(std::size_t i) const {
+  auto const view = at(i).view();
+  if (view.null_count() == 0) { return nb::none(); }
+  return array_over(const_cast<std::uint8_t*>(view.null_mask()), null_mask_bytes(view.size()),
+                    nb::dlpack::dtype{static_cast<std::uint8_t>(nb::dlpack::dtype_code::UInt), 8, 1},
+                    on_device(i), device, columns[i]);
+}
+
+nb::dict result_columns::stats_dict() const {
+  nb::dict d;
+  d["algorithm"] = stats.algorithm;
+  d["backend"] = stats.backend;
+  if (!stats.strategy.empty()) { d["strategy"] = stats.strategy; }
+  d["seconds"] = stats.seconds;
+  d["bytes_moved"] = stats.bytes_moved;
+  nb::dict phases;
+  for (auto const& [name, seconds] : stats.phases) {  // repeated phases (per chunk) add up
+    double const before = phases.contains(name.c_str()) ? nb::cast<double>(phases[name.c_str()]) : 0.0;
+    phases[name.c_str()] = before + seconds;
+  }
+  d["phases"] = phases;
+  return d;
+}
+
+}  // namespace joinery::python

@@ -1,0 +1,167 @@
+"""What joinery reads: every input form, in place where the memory allows, and clear refusals."""
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import joinery
+from joinery import _native
+from joinery._inputs import read_table
+
+
+def small_tables():
+    left = {"k": np.array([5, 1, 2, 2, 9, 3], np.int64), "a": np.arange(6, dtype=np.int32)}
+    right = {"k": np.array([2, 3, 3, 7], np.int64), "b": np.array([20, 30, 31, 70], np.int16)}
+    return left, right
+
+
+EXPECTED_INNER = [(2, 2, 20), (2, 3, 20), (3, 5, 30), (3, 5, 31)]
+
+
+def rows_of(result, names=("k", "a", "b")):
+    if isinstance(result, dict):
+        return sorted(zip(*[np.asarray(result[n]).tolist() for n in names]))
+    if hasattr(result, "to_pydict"):
+        d = result.to_pydict()
+    elif type(result).__module__.startswith("polars"):
+        d = result.to_dict(as_series=False)
+    else:  # pandas
+        d = {n: result[n].tolist() for n in names}
+    return sorted(zip(*[d[n] for n in names]))
+
+
+def test_every_table_form_gives_the_same_join():
+    import duckdb
+    import pandas as pd
+    import polars as pl
+
+    left, right = small_tables()
+    forms = {
+        "dict of numpy": (left, right, dict),
+        "pyarrow Table": (pa.table(left), pa.table(right), pa.Table),
+        "pyarrow RecordBatch": (pa.record_batch(left), pa.record_batch(right), pa.Table),
+        "pandas": (pd.DataFrame(left), pd.DataFrame(right), pd.DataFrame),
+        "polars": (pl.DataFrame(left), pl.DataFrame(right), pl.DataFrame),
+        "dict of pyarrow arrays": ({n: pa.array(v) for n, v in left.items()}, right, pa.Table),
+        "dict of pandas Series": ({n: pd.Series(v) for n, v in left.items()}, right, dict),
+    }
+    con = duckdb.connect()
+    con.register("l", pa.table(left))
+    forms["DuckDB relation"] = (con.sql("select * from l"), pa.table(right), pa.Table)
+    for name, (l, r, result_type) in forms.items():
+        got = joinery.join(l, r, on="k")
+        assert isinstance(got, result_type), name
+        assert rows_of(got) == EXPECTED_INNER, name
+
+
+def test_result_forms_on_request():
+    import pandas as pd
+    import polars as pl
+
+    left, right = small_tables()
+    for form, result_type in [("arrow", pa.Table), ("numpy", dict), ("pandas", pd.DataFrame),
+                              ("polars", pl.DataFrame)]:
+        got = joinery.join(left, right, on="k", result=form)
+        assert isinstance(got, result_type)
+        assert rows_of(got) == EXPECTED_INNER
+    with pytest.raises(ValueError, match="result must be one of"):
+        joinery.join(left, right, on="k", result="excel")
+
+
+def test_left_join_nulls_in_every_result_form():
+    left, right = small_tables()
+    arrow = joinery.join(left, right, on="k", how="left", result="arrow")
+    assert arrow.column("b").null_count == 3  # keys 5, 1 and 9 have no match
+    numpy = joinery.join(left, right, on="k", how="left", result="numpy")
+    assert isinstance(numpy["b"], np.ma.MaskedArray) and numpy["b"].mask.sum() == 3
+    frame = joinery.join(left, right, on="k", how="left", result="pandas")
+    assert frame["b"].isna().sum() == 3 and str(frame["b"].dtype) == "Int16"
+    assert sorted(frame["k"][frame["b"].isna()].tolist()) == [1, 5, 9]
+
+
+def test_chunked_arrow_columns_are_gathered_once():
+    chunks = pa.chunked_array([pa.array([1, 2], pa.int64()), pa.array([3, 2, 5], pa.int64())])
+    table = pa.table({"k": chunks, "a": pa.chunked_array([[10, 20], [30, 40, 50]])})
+    read = read_table(table, "left")
+    assert [c.chunks_gathered for c in read.columns] == [2, 2]
+    got = joinery.join(table, {"k": np.array([2, 5], np.int64)}, on="k")
+    assert sorted(zip(got["k"].to_pylist(), got["a"].to_pylist())) == [(2, 20), (2, 40), (5, 50)]
+
+
+def test_sliced_arrow_arrays_are_read_at_their_offset():
+    keys = pa.array(np.arange(100, dtype=np.int64))
+    values = pa.array(np.arange(100, dtype=np.int32) * 10)
+    table = pa.table({"k": keys, "a": values}).slice(37, 5)
+    got = joinery.join(table, {"k": np.array([38, 40, 99], np.int64)}, on="k")
+    assert sorted(zip(got["k"].to_pylist(), got["a"].to_pylist())) == [(38, 380), (40, 400)]
+    column = read_table(table, "t").columns[0]
+    assert column.address == keys.buffers()[1].address + 37 * 8 and column.chunks_gathered == 0
+
+
+def test_inputs_are_read_in_place():
+    left, right = small_tables()
+    for name, array in left.items():
+        assert _native.column_from_array(array, name).address == array.ctypes.data
+    table = pa.table(left)
+    for i, column in enumerate(read_table(table, "left").columns):
+        assert column.address == table.column(i).chunk(0).buffers()[1].address
+    import polars as pl
+
+    frame = pl.DataFrame(left)
+    arrow_of_frame = frame.to_arrow()  # zero-copy in polars: the same buffers
+    for i, column in enumerate(read_table(frame, "left").columns):
+        assert column.address == arrow_of_frame.column(i).chunk(0).buffers()[1].address
+
+
+def test_results_are_handed_out_without_copies():
+    left, right = small_tables()
+    native = _native.join(read_table(left, "l").columns, 0, read_table(right, "r").columns, 0,
+                          "inner", "table", [1], [1], "automatic", "cpu", "automatic", None, 0,
+                          "int64")
+    for i in range(len(native)):
+        assert native.array(i).ctypes.data == native.address(i)
+        assert pa.array(joinery._outputs._ArrowColumn(native, i)).buffers()[1].address == native.address(i)
+
+
+def test_strided_numpy_views_are_copied_and_joined():
+    base = np.arange(20, dtype=np.int64)
+    left = {"k": base[::2], "a": np.arange(10, dtype=np.int32)}
+    got = joinery.join(left, {"k": np.array([4, 5, 6], np.int64)}, on="k")
+    assert sorted(zip(got["k"].tolist(), got["a"].tolist())) == [(4, 2), (6, 3)]
+    with pytest.raises(ValueError, match="strided view"):
+        _native.column_from_array(base[::2], "k")
+
+
+def test_bad_inputs_are_refused_with_clear_errors():
+    left, right = small_tables()
+    with pytest.raises(ValueError, match="string"):
+        joinery.join(pa.table({"k": ["a", "b"]}), pa.table({"k": ["a"]}), on="k")
+    with pytest.raises(TypeError, match="bool"):
+        joinery.join({"k": np.array([1, 2]), "flag": np.array([True, False])}, right, on="k")
+    with pytest.raises(ValueError, match="1 nulls"):
+        joinery.join(pa.table({"k": pa.array([1, None, 3], pa.int64())}), right, on="k")
+    with pytest.raises(ValueError, match="key"):
+        joinery.join({"k": left["k"].astype(np.int32)}, right, on="k")  # int32 against int64
+    with pytest.raises(KeyError, match="no column 'x'"):
+        joinery.join(left, right, on="x")
+    with pytest.raises(ValueError, match="one key column"):
+        joinery.join(left, right, on=["k", "a"])
+    with pytest.raises(ValueError, match="differ in length"):
+        joinery.join({"k": np.arange(3), "a": np.arange(4)}, right, on="k")
+    with pytest.raises(ValueError, match="1-D"):
+        joinery.join({"k": np.zeros((2, 2), np.int64)}, right, on="k")
+    with pytest.raises(ValueError, match="how must be"):
+        joinery.join(left, right, on="k", how="outer")
+    with pytest.raises(ValueError, match="join algorithm"):
+        joinery.join(left, right, on="k", algorithm="quantum")
+    with pytest.raises(ValueError, match="backend"):
+        joinery.join(left, right, on="k", backend="tpu")
+    with pytest.raises(TypeError, match="expected a table"):
+        joinery.join([1, 2, 3], right, on="k")
+    with pytest.raises(ValueError, match="device_budget"):
+        joinery.join(left, right, on="k", device_budget="lots")
+    with pytest.raises(ValueError, match="aggregation 'median'"):
+        joinery.group_by(left, "k", {"a": "median"})
+    with pytest.raises(ValueError, match="dictionary-encoded"):
+        joinery.join(pa.table({"k": pa.array([1, 2]).dictionary_encode()}), right, on="k")
+    # the inputs are untouched by a refused call
+    assert left["k"].tolist() == [5, 1, 2, 2, 9, 3]
