@@ -4,11 +4,13 @@
 # the GPU tests and a short benchmark smoke run. Ends with a one-screen summary; exits non-zero
 # when any step failed.
 #
-#   bash scripts/device-check.sh [--build] [--large] [--sanitize] [--bench] [--no-tests]
+#   bash scripts/device-check.sh [--build] [--large] [--sanitize] [--bench] [--python] [--no-tests]
 #
 #   (default)    environment (nvidia-smi, ldd of the binaries), the quick set of the gtest
 #                binaries (all but the large tests), the CLI tests with JOINERY_TEST_BACKEND=gpu
 #                and the README's command-line examples (backend auto)
+#   --python     the Python package's tests on the GPU backend: the module is built here for
+#                python3 (scripts/python-module.sh) against $BUILD_DIR/src/libjoinery.a
 #   --large      the large tests instead of the quick set: those past 2^31 rows (LARGE_TESTS)
 #   --build      configure and build build/ here first (-DJOINERY_CUDA=ON), else use the
 #                binaries carried in build/bin (built on the CPU machine)
@@ -32,7 +34,7 @@ build_dir=${BUILD_DIR:-build}
 bin=$build_dir/bin
 out=${OUT:-./device-check-out}
 step_timeout=${STEP_TIMEOUT:-0}
-do_build=0 do_sanitize=0 do_bench=0 do_tests=1 do_large=0
+do_build=0 do_sanitize=0 do_bench=0 do_tests=1 do_large=0 do_python=0
 large_tests=${LARGE_TESTS:-*PastTwoToThe31*:*BeyondTwoToThe31*}
 for arg in "$@"; do
   case $arg in
@@ -40,8 +42,9 @@ for arg in "$@"; do
     --large) do_large=1 ;;
     --sanitize) do_sanitize=1 ;;
     --bench) do_bench=1 ;;
+    --python) do_python=1 ;;
     --no-tests) do_tests=0 ;;
-    -h|--help) sed -n '2,26p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    -h|--help) sed -n '2,28p' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) echo "device-check: unknown argument '$arg' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -207,7 +210,9 @@ for b in "${binaries[@]}"; do
   while read -r lib; do missing_libs+=("$b:$lib"); done < <(ldd "$bin/$b" 2>&1 |
     awk '/not found/ { print $1 }')
 done
-if ((${#missing_bins[@]} == 0 && ${#missing_libs[@]} == 0)); then
+if [[ $do_tests -eq 0 && $do_sanitize -eq 0 && $do_bench -eq 0 ]]; then
+  :  # only the Python step: it builds its own module
+elif ((${#missing_bins[@]} == 0 && ${#missing_libs[@]} == 0)); then
   record "binaries + libraries" PASS "${#binaries[@]} binaries in $bin, all libraries found"
 else
   record "binaries + libraries" FAIL \
@@ -241,6 +246,25 @@ elif [[ $do_tests -eq 1 ]]; then
     record "tests: README examples (auto)" PASS "$(tail -n 1 "$tests_log") [$((SECONDS - t0)) s]"
   else
     record "tests: README examples (auto)" FAIL "see tests.log [$((SECONDS - t0)) s]"
+  fi
+fi
+
+if [[ $do_python -eq 1 ]]; then
+  [[ -f $tests_log ]] || : >"$tests_log"
+  # The Python package on the GPU backend (--python): joinery._native built for this machine's
+  # python3 against the library in $build_dir/src (scripts/python-module.sh; needs nanobind,
+  # pytest and pyarrow importable, e.g. carried as wheels), its tests with the GPU required
+  # (JOINERY_TEST_REQUIRE_GPU=1: the GPU cases and test_gpu.py are collected). Tests that need
+  # a dataframe library this machine lacks (pandas, polars, DuckDB) skip and are counted.
+  t0=$SECONDS
+  if ! pkg=$(BUILD_DIR=$build_dir bash scripts/python-module.sh 2>>"$tests_log" | tail -n 1) ||
+     [[ -z $pkg ]]; then
+    record "tests: python (gpu)" FAIL "module build failed; see tests.log [$((SECONDS - t0)) s]"
+  elif run_logged "$tests_log" env "PYTHONPATH=$root/$pkg${PYTHONPATH:+:$PYTHONPATH}" \
+         JOINERY_TEST_REQUIRE_GPU=1 python3 -m pytest -q -p no:cacheprovider -rs python/tests; then
+    record "tests: python (gpu)" PASS "$(grep -E ' in [0-9.]+s' "$tests_log" | tail -n 1) [$((SECONDS - t0)) s]"
+  else
+    record "tests: python (gpu)" FAIL "$(grep -E ' in [0-9.]+s' "$tests_log" | tail -n 1) [$((SECONDS - t0)) s]"
   fi
 fi
 

@@ -12,16 +12,17 @@ class Stats:
 
     algorithm: str  #: the algorithm that ran (never "automatic")
     backend: str  #: "cpu" or "gpu"
-    seconds: float  #: wall time inside the library
+    seconds: float  #: the library's own measure of the operation (its statistics' seconds)
     phases: dict = field(default_factory=dict)  #: seconds of each phase, by name
     bytes_moved: int = 0  #: bytes read and written (an estimate)
     strategy: str | None = None  #: joins' table materialization on the GPU (gfur / gftr)
+    call_seconds: float = 0.0  #: wall time of the C++ call, as a C++ caller would see it
 
     @classmethod
     def of(cls, native) -> "Stats":
         s = native.stats
         return cls(s["algorithm"], s["backend"], s["seconds"], dict(s["phases"]),
-                   s["bytes_moved"], s.get("strategy"))
+                   s["bytes_moved"], s.get("strategy"), s["call_seconds"])
 
 
 class _ArrowColumn:

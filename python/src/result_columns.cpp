@@ -122,6 +122,7 @@ nb::dict result_columns::stats_dict() const {
   d["backend"] = stats.backend;
   if (!stats.strategy.empty()) { d["strategy"] = stats.strategy; }
   d["seconds"] = stats.seconds;
+  d["call_seconds"] = stats.call_seconds;
   d["bytes_moved"] = stats.bytes_moved;
   nb::dict phases;
   for (auto const& [name, seconds] : stats.phases) {  // repeated phases (per chunk) add up

@@ -18,6 +18,7 @@ struct result_stats {
   std::string backend;
   std::string strategy;  ///< joins' table materialization; empty elsewhere
   double seconds = 0;
+  double call_seconds = 0;  ///< wall time of the C++ call (join / groupby) as a caller sees it
   std::uint64_t bytes_moved = 0;
   std::vector<std::pair<std::string, double>> phases;
 };

@@ -12,6 +12,9 @@ BACKENDS = ["cpu"] + (["gpu"] if joinery.gpu_count() > 0 else [])
 if os.environ.get("JOINERY_TEST_REQUIRE_GPU") == "1" and "gpu" not in BACKENDS:
     raise RuntimeError("JOINERY_TEST_REQUIRE_GPU=1 but joinery sees no GPU")
 
+# Device arrays (CuPy) and the GPU-only paths: collected only where a GPU is present.
+collect_ignore = [] if "gpu" in BACKENDS else ["test_gpu.py"]
+
 KEY_TYPES = ["int32", "int64", "uint32", "uint64"]
 VALUE_TYPES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
                "float32", "float64"]

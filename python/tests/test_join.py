@@ -131,5 +131,5 @@ def test_stats_name_what_ran(backend):
                                 algorithm="sort_merge")
     assert isinstance(stats, joinery.Stats)
     assert stats.algorithm == "sort_merge" and stats.backend == backend
-    assert stats.seconds > 0 and stats.phases
+    assert stats.seconds > 0 and stats.phases and stats.call_seconds > 0
     assert table.num_rows == left.join(right, keys="k", join_type="inner").num_rows > 0
