@@ -17,6 +17,8 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <deque>
+#include <functional>
 #include <exception>
 #include <mutex>
 #include <optional>
@@ -29,7 +31,44 @@ using namespace nb::literals;
 namespace joinery::python {
 namespace {
 
-// Runs `task` on a worker thread while this thread, the GIL released, waits in short steps and
+// Worker threads that outlive calls: a CUDA-using thread costs about a millisecond to start and
+// end (its per-thread stream and context state), which a call per thread would pay each time.
+// Threads are added when every one is busy (a call abandoned by Ctrl-C keeps its thread until it
+// finishes) and are never destroyed (the pool is leaked on purpose: they may outlive main()).
+class worker_pool {
+ public:
+  static worker_pool& instance() {
+    static auto* pool = new worker_pool();
+    return *pool;
+  }
+  void submit(std::function<void()> task) {
+    std::lock_guard lock(mutex_);
+    tasks_.push_back(std::move(task));
+    if (tasks_.size() > idle_) { std::thread([this] { work(); }).detach(); }
+    else { wake_.notify_one(); }
+  }
+
+ private:
+  void work() {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      ++idle_;
+      wake_.wait(lock, [&] { return !tasks_.empty(); });
+      --idle_;
+      auto task = std::move(tasks_.front());
+      tasks_.pop_front();
+      lock.unlock();
+      task();
+      lock.lock();
+    }
+  }
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<std::function<void()>> tasks_;
+  std::size_t idle_ = 0;
+};
+
+// Runs `task` on a pool thread while this thread, the GIL released, waits in short steps and
 // checks for signals between them. On Ctrl-C the caller gets KeyboardInterrupt at once; the
 // worker, which owns its inputs through `task`, finishes in the background and drops its result.
 template <class Task>
@@ -45,7 +84,7 @@ auto run_interruptible(Task task) -> decltype(task()) {
     explicit shared_state(Task t) : task(std::move(t)) {}
   };
   auto state = std::make_shared<shared_state>(std::move(task));
-  std::thread worker([state] {
+  worker_pool::instance().submit([state] {
     try {
       state->result.emplace(state->task());
     } catch (...) {
@@ -64,12 +103,8 @@ auto run_interruptible(Task task) -> decltype(task()) {
                                          [&] { return state->done; });
     }
     if (done) { break; }
-    if (PyErr_CheckSignals() != 0) {
-      worker.detach();
-      throw nb::python_error();
-    }
+    if (PyErr_CheckSignals() != 0) { throw nb::python_error(); }
   }
-  worker.join();
   if (state->error) { std::rethrow_exception(state->error); }
   return std::move(*state->result);
 }
