@@ -5,11 +5,13 @@ For each workload the same in-memory pyarrow tables go to joinery.join / joinery
 (wall time of the Python call, against the wall time of the C++ call it makes,
 Stats.call_seconds: the overhead is what the import of the inputs, the worker thread and the
 export of the result add), and, where installed, to DuckDB and polars. Every engine's result is
-checked (row count; the group-by's sums) against joinery's before its time is kept. Medians of
+checked against what the data holds (the join's row count, the group count and the sums of the
+group-by, computed with NumPy) before its time is kept. Medians of
 --runs timed runs after one warm-up. One JSON object per measurement on stdout (or --out).
 
   PYTHONPATH=build/python python3 bench/python/python_api.py [--backend cpu|gpu]
-      [--join-rows 2^24 --probe-rows 2^25] [--groupby-rows 2^26 --groups 2^10] [--runs 5]
+      [--engines joinery,duckdb,polars] [--join-rows 2^24 --probe-rows 2^25]
+      [--groupby-rows 2^26 --groups 2^10] [--runs 5]
 """
 import argparse
 import datetime
@@ -22,8 +24,7 @@ import time
 
 import numpy as np
 import pyarrow as pa
-
-import joinery
+import pyarrow.compute
 
 
 def rows_arg(text: str) -> int:
@@ -66,7 +67,8 @@ def main():
     ap.add_argument("--groupby-rows", type=rows_arg, default=2**26)
     ap.add_argument("--groups", type=rows_arg, default=2**10)
     ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--peers", default="duckdb,polars", help="comma list; '' for none")
+    ap.add_argument("--engines", default="joinery,duckdb,polars",
+                    help="comma list of joinery, duckdb, polars (those not installed are left out)")
     ap.add_argument("--out")
     ap.add_argument("--revision", help="the revision measured (default: git's HEAD, +dirty)")
     args = ap.parse_args()
@@ -89,54 +91,57 @@ def main():
         if out is not sys.stdout:
             print(line)
 
-    peers = [p for p in args.peers.split(",") if p]
-
-    # --- join: probe (left) x build (right), key + one payload a side, inner --------------
-    build, probe = join_tables(args.join_rows, args.probe_rows)
-    stats = []
-
-    def joinery_join():
-        table, s = joinery.join(probe, build, on="k", backend=args.backend, return_stats=True)
-        stats.append(s.call_seconds)
-        return table
-
-    wall, table = timed(joinery_join, args.runs)
-    rows = table.num_rows
-    del table
-    library = statistics.median(stats[1:])
-    expected = rows
-    emit(experiment="python-join", engine="joinery", build_rows=args.join_rows,
-         probe_rows=args.probe_rows, rows=rows, median_s=wall, api_median_s=library,
-         overhead=wall / library - 1, tuples_per_s=(args.join_rows + args.probe_rows) / wall)
-    if "duckdb" in peers:
+    engines = [e for e in args.engines.split(",") if e]
+    if "joinery" in engines:
+        import joinery
+    duckdb = pl = None
+    if "duckdb" in engines:
         try:
             import duckdb
         except ImportError:
-            duckdb = None
-        if duckdb is not None:
-            con = duckdb.connect()
-            con.register("build_t", build)
-            con.register("probe_t", probe)
-            q = "select p.k, p.p, b.b from probe_t p join build_t b on p.k = b.k"
-            wall, rows = timed(lambda: arrow_of(con.sql(q)), args.runs)
-            rows = rows.num_rows
-            assert rows == expected, (rows, expected)
-            emit(experiment="python-join", engine=f"duckdb {duckdb.__version__}", rows=rows,
-                 build_rows=args.join_rows, probe_rows=args.probe_rows, median_s=wall,
-                 tuples_per_s=(args.join_rows + args.probe_rows) / wall)
-    if "polars" in peers:
+            print("duckdb is not installed: left out", file=sys.stderr)
+    if "polars" in engines:
         try:
             import polars as pl
         except ImportError:
-            pl = None
-        if pl is not None:
-            pb, pp = pl.from_arrow(build), pl.from_arrow(probe)
-            wall, rows = timed(lambda: pp.join(pb, on="k"), args.runs)
-            rows = rows.height
-            assert rows == expected, (rows, expected)
-            emit(experiment="python-join", engine=f"polars {pl.__version__}", rows=rows,
-                 build_rows=args.join_rows, probe_rows=args.probe_rows, median_s=wall,
-                 tuples_per_s=(args.join_rows + args.probe_rows) / wall)
+            print("polars is not installed: left out", file=sys.stderr)
+
+    # --- join: probe (left) x build (right), key + one payload a side, inner --------------
+    build, probe = join_tables(args.join_rows, args.probe_rows)
+    expected = args.probe_rows  # every probe key has exactly one build row
+    join_sizes = {"build_rows": args.join_rows, "probe_rows": args.probe_rows}
+    tuples = args.join_rows + args.probe_rows
+    if "joinery" in engines:
+        stats = []
+
+        def joinery_join():
+            table, s = joinery.join(probe, build, on="k", backend=args.backend, return_stats=True)
+            stats.append(s.call_seconds)
+            return table
+
+        wall, table = timed(joinery_join, args.runs)
+        assert table.num_rows == expected, (table.num_rows, expected)
+        api = statistics.median(stats[1:])
+        del table
+        emit(experiment="python-join", engine="joinery", **join_sizes, rows=expected,
+             median_s=wall, api_median_s=api, overhead=wall / api - 1, tuples_per_s=tuples / wall)
+    if duckdb is not None:
+        con = duckdb.connect()
+        con.register("build_t", build)
+        con.register("probe_t", probe)
+        q = "select p.k, p.p, b.b from probe_t p join build_t b on p.k = b.k"
+        wall, r = timed(lambda: arrow_of(con.sql(q)), args.runs)
+        assert r.num_rows == expected, (r.num_rows, expected)
+        del r
+        emit(experiment="python-join", engine=f"duckdb {duckdb.__version__}", **join_sizes,
+             rows=expected, median_s=wall, tuples_per_s=tuples / wall)
+    if pl is not None:
+        pb, pp = pl.from_arrow(build), pl.from_arrow(probe)
+        wall, r = timed(lambda: pp.join(pb, on="k"), args.runs)
+        assert r.height == expected, (r.height, expected)
+        del r, pb, pp
+        emit(experiment="python-join", engine=f"polars {pl.__version__}", **join_sizes,
+             rows=expected, median_s=wall, tuples_per_s=tuples / wall)
     del build, probe
 
     # --- group-by: int32 key of `groups` spread values, SUM of two int32 columns --------------
@@ -145,36 +150,41 @@ def main():
     table = pa.table({"k": domain[rng.integers(0, len(domain), args.groupby_rows)],
                       "v": rng.integers(-1000, 1000, args.groupby_rows, dtype=np.int32),
                       "w": rng.integers(0, 1000, args.groupby_rows, dtype=np.int32)})
-    stats.clear()
+    keys = table.column("k").to_numpy()
+    groups = len(np.unique(keys))
+    v_total = int(table.column("v").to_numpy().astype(np.int64).sum())
+    if "joinery" in engines:
+        stats = []
 
-    def joinery_group_by():
-        result, s = joinery.group_by(table, "k", {"v": "sum", "w": "sum"}, backend=args.backend,
-                                     return_stats=True)
-        stats.append(s.call_seconds)
-        return result
+        def joinery_group_by():
+            result, s = joinery.group_by(table, "k", {"v": "sum", "w": "sum"},
+                                         backend=args.backend, return_stats=True)
+            stats.append(s.call_seconds)
+            return result
 
-    wall, result = timed(joinery_group_by, args.runs)
-    library = statistics.median(stats[1:])
-    total = pa.compute.sum(result.column("v_sum")).as_py()
-    emit(experiment="python-groupby", engine="joinery", rows=args.groupby_rows,
-         groups=result.num_rows, median_s=wall, api_median_s=library,
-         overhead=wall / library - 1, rows_per_s=args.groupby_rows / wall)
-    if "duckdb" in peers and duckdb is not None:
+        wall, result = timed(joinery_group_by, args.runs)
+        assert result.num_rows == groups
+        assert pa.compute.sum(result.column("v_sum")).as_py() == v_total
+        api = statistics.median(stats[1:])
+        emit(experiment="python-groupby", engine="joinery", rows=args.groupby_rows,
+             groups=groups, median_s=wall, api_median_s=api, overhead=wall / api - 1,
+             rows_per_s=args.groupby_rows / wall)
+    if duckdb is not None:
         con = duckdb.connect()
         con.register("t", table)
         q = "select k, sum(v) as v_sum, sum(w) as w_sum from t group by k"
         wall, r = timed(lambda: arrow_of(con.sql(q)), args.runs)
-        assert r.num_rows == result.num_rows and pa.compute.sum(r.column("v_sum")).as_py() == total
+        assert r.num_rows == groups and pa.compute.sum(r.column("v_sum")).as_py() == v_total
         emit(experiment="python-groupby", engine=f"duckdb {duckdb.__version__}",
-             rows=args.groupby_rows, groups=r.num_rows, median_s=wall,
+             rows=args.groupby_rows, groups=groups, median_s=wall,
              rows_per_s=args.groupby_rows / wall)
-    if "polars" in peers and pl is not None:
+    if pl is not None:
         frame = pl.from_arrow(table)
         q = lambda: frame.group_by("k").agg(pl.col("v").sum(), pl.col("w").sum())  # noqa: E731
         wall, r = timed(q, args.runs)
-        assert r.height == result.num_rows and r["v"].sum() == total
+        assert r.height == groups and r["v"].sum() == v_total
         emit(experiment="python-groupby", engine=f"polars {pl.__version__}",
-             rows=args.groupby_rows, groups=r.height, median_s=wall,
+             rows=args.groupby_rows, groups=groups, median_s=wall,
              rows_per_s=args.groupby_rows / wall)
 
 
