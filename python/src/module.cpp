@@ -3,6 +3,7 @@
 #include "input_columns.hpp"
 #include "result_columns.hpp"
 
+#include <joinery/cancel.hpp>
 #include <joinery/error.hpp>
 #include <joinery/groupby.hpp>
 #include <joinery/join.hpp>
@@ -15,6 +16,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -41,8 +43,14 @@ class worker_pool {
     static auto* pool = new worker_pool();
     return *pool;
   }
+  /// Calls queued or running, abandoned ones included.
+  std::size_t busy() {
+    std::lock_guard lock(mutex_);
+    return busy_;
+  }
   void submit(std::function<void()> task) {
     std::lock_guard lock(mutex_);
+    ++busy_;
     tasks_.push_back(std::move(task));
     if (tasks_.size() > idle_) { std::thread([this] { work(); }).detach(); }
     else { wake_.notify_one(); }
@@ -60,17 +68,20 @@ class worker_pool {
       lock.unlock();
       task();
       lock.lock();
+      --busy_;
     }
   }
   std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<std::function<void()>> tasks_;
   std::size_t idle_ = 0;
+  std::size_t busy_ = 0;
 };
 
 // Runs `task` on a pool thread while this thread, the GIL released, waits in short steps and
-// checks for signals between them. On Ctrl-C the caller gets KeyboardInterrupt at once; the
-// worker, which owns its inputs through `task`, finishes in the background and drops its result.
+// checks for signals between them. On Ctrl-C the caller gets KeyboardInterrupt at once and the
+// call is cancelled: the worker, which owns its inputs through `task`, stops at the library's
+// next check between phases (joinery/cancel.hpp) and drops what it made.
 template <class Task>
 auto run_interruptible(Task task) -> decltype(task()) {
   using result_type = decltype(task());
@@ -80,12 +91,14 @@ auto run_interruptible(Task task) -> decltype(task()) {
     bool done = false;
     std::optional<result_type> result;
     std::exception_ptr error;
+    std::atomic<bool> cancel{false};
     Task task;
     explicit shared_state(Task t) : task(std::move(t)) {}
   };
   auto state = std::make_shared<shared_state>(std::move(task));
   worker_pool::instance().submit([state] {
     try {
+      cancellation_scope scope(state->cancel);
       state->result.emplace(state->task());
     } catch (...) {
       state->error = std::current_exception();
@@ -103,7 +116,10 @@ auto run_interruptible(Task task) -> decltype(task()) {
                                          [&] { return state->done; });
     }
     if (done) { break; }
-    if (PyErr_CheckSignals() != 0) { throw nb::python_error(); }
+    if (PyErr_CheckSignals() != 0) {
+      state->cancel.store(true);
+      throw nb::python_error();
+    }
   }
   if (state->error) { std::rethrow_exception(state->error); }
   return std::move(*state->result);
@@ -317,6 +333,8 @@ void translate_exceptions(std::exception_ptr const& p, void*) {
     std::rethrow_exception(p);
   } catch (out_of_memory const& e) {
     PyErr_SetString(PyExc_MemoryError, e.what());
+  } catch (cancelled const& e) {
+    PyErr_SetString(PyExc_KeyboardInterrupt, e.what());
   } catch (cuda_error const& e) {
     PyErr_SetString(PyExc_RuntimeError, e.what());
   } catch (logic_error const& e) {
@@ -368,6 +386,8 @@ NB_MODULE(_native, m) {
   m.def("group_by", &group_by_columns, "input"_a, "key"_a, "aggs"_a, "algorithm"_a, "backend"_a,
         "sort"_a, "device"_a);
   m.def("device_count", [] { return joinery::device_count(); });
+  m.def("busy_calls", [] { return worker_pool::instance().busy(); },
+        "calls queued or running on the worker threads, those abandoned by Ctrl-C included");
   m.def("join_algorithms", [](std::string const& backend_name) {
     std::vector<std::string> names;
     for (auto a : joinery::join_algorithms_on(joinery::backend_from_string(backend_name))) {

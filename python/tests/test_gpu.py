@@ -70,3 +70,17 @@ def test_a_budget_too_small_is_a_memory_error():
     device_right = {n: cupy.asarray(v) for n, v in right.items()}
     with pytest.raises(MemoryError):
         joinery.join(device_left, device_right, on="k", device_budget=4096)
+
+
+def test_torch_cuda_tensors_are_read_in_place():
+    torch = pytest.importorskip("torch")
+    left, right = random_tables(5, 100_000, 30_000)
+    device_left = {n: torch.from_numpy(v).cuda() for n, v in left.items()}
+    device_right = {n: torch.from_numpy(v).cuda() for n, v in right.items()}
+    from joinery._inputs import read_table
+
+    table = read_table(device_left, "left")
+    assert [c.address for c in table.columns] == [t.data_ptr() for t in device_left.values()]
+    got = joinery.join(device_left, device_right, on="k", result="cupy")
+    want = joinery.join(pa.table(left), pa.table(right), on="k", backend="cpu")
+    assert rows(got, want.column_names) == rows(want, want.column_names)

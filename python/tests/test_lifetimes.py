@@ -59,10 +59,13 @@ def test_no_leak_over_a_thousand_calls():
     assert grown < 16 * 2**20, f"RSS grew by {grown / 2**20:.1f} MiB over 1000 calls"
 
 
-def test_ctrl_c_interrupts_a_long_call():
+def test_ctrl_c_interrupts_a_long_call_and_cancels_it():
+    from joinery import _native
+
     # A nested-loop join of 2^18 x 2^17 rows runs about 6 s on two cores (2^16 x 2^16: 0.74 s).
     left = {"k": np.arange(2**18, dtype=np.int64)}
     right = {"k": np.arange(2**17, dtype=np.int64)[::-1].copy()}
+    assert _native.busy_calls() == 0
     timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
     start = time.perf_counter()
     timer.start()
@@ -70,3 +73,10 @@ def test_ctrl_c_interrupts_a_long_call():
         joinery.join(left, right, on="k", algorithm="nested_loop", backend="cpu")
     assert time.perf_counter() - start < 1.5
     timer.cancel()
+    # The abandoned call stops at its next check (a run of 64 probe rows), not after 6 s.
+    while _native.busy_calls() > 0 and time.perf_counter() - start < 10:
+        time.sleep(0.01)
+    assert _native.busy_calls() == 0
+    assert time.perf_counter() - start < 1.5
+    # and the next call works
+    assert len(joinery.join(left, right, on="k", algorithm="radix_hash", backend="cpu")["k"]) == 2**17

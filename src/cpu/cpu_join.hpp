@@ -1,6 +1,7 @@
 #pragma once
 // Internal: the CPU backend's join algorithms (OpenMP). Each algorithm is a template over the key
 // type and a sink, defined in its own .cpp and instantiated there for the closed lists below.
+#include "core/cancel.hpp"
 #include "cpu/match_list.hpp"
 
 #include <omp.h>
@@ -93,8 +94,11 @@ void emit_all_unmatched(join_input<Key> const& in, std::vector<Sink>& sinks) {
 /// Measures a phase and appends it to `phases` (when not null).
 class phase_timer {
  public:
+  /// A phase starts only when the call was not cancelled (joinery/cancel.hpp).
   phase_timer(std::vector<phase_time>* phases, char const* name)
-      : phases_(phases), name_(name), t0_(std::chrono::steady_clock::now()) {}
+      : phases_(phases), name_(name), t0_(std::chrono::steady_clock::now()) {
+    throw_if_cancelled();
+  }
   ~phase_timer() {
     if (phases_ != nullptr) {
       phases_->push_back(

@@ -7,6 +7,7 @@
 // hash (key and the aggregated columns, one pass, at most 2^10 partitions) and aggregates each
 // partition in one cache-resident table, in parallel over partitions; a partition's groups live
 // in no other partition, so nothing is merged.
+#include "core/cancel.hpp"
 #include "cpu/cpu_groupby.hpp"
 #include "cpu/groupby_accumulators.hpp"
 
@@ -36,6 +37,7 @@ struct phase_clock {
       out->push_back({name, std::chrono::duration<double>(now - t).count()});
     }
     t = now;
+    throw_if_cancelled();  // between phases (joinery/cancel.hpp)
   }
 };
 

@@ -24,6 +24,8 @@ void run(join_input<Key> const& in, std::vector<Sink>& sinks, Match match) {
   auto const nb = in.build_rows;
   auto const np = in.probe_rows;
   phase_timer timer(in.phases, "join");
+  // One long phase: its row runs stop once the call is cancelled, and the call then throws.
+  auto const* cancel = cancel_flag();
 #pragma omp parallel
   {
     auto& out = sinks[static_cast<std::size_t>(omp_get_thread_num())];
@@ -33,6 +35,7 @@ void run(join_input<Key> const& in, std::vector<Sink>& sinks, Match match) {
     std::vector<std::vector<std::int64_t>> run_hits(probe_run);
 #pragma omp for schedule(dynamic, 4)
     for (std::int64_t p0 = 0; p0 < np; p0 += probe_run) {
+      if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) { continue; }
       auto const p1 = std::min(np, p0 + probe_run);
       for (auto& h : run_hits) { h.clear(); }
       for (std::int64_t b0 = 0; b0 < nb; b0 += build_block_rows) {
@@ -56,6 +59,7 @@ void run(join_input<Key> const& in, std::vector<Sink>& sinks, Match match) {
       }
     }
   }
+  throw_if_cancelled();
 }
 
 }  // namespace

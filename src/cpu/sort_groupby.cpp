@@ -2,6 +2,7 @@
 // order-preserving form, passes over constant digits skipped) carrying the aggregated columns,
 // then segmented aggregation over even ranges, one per thread; a group crossing a range boundary
 // is finished by a small merge of its carried head. Groups come out in key order.
+#include "core/cancel.hpp"
 #include "cpu/cpu_groupby.hpp"
 #include "cpu/groupby_accumulators.hpp"
 
@@ -69,6 +70,7 @@ table run_sort(table_view const& input, size_type key_column, agg_plan const& pl
       phases->push_back({name, std::chrono::duration<double>(now - t0).count()});
     }
     t0 = now;
+    throw_if_cancelled();  // between phases (joinery/cancel.hpp)
   };
   auto const* keys = input.column(key_column).template data_as<K>();
   auto const n = static_cast<std::size_t>(input.num_rows());

@@ -1,6 +1,7 @@
 // The public group-by: checks the request, resolves backend and algorithm, runs.
 #include <joinery/groupby.hpp>
 
+#include "core/cancel.hpp"
 #include "cpu/cpu_groupby.hpp"
 #if defined(JOINERY_HAS_CUDA)
 #include "groupby/gpu/gpu_groupby.hpp"
@@ -75,6 +76,7 @@ groupby_result run_on_gpu(table_view const& input, size_type key_column,
     stream.synchronize();
     phases.push_back({"copy to device", std::chrono::duration<double>(clock_type::now() - t0).count()});
   }
+  detail::throw_if_cancelled();  // between the copy and the run (joinery/cancel.hpp)
   r.columns = detail::gpu::run_groupby(algo, device_input, key_column, aggregations,
                                        options.sort_by_key, {}, &phases, &algo, stream, dev_mr);
   if (mr != nullptr && mr != dev_mr) {
@@ -132,6 +134,7 @@ groupby_result groupby(table_view const& input, size_type key_column,
                        groupby_options const& options, stream_ref stream,
                        memory_resource_ref mr) {
   scoped_range range("joinery::groupby");
+  detail::throw_if_cancelled();
   auto const t0 = clock_type::now();
   JOINERY_EXPECTS(key_column >= 0 && key_column < input.num_columns(),
                   "group-by key column " + std::to_string(key_column) +

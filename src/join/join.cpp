@@ -1,6 +1,7 @@
 // The public join: checks the request, resolves backend and algorithm, runs, shapes the result.
 #include <joinery/join.hpp>
 
+#include "core/cancel.hpp"
 #include "cpu/cpu_join.hpp"
 #include "join/choose.hpp"
 #include "cpu/match_list.hpp"
@@ -351,6 +352,7 @@ join_result run(table_view const& build, size_type build_key, table_view const& 
 join_result join(table_view const& build, size_type build_key, table_view const& probe,
                  size_type probe_key, join_options const& options, stream_ref stream,
                  memory_resource_ref mr) {
+  detail::throw_if_cancelled();
   return run(build, build_key, probe, probe_key, options, nullptr, stream, mr);
 }
 
@@ -358,6 +360,7 @@ join_result join_batches(table_view const& build, size_type build_key, table_vie
                          size_type probe_key, join_options const& options,
                          join_batch_sink const& sink, stream_ref stream, memory_resource_ref mr) {
   JOINERY_EXPECTS(static_cast<bool>(sink), "join_batches needs a sink");
+  detail::throw_if_cancelled();
   auto result = run(build, build_key, probe, probe_key, options, &sink, stream, mr);
   if (result.stats.algorithm == join_algorithm::streamed || result.form == output_form::aggregate) {
     return result;  // streamed delivered its batches itself

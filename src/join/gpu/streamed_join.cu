@@ -3,6 +3,7 @@
 // host thread on its own stream while chunk i is joined on the caller's stream and its result
 // copied out. Every join kind and output form of the no-partitioning hash join, whose probe
 // this is; each chunk's result is delivered as it is made, or gathered into one result.
+#include "core/cancel.hpp"
 #include "core/transfer.hpp"  // upload_segments
 #include "join/gpu/gpu_join.hpp"
 #include "join/gpu/join_common.cuh"
@@ -375,6 +376,7 @@ join_result streamed_join(table_view const& build, size_type build_key, table_vi
   auto t0 = clock_type::now();
   {
     for (size_type i = 0; i < chunks; ++i) {
+      throw_if_cancelled();  // between chunks (joinery/cancel.hpp)
       auto const cols = next.get();
       // Chunk i - 1 is complete (this thread synchronized on it): its slot takes chunk i + 1.
       if (i + 1 < chunks) { next = start_upload(i + 1); }
