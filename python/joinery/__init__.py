@@ -9,8 +9,15 @@ backend beside them, over Arrow, NumPy, pandas, polars and CuPy data.
 
 See help(joinery.join), help(joinery.group_by) and docs/python.md.
 """
+import atexit as _atexit
+
+from . import _native
 from ._api import algorithms, gpu_count, group_by, join
 from ._outputs import Stats
+
+# A call still running at exit (one abandoned by Ctrl-C) is cancelled and waited for: a process
+# that ends while a worker thread is inside a parallel region aborts.
+_atexit.register(_native.cancel_all_and_wait, 30.0)
 
 __all__ = ["join", "group_by", "Stats", "algorithms", "gpu_count"]
 __version__ = "0.1.0"

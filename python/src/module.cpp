@@ -25,6 +25,7 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <vector>
 #include <type_traits>
 
 namespace nb = nanobind;
@@ -48,6 +49,22 @@ class worker_pool {
     std::lock_guard lock(mutex_);
     return busy_;
   }
+  /// Cancels every queued or running call and waits up to `seconds` for them to stop: at
+  /// interpreter exit (a process that ends while a worker is inside a parallel region aborts).
+  bool cancel_all_and_wait(double seconds) {
+    std::unique_lock lock(mutex_);
+    for (auto* flag : cancel_flags_) { flag->store(true); }
+    return idle_signal_.wait_for(lock, std::chrono::duration<double>(seconds),
+                                 [&] { return busy_ == 0; });
+  }
+  void add_flag(std::atomic<bool>* flag) {
+    std::lock_guard lock(mutex_);
+    cancel_flags_.push_back(flag);
+  }
+  void remove_flag(std::atomic<bool>* flag) {
+    std::lock_guard lock(mutex_);
+    std::erase(cancel_flags_, flag);
+  }
   void submit(std::function<void()> task) {
     std::lock_guard lock(mutex_);
     ++busy_;
@@ -68,20 +85,51 @@ class worker_pool {
       lock.unlock();
       task();
       lock.lock();
-      --busy_;
+      if (--busy_ == 0) { idle_signal_.notify_all(); }
     }
   }
   std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<std::function<void()>> tasks_;
+  std::condition_variable idle_signal_;
+  std::vector<std::atomic<bool>*> cancel_flags_;  // of the calls queued or running
   std::size_t idle_ = 0;
   std::size_t busy_ = 0;
 };
 
+// Calls abandoned by Ctrl-C, kept until a later call's thread, which holds the GIL, releases
+// them: a worker thread never drops Python objects itself (waiting for the GIL at interpreter
+// exit ends a thread by forced unwinding, which aborts the process). Left at exit, they leak.
+class abandoned_calls {
+ public:
+  static void keep(std::shared_ptr<void> call) {
+    std::lock_guard lock(mutex());
+    list().push_back(std::move(call));
+  }
+  static void release() {  // the GIL held
+    std::vector<std::shared_ptr<void>> done;
+    {
+      std::lock_guard lock(mutex());
+      done.swap(list());
+    }
+  }
+
+ private:
+  static std::mutex& mutex() {
+    static auto* m = new std::mutex();
+    return *m;
+  }
+  static std::vector<std::shared_ptr<void>>& list() {
+    static auto* l = new std::vector<std::shared_ptr<void>>();
+    return *l;
+  }
+};
+
 // Runs `task` on a pool thread while this thread, the GIL released, waits in short steps and
 // checks for signals between them. On Ctrl-C the caller gets KeyboardInterrupt at once and the
-// call is cancelled: the worker, which owns its inputs through `task`, stops at the library's
-// next check between phases (joinery/cancel.hpp) and drops what it made.
+// call is cancelled: the worker stops at the library's next check between phases
+// (joinery/cancel.hpp). The inputs the task owns are released by this thread (the GIL held) or,
+// for an abandoned call, by a later call's thread.
 template <class Task>
 auto run_interruptible(Task task) -> decltype(task()) {
   using result_type = decltype(task());
@@ -89,23 +137,32 @@ auto run_interruptible(Task task) -> decltype(task()) {
     std::mutex mutex;
     std::condition_variable done_signal;
     bool done = false;
+    bool abandoned = false;
     std::optional<result_type> result;
     std::exception_ptr error;
     std::atomic<bool> cancel{false};
-    Task task;
-    explicit shared_state(Task t) : task(std::move(t)) {}
+    std::optional<Task> task;
   };
-  auto state = std::make_shared<shared_state>(std::move(task));
-  worker_pool::instance().submit([state] {
+  abandoned_calls::release();
+  auto state = std::make_shared<shared_state>();
+  state->task.emplace(std::move(task));
+  worker_pool::instance().add_flag(&state->cancel);
+  worker_pool::instance().submit([state]() mutable {
     try {
       cancellation_scope scope(state->cancel);
-      state->result.emplace(state->task());
+      state->result.emplace((*state->task)());
     } catch (...) {
       state->error = std::current_exception();
     }
-    std::lock_guard lock(state->mutex);
-    state->done = true;
+    worker_pool::instance().remove_flag(&state->cancel);
+    bool abandoned = false;
+    {
+      std::lock_guard lock(state->mutex);
+      state->done = true;
+      abandoned = state->abandoned;
+    }
     state->done_signal.notify_all();
+    if (abandoned) { abandoned_calls::keep(std::move(state)); }
   });
   for (;;) {
     bool done = false;
@@ -118,9 +175,17 @@ auto run_interruptible(Task task) -> decltype(task()) {
     if (done) { break; }
     if (PyErr_CheckSignals() != 0) {
       state->cancel.store(true);
+      std::unique_lock lock(state->mutex);
+      if (!state->done) {
+        state->abandoned = true;
+        throw nb::python_error();
+      }
+      lock.unlock();
+      state->task.reset();
       throw nb::python_error();
     }
   }
+  state->task.reset();  // the inputs, released with the GIL held
   if (state->error) { std::rethrow_exception(state->error); }
   return std::move(*state->result);
 }
@@ -388,6 +453,10 @@ NB_MODULE(_native, m) {
   m.def("device_count", [] { return joinery::device_count(); });
   m.def("busy_calls", [] { return worker_pool::instance().busy(); },
         "calls queued or running on the worker threads, those abandoned by Ctrl-C included");
+  m.def("cancel_all_and_wait", [](double seconds) {
+    nb::gil_scoped_release no_gil;
+    return worker_pool::instance().cancel_all_and_wait(seconds);
+  }, "seconds"_a, "cancels every running call and waits for them to stop (at exit)");
   m.def("join_algorithms", [](std::string const& backend_name) {
     std::vector<std::string> names;
     for (auto a : joinery::join_algorithms_on(joinery::backend_from_string(backend_name))) {

@@ -80,3 +80,27 @@ def test_ctrl_c_interrupts_a_long_call_and_cancels_it():
     assert time.perf_counter() - start < 1.5
     # and the next call works
     assert len(joinery.join(left, right, on="k", algorithm="radix_hash", backend="cpu")["k"]) == 2**17
+
+
+def test_the_interpreter_exits_cleanly_after_calls_and_an_abandoned_one():
+    import subprocess
+    import sys
+
+    code = """
+import os, signal, threading
+import numpy as np
+import joinery
+left = {"k": np.arange(2**18, dtype=np.int64)}
+right = {"k": np.arange(2**17, dtype=np.int64)}
+for _ in range(20):
+    joinery.join(left, right, on="k")
+threading.Timer(0.2, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+try:
+    joinery.join(left, right, on="k", algorithm="nested_loop", backend="cpu")
+except KeyboardInterrupt:
+    print("interrupted")
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, env=dict(os.environ))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "interrupted" and "terminate" not in done.stderr
