@@ -1,6 +1,7 @@
 """joinery.join and joinery.group_by."""
 from __future__ import annotations
 
+import numbers
 import re
 from collections.abc import Mapping, Sequence
 
@@ -20,13 +21,13 @@ def _budget_bytes(budget) -> int | None:
         return None
     if isinstance(budget, bool):
         raise TypeError("device_budget must be a number of bytes or a string such as '8GiB'")
-    if isinstance(budget, int):
+    if isinstance(budget, numbers.Integral):
         if budget <= 0:
             raise ValueError(f"device_budget must be positive, got {budget}")
-        return budget
+        return int(budget)
     if isinstance(budget, str):
         m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([a-zA-Z]*)\s*", budget)
-        if m and m.group(2).lower() in _UNITS and float(m.group(1)) > 0:
+        if m and m.group(2).lower() in _UNITS and float(m.group(1)) * _UNITS[m.group(2).lower()] >= 1:
             return int(float(m.group(1)) * _UNITS[m.group(2).lower()])
         raise ValueError(f"device_budget {budget!r}: expected a size such as '8GiB' or '512MB'")
     raise TypeError("device_budget must be a number of bytes or a string such as '8GiB'")
@@ -170,6 +171,11 @@ def _aggregation_list(aggs) -> list[tuple[str, str]]:
                              f"{_AGGREGATIONS}")
     if not pairs:
         raise ValueError("aggs names no aggregation")
+    seen = set()
+    for pair in pairs:
+        if pair in seen:
+            raise ValueError(f"aggregation {pair[1]!r} of column {pair[0]!r} is asked for twice")
+        seen.add(pair)
     return pairs
 
 

@@ -36,7 +36,7 @@ def _is_device_array(obj) -> bool:
     if hasattr(obj, "__cuda_array_interface__"):
         return True
     device = getattr(obj, "__dlpack_device__", None)
-    return device is not None and device()[0] in (2, 3, 13)  # CUDA, CUDA host, CUDA managed
+    return device is not None and device()[0] in (2, 3)  # CUDA, CUDA pinned host
 
 
 def _synchronize_device_producer(obj) -> None:
@@ -78,10 +78,26 @@ def read_column(obj, name: str):
         columns = _native.columns_from_arrow_array(*obj.__arrow_c_array__())
         return _single(columns, name), ARROW, None
     if _is_device_array(obj):
+        if not hasattr(obj, "__dlpack__"):
+            # Only the CUDA array interface: CuPy wraps it without a copy, then DLPack serves.
+            try:
+                import cupy
+            except ImportError:
+                raise TypeError(f"column {name!r}: a device array without __dlpack__ needs "
+                                "CuPy to be read (pip install cupy)") from None
+            obj = cupy.asarray(obj)
         _synchronize_device_producer(obj)
         return _native.column_from_array(obj, name), DEVICE, obj
     if _module_of(obj) == "pandas":
-        obj = obj.to_numpy()
+        numpy_dtype = getattr(obj.dtype, "numpy_dtype", None)  # nullable and Arrow-backed dtypes
+        if numpy_dtype is not None:
+            nulls = int(obj.isna().sum())
+            if nulls:
+                raise ValueError(f"column {name!r} holds {nulls} nulls: joinery does not take "
+                                 "NULL values yet (drop or fill them first)")
+            obj = obj.to_numpy(dtype=numpy_dtype)
+        else:
+            obj = obj.to_numpy()
     array = _host_array(obj, name)
     return _native.column_from_array(array, name), NUMPY, array
 
@@ -97,9 +113,10 @@ def read_table(obj, role: str) -> InputTable:
     PyCapsule interface (polars, DuckDB), a pandas DataFrame, or a dict of arrays."""
     module = _module_of(obj)
     if module == "pandas" and hasattr(obj, "columns"):
-        table = read_table({str(c): obj[c] for c in obj.columns}, role)
-        if len(set(table.names)) != len(obj.columns):
-            raise ValueError(f"{role}: column names must be unique")
+        names = [str(c) for c in obj.columns]
+        if len(set(names)) != len(names):
+            raise ValueError(f"{role}: column names must be unique, got {names}")
+        table = read_table({str(c): obj.iloc[:, i] for i, c in enumerate(obj.columns)}, role)
         table.origin = PANDAS
         return table
     if isinstance(obj, Mapping):

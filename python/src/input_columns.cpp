@@ -95,25 +95,29 @@ std::int64_t count_nulls(std::uint8_t const* validity, std::int64_t begin, std::
   return rows - valid;
 }
 
-// A view over one primitive Arrow array; `parent_offset` is the enclosing struct's offset.
-column_view view_of_arrow(ArrowArray const& a, std::int64_t parent_offset, type_id type,
-                          std::string const& name) {
+// A view over one primitive Arrow array: of its own rows, or, as the child of a struct (a record
+// batch), of the struct's `rows` rows from the struct's offset `parent_offset` on.
+column_view view_of_arrow(ArrowArray const& a, std::int64_t parent_offset, std::int64_t rows,
+                          type_id type, std::string const& name) {
   if (a.n_buffers != 2 || a.n_children != 0) {
     refuse(quoted(name) + ": an Arrow primitive array has 2 buffers and no children");
   }
   std::int64_t const begin = a.offset + parent_offset;
   auto const* validity = static_cast<std::uint8_t const*>(a.buffers[0]);
   if (a.null_count != 0 && validity != nullptr) {
-    std::int64_t const nulls = a.null_count > 0 ? a.null_count : count_nulls(validity, begin, a.length);
+    // The array's own count holds only when the view covers all of it.
+    bool const whole = parent_offset == 0 && rows == a.length;
+    std::int64_t const nulls =
+      whole && a.null_count > 0 ? a.null_count : count_nulls(validity, begin, rows);
     if (nulls > 0) {
       refuse(quoted(name) + " holds " + std::to_string(nulls) +
              " nulls: joinery does not take NULL values yet (drop or fill them first)");
     }
   }
-  if (a.length == 0) { return column_view(type, nullptr, 0, memory_space::host); }
+  if (rows == 0) { return column_view(type, nullptr, 0, memory_space::host); }
   auto const* data = static_cast<std::byte const*>(a.buffers[1]);
   if (data == nullptr) { refuse(quoted(name) + ": Arrow array without a data buffer"); }
-  return column_view(type, data + begin * static_cast<std::int64_t>(size_of(type)), a.length,
+  return column_view(type, data + begin * static_cast<std::int64_t>(size_of(type)), rows,
                      memory_space::host);
 }
 
@@ -154,21 +158,24 @@ batch_layout layout_of(ArrowSchema const& schema) {
 std::vector<column_view> views_of_batch(ArrowArray const& batch, batch_layout const& layout) {
   std::vector<column_view> views;
   if (!layout.is_table) {
-    views.push_back(view_of_arrow(batch, 0, layout.types[0], layout.names[0]));
+    views.push_back(view_of_arrow(batch, 0, batch.length, layout.types[0], layout.names[0]));
     return views;
   }
   if (batch.n_children != static_cast<std::int64_t>(layout.types.size())) {
     refuse("an Arrow record batch does not have the columns its schema names");
   }
-  if (batch.null_count > 0) { refuse("an Arrow record batch with null rows cannot be read"); }
+  auto const* struct_validity = batch.n_buffers > 0 ? static_cast<std::uint8_t const*>(batch.buffers[0]) : nullptr;
+  if (batch.null_count != 0 && struct_validity != nullptr &&
+      (batch.null_count > 0 || count_nulls(struct_validity, batch.offset, batch.length) > 0)) {
+    refuse("an Arrow record batch with null rows cannot be read");
+  }
   for (std::size_t i = 0; i < layout.types.size(); ++i) {
     ArrowArray const& child = *batch.children[i];
-    auto view = view_of_arrow(child, batch.offset, layout.types[i], layout.names[i]);
-    // A child may be longer than its struct (a sliced batch): the struct's length counts.
-    if (view.size() > batch.length) {
-      view = column_view(view.type(), view.data(), batch.length, memory_space::host);
+    if (child.length - batch.offset < batch.length) {
+      refuse(quoted(layout.names[i]) + ": an Arrow struct child shorter than its struct");
     }
-    views.push_back(view);
+    // The struct's slice counts (a sliced batch shares its children whole).
+    views.push_back(view_of_arrow(child, batch.offset, batch.length, layout.types[i], layout.names[i]));
   }
   return views;
 }

@@ -27,8 +27,7 @@ struct named_columns {
   bool is_table = false;
 };
 
-/// A 1-D array (buffer protocol, DLPack or the CUDA array interface, through nanobind) read in
-/// place. Refuses strided views, more than one dimension and types joinery has no column for.
+/// A 1-D array (the buffer protocol or DLPack, through nanobind) read in place. Refuses strided views, more than one dimension and types joinery has no column for.
 input_column column_from_array(nanobind::ndarray<nanobind::ro> const& array,
                                std::string const& name);
 

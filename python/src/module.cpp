@@ -162,7 +162,11 @@ auto run_interruptible(Task task) -> decltype(task()) {
       abandoned = state->abandoned;
     }
     state->done_signal.notify_all();
-    if (abandoned) { abandoned_calls::keep(std::move(state)); }
+    if (abandoned) {  // its result is freed now; its inputs wait for a thread holding the GIL
+      state->result.reset();
+      state->error = nullptr;
+      abandoned_calls::keep(std::move(state));
+    }
   });
   for (;;) {
     bool done = false;
@@ -246,7 +250,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-result_columns run_join(join_request request) {
+result_columns run_join(join_request const& request) {
   auto const t0 = std::chrono::steady_clock::now();
   auto result = join(table_view(views_of(request.right)), request.right_key,
                      table_view(views_of(request.left)), request.left_key, request.options);
@@ -260,7 +264,14 @@ result_columns run_join(join_request request) {
     }
   } else {
     for (auto& c : result.columns.release()) { out.columns.push_back(share(std::move(c))); }
-    if (request.result_types.size() == out.columns.size()) { out.types = request.result_types; }
+    if (!request.result_types.empty()) {
+      if (request.result_types.size() != out.columns.size()) {
+        throw logic_error("a join returned " + std::to_string(out.columns.size()) +
+                          " columns where " + std::to_string(request.result_types.size()) +
+                          " were asked for");
+      }
+      out.types = request.result_types;
+    }
   }
   auto const& s = result.stats;
   out.stats = {std::string(to_string(s.algorithm)), std::string(to_string(s.backend)),
@@ -295,6 +306,9 @@ result_columns join_columns(std::vector<input_column> left, size_type left_key,
   o.strategy = materialization_from_string(internal_name(strategy));
   o.probe_payloads = std::move(left_payloads);
   o.build_payloads = std::move(right_payloads);
+  if (o.kind == join_kind::left_semi || o.kind == join_kind::left_anti) {
+    o.build_payloads.clear();  // semi / anti joins return left columns only
+  }
   o.device_memory_budget = device_budget.value_or(0);
   o.device = device_of(left, right, device);
   o.index_type = type_from_string(index_type);
@@ -310,7 +324,7 @@ result_columns join_columns(std::vector<input_column> left, size_type left_key,
   request.right = std::move(right);
   request.left_key = left_key;
   request.right_key = right_key;
-  return run_interruptible([request = std::move(request)]() mutable { return run_join(std::move(request)); });
+  return run_interruptible([request = std::move(request)] { return run_join(request); });
 }
 
 // The library aggregates 4- and 8-byte values: aggregated 1- and 2-byte integer columns in host

@@ -78,6 +78,11 @@ def test_left_join_nulls_in_every_result_form():
     frame = joinery.join(left, right, on="k", how="left", result="pandas")
     assert frame["b"].isna().sum() == 3 and str(frame["b"].dtype) == "Int16"
     assert sorted(frame["k"][frame["b"].isna()].tolist()) == [1, 5, 9]
+    want = [(1, 1, None), (2, 2, 20), (2, 3, 20), (3, 5, 30), (3, 5, 31), (5, 0, None), (9, 4, None)]
+    key = lambda r: (r[0], r[1], -1 if r[2] is None else r[2])  # noqa: E731
+    assert sorted(zip(*[arrow.column(c).to_pylist() for c in "kab"]), key=key) == want
+    masked = sorted(zip(numpy["k"].tolist(), numpy["a"].tolist(), numpy["b"].tolist()), key=key)
+    assert masked == want  # masked entries read back as None
 
 
 def test_chunked_arrow_columns_are_gathered_once():
@@ -170,3 +175,40 @@ def test_bad_inputs_are_refused_with_clear_errors():
         joinery.join(pa.table({"k": pa.array([1, 2]).dictionary_encode()}), right, on="k")
     # the inputs are untouched by a refused call
     assert left["k"].tolist() == [5, 1, 2, 2, 9, 3]
+
+
+def test_sliced_record_batches_read_the_slice_only():
+    keys = pa.array([1, 2, 3, 4, 5, 6], pa.int64())
+    values = pa.array([None, 20, 30, 40, 50, None], pa.int64())  # nulls outside the slice
+    batch = pa.RecordBatch.from_arrays([keys, values], names=["k", "a"]).slice(1, 4)
+    got = joinery.join(batch, {"k": np.array([2, 5, 6], np.int64)}, on="k")
+    assert sorted(zip(got["k"].to_pylist(), got["a"].to_pylist())) == [(2, 20), (5, 50)]
+    with pytest.raises(ValueError, match="1 nulls"):
+        joinery.join(pa.RecordBatch.from_arrays([keys, values], names=["k", "a"]).slice(0, 3),
+                     {"k": np.array([2], np.int64)}, on="k")
+    struct = pa.StructArray.from_arrays([keys, values], names=["k", "a"]).slice(2, 3)
+    got = joinery.join(pa.RecordBatch.from_struct_array(struct), {"k": np.array([3, 4], np.int64)},
+                       on="k")
+    assert sorted(zip(got["k"].to_pylist(), got["a"].to_pylist())) == [(3, 30), (4, 40)]
+
+
+def test_pandas_nullable_columns():
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"k": pd.array([1, 2, 3], dtype="Int64"),
+                          "a": pd.array([10, 20, 30], dtype="int32[pyarrow]")})
+    got = joinery.join(frame, {"k": np.array([2, 3], np.int64)}, on="k")
+    assert sorted(zip(got["k"].tolist(), got["a"].tolist())) == [(2, 20), (3, 30)]
+    with_na = pd.DataFrame({"k": pd.array([1, None, 3], dtype="Int64")})
+    with pytest.raises(ValueError, match="1 nulls"):
+        joinery.join(with_na, {"k": np.array([2], np.int64)}, on="k")
+    with pytest.raises(ValueError, match="unique"):
+        joinery.join(pd.DataFrame([[1, 2]], columns=["k", "k"]), {"k": np.array([1])}, on="k")
+
+
+def test_aggregations_asked_twice_and_tiny_budgets_are_refused():
+    left, right = small_tables()
+    with pytest.raises(ValueError, match="asked for twice"):
+        joinery.group_by(left, "k", [("a", "sum"), ("a", "sum")])
+    with pytest.raises(ValueError, match="device_budget"):
+        joinery.join(left, right, on="k", device_budget="0.0001kb")
+    assert len(joinery.join(left, right, on="k", device_budget=np.int64(2**30))["k"]) == 4

@@ -72,16 +72,23 @@ def test_skewed_many_to_many_keys(backend):
 
 def test_index_output_names_left_and_right_rows(backend):
     left, right = tables(5, "int64")
+    lk, rk = left.column("k").to_numpy(), right.column("k").to_numpy()
+    a0, b0 = left.column("a0").to_pylist(), right.column("b0").to_pylist()
+    order = lambda r: tuple((v is None, v or 0) for v in r)  # noqa: E731
     for how in ["inner", "left"]:
         left_rows, right_rows = joinery.join(left, right, on="k", how=how, output="index",
                                              result="numpy", backend=backend)
-        lk, rk = left.column("k").to_numpy(), right.column("k").to_numpy()
         matched = right_rows >= 0
         assert (lk[left_rows[matched]] == rk[right_rows[matched]]).all()
+        # -1 exactly for the left rows whose key the right side lacks (left join), never for inner
+        missing = np.flatnonzero(~np.isin(lk, rk)).tolist()
+        assert sorted(left_rows[~matched].tolist()) == (missing if how == "left" else [])
+        # the (key, left payload, right payload) rows the pairs name are pyarrow's join
         want = left.join(right, keys="k", join_type=PYARROW_HOW[how])
-        assert len(left_rows) == want.num_rows
-        if how == "left":
-            assert set(left_rows.tolist()) == set(range(left.num_rows))
+        want_rows = sorted(zip(*[want.column(c).to_pylist() for c in ["k", "a0", "b0"]]), key=order)
+        got_rows = sorted(((int(lk[l]), a0[l], b0[r] if r >= 0 else None)
+                           for l, r in zip(left_rows.tolist(), right_rows.tolist())), key=order)
+        assert got_rows == want_rows
     for how in ["semi", "anti"]:
         left_rows, right_rows = joinery.join(left, right, on="k", how=how, output="index",
                                              result="numpy", backend=backend)
@@ -96,6 +103,9 @@ def test_int32_index_type(backend):
     left_rows, right_rows = joinery.join(left, right, on="k", output="index", index_type="int32",
                                          result="numpy", backend=backend)
     assert left_rows.dtype == np.int32 and right_rows.dtype == np.int32
+    wide = joinery.join(left, right, on="k", output="index", result="numpy", backend=backend)
+    assert sorted(zip(left_rows.tolist(), right_rows.tolist())) == \
+        sorted(zip(wide[0].tolist(), wide[1].tolist()))
 
 
 def test_key_names_and_suffix(backend):

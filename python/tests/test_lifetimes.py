@@ -62,8 +62,8 @@ def test_no_leak_over_a_thousand_calls():
 def test_ctrl_c_interrupts_a_long_call_and_cancels_it():
     from joinery import _native
 
-    # A nested-loop join of 2^18 x 2^17 rows runs about 6 s on two cores (2^16 x 2^16: 0.74 s).
-    left = {"k": np.arange(2**18, dtype=np.int64)}
+    # A nested-loop join of 2^19 x 2^17 rows runs about 12 s on two cores (2^16 x 2^16: 0.74 s).
+    left = {"k": np.arange(2**19, dtype=np.int64)}
     right = {"k": np.arange(2**17, dtype=np.int64)[::-1].copy()}
     assert _native.busy_calls() == 0
     timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
@@ -71,13 +71,13 @@ def test_ctrl_c_interrupts_a_long_call_and_cancels_it():
     timer.start()
     with pytest.raises(KeyboardInterrupt):
         joinery.join(left, right, on="k", algorithm="nested_loop", backend="cpu")
-    assert time.perf_counter() - start < 1.5
+    assert time.perf_counter() - start < 3.0
     timer.cancel()
     # The abandoned call stops at its next check (a run of 64 probe rows), not after 6 s.
     while _native.busy_calls() > 0 and time.perf_counter() - start < 10:
         time.sleep(0.01)
     assert _native.busy_calls() == 0
-    assert time.perf_counter() - start < 1.5
+    assert time.perf_counter() - start < 3.0
     # and the next call works
     assert len(joinery.join(left, right, on="k", algorithm="radix_hash", backend="cpu")["k"]) == 2**17
 
@@ -99,8 +99,13 @@ try:
     joinery.join(left, right, on="k", algorithm="nested_loop", backend="cpu")
 except KeyboardInterrupt:
     print("interrupted")
+# A call still running in a daemon thread when the interpreter exits is cancelled and waited for.
+threading.Thread(target=lambda: joinery.join(left, right, on="k", algorithm="nested_loop",
+                                             backend="cpu"), daemon=True).start()
+import time; time.sleep(0.3)
+print("busy", joinery._native.busy_calls())
 """
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120, env=dict(os.environ))
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "interrupted" and "terminate" not in done.stderr
+    assert done.stdout.split() == ["interrupted", "busy", "1"] and "terminate" not in done.stderr
