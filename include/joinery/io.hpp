@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -68,6 +69,30 @@ named_table read_npy_dir(std::filesystem::path const& dir, std::vector<std::stri
 /// (.npy has no nulls).
 void write_npy_dir(std::filesystem::path const& dir, std::vector<std::string> const& names,
                    table_view const& t, existing_output if_exists = existing_output::refuse);
+
+/// Writes a table batch by batch, so that a result larger than memory never has to exist in one
+/// piece: CSV rows are appended to one file; each column's .npy file grows and gets its row
+/// count when the writer finishes. Like write_table, the target appears only complete: batches
+/// go to a temporary name beside it, renamed into place by finish(); a writer destroyed before
+/// finish() removes what it wrote and leaves the target as it was. Every batch holds the
+/// columns `types` names (host memory); .npy refuses nulls.
+class table_writer {
+ public:
+  /// Checks the path (format, an existing target to keep) and the names at once.
+  table_writer(std::filesystem::path const& path, std::vector<std::string> names,
+               std::vector<type_id> types, existing_output if_exists = existing_output::refuse);
+  ~table_writer();
+  table_writer(table_writer const&) = delete;
+  table_writer& operator=(table_writer const&) = delete;
+  void append(table_view const& batch);
+  /// Completes the files and renames them into place; appending after it is an error.
+  void finish();
+  [[nodiscard]] size_type rows_written() const noexcept;
+
+ private:
+  struct state;
+  std::unique_ptr<state> state_;
+};
 
 /// A directory is read as .npy columns, anything else as CSV.
 named_table read_table(std::filesystem::path const& path);

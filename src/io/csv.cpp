@@ -432,46 +432,32 @@ named_table read_csv(fs::path const& file, std::vector<std::string> const& colum
   return read_csv_columns(file, &columns);
 }
 
-void write_csv(fs::path const& file, std::vector<std::string> const& names, table_view const& t,
-               existing_output if_exists) {
-  scoped_range const range("joinery::io::write_csv");
-  auto const what = "CSV " + quoted(file);
-  detail::check_for_writing(names, t, what, ",:\"\r\n");
+namespace detail {
+
+void check_csv_names(std::vector<std::string> const& names, std::string const& what) {
   for (auto const& n : names) {
-    if (is_blank(n.front()) || is_blank(n.back())) {
+    if (!n.empty() && (is_blank(n.front()) || is_blank(n.back()))) {
       throw logic_error("writing " + what + ": column name '" + n +
                         "' starts or ends with a blank, which reading would drop");
     }
   }
-  if (t.num_columns() == 1 && t.num_rows() > 0 && !t.column(0).is_valid(t.num_rows() - 1)) {
-    // Its null would be an empty last line, which reading drops as a trailing blank line.
-    throw logic_error("writing " + what + ": a one-column CSV cannot end with a null row (it "
-                      "would read back as a blank line); write .npy, or add a column");
-  }
-  auto const target = detail::normalized_target(file);
-  std::error_code ec;
-  detail::check_output_target(target, what, if_exists, output_format::csv);
+}
 
+std::string csv_header(std::vector<std::string> const& names, std::vector<type_id> const& types) {
   std::string header;
   for (std::size_t j = 0; j < names.size(); ++j) {
-    auto const type = t.column(static_cast<size_type>(j)).type();
     if (j > 0) { header += ','; }
     header += names[j];
-    if (type != type_id::int64) {
+    if (types[j] != type_id::int64) {
       header += ':';
-      header += to_string(type);
+      header += to_string(types[j]);
     }
   }
   header += '\n';
+  return header;
+}
 
-  detail::temp_guard tmp(detail::sibling_name(target, "tmp"));
-  detail::file_handle f(tmp.path(), "wbx");
-  if (!f) {
-    throw input_error("cannot write " + what + ": cannot create " + quoted(tmp.path()) + ": " +
-                      std::strerror(errno));
-  }
-  detail::write_all(f.get(), header.data(), header.size(), target);
-
+void append_csv_rows(std::FILE* f, table_view const& t, fs::path const& target) {
   // Rows are formatted in parallel blocks into per-thread buffers written out in order.
   auto const ncols = static_cast<std::size_t>(t.num_columns());
   size_type const rows = t.num_rows();
@@ -509,10 +495,38 @@ void write_csv(fs::path const& file, std::vector<std::string> const& names, tabl
       }
       used[k] = static_cast<std::size_t>(out - bufs[k].get());
     }
-    for (std::size_t k = 0; k < nbufs; ++k) {
-      detail::write_all(f.get(), bufs[k].get(), used[k], target);
-    }
+    for (std::size_t k = 0; k < nbufs; ++k) { write_all(f, bufs[k].get(), used[k], target); }
   }
+}
+
+}  // namespace detail
+
+void write_csv(fs::path const& file, std::vector<std::string> const& names, table_view const& t,
+               existing_output if_exists) {
+  scoped_range const range("joinery::io::write_csv");
+  auto const what = "CSV " + quoted(file);
+  detail::check_for_writing(names, t, what, ",:\"\r\n");
+  detail::check_csv_names(names, what);
+  if (t.num_columns() == 1 && t.num_rows() > 0 && !t.column(0).is_valid(t.num_rows() - 1)) {
+    // Its null would be an empty last line, which reading drops as a trailing blank line.
+    throw logic_error("writing " + what + ": a one-column CSV cannot end with a null row (it "
+                      "would read back as a blank line); write .npy, or add a column");
+  }
+  auto const target = detail::normalized_target(file);
+  std::error_code ec;
+  detail::check_output_target(target, what, if_exists, output_format::csv);
+  std::vector<type_id> types;
+  for (auto const& c : t) { types.push_back(c.type()); }
+  auto const header = detail::csv_header(names, types);
+
+  detail::temp_guard tmp(detail::sibling_name(target, "tmp"));
+  detail::file_handle f(tmp.path(), "wbx");
+  if (!f) {
+    throw input_error("cannot write " + what + ": cannot create " + quoted(tmp.path()) + ": " +
+                      std::strerror(errno));
+  }
+  detail::write_all(f.get(), header.data(), header.size(), target);
+  detail::append_csv_rows(f.get(), t, target);
   detail::close_written(f, target);
   fs::rename(tmp.path(), target, ec);
   if (ec) { throw input_error("cannot write " + what + ": " + ec.message()); }

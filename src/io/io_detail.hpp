@@ -95,5 +95,18 @@ void check_for_writing(std::vector<std::string> const& names, table_view const& 
 
 /// Writes one column in .npy format to `p` (not atomically: callers write to temporary names).
 void write_npy_file(std::filesystem::path const& p, column_view const& c);
+/// The .npy preamble and header of a 1-D array of `rows` values, padded to at least `min_bytes`
+/// (a header rewritten in place once the row count is known keeps its length).
+std::string npy_header(type_id type, size_type rows, std::size_t min_bytes = 0);
+/// Renames a finished temporary directory to `target` (moving an existing one aside first and
+/// removing it after when `replace`); throws input_error naming `dir_name`.
+void move_directory_into_place(temp_guard& tmp, std::filesystem::path const& target, bool replace,
+                               std::string const& dir_name);
+/// Throws logic_error for a CSV column name that starts or ends with a blank.
+void check_csv_names(std::vector<std::string> const& names, std::string const& what);
+/// The header line: names, each annotated with its type unless int64.
+std::string csv_header(std::vector<std::string> const& names, std::vector<type_id> const& types);
+/// Appends the rows of `t` (host data) to `f`; nulls are empty fields.
+void append_csv_rows(std::FILE* f, table_view const& t, std::filesystem::path const& target);
 
 }  // namespace joinery::io::detail

@@ -276,14 +276,14 @@ void check_npy_column(column_view const& c, std::string_view what) {
 
 namespace detail {
 
-void write_npy_file(fs::path const& p, column_view const& c) {
-  std::string dict = "{'descr': '" + std::string(descr_of(c.type())) +
-                     "', 'fortran_order': False, 'shape': (" + std::to_string(c.size()) + ",), }";
+std::string npy_header(type_id type, size_type rows, std::size_t min_bytes) {
+  std::string dict = "{'descr': '" + std::string(descr_of(type)) +
+                     "', 'fortran_order': False, 'shape': (" + std::to_string(rows) + ",), }";
   // Version 1.0 has a 16-bit header length; fall back to 2.0 as NumPy does (never for 1-D).
   bool const v1 = dict.size() + 1 + 10 + npy_alignment <= 0xffff;
   std::size_t const preamble = v1 ? 10 : 12;
-  std::size_t const total = (preamble + dict.size() + 1 + npy_alignment - 1) / npy_alignment *
-                            npy_alignment;
+  std::size_t const total = std::max(min_bytes, (preamble + dict.size() + 1 + npy_alignment - 1) /
+                                                  npy_alignment * npy_alignment);
   dict.append(total - preamble - dict.size() - 1, ' ');
   dict.push_back('\n');
   auto const header_bytes = static_cast<std::uint32_t>(dict.size());
@@ -295,7 +295,11 @@ void write_npy_file(fs::path const& p, column_view const& c) {
     out.push_back(static_cast<char>((header_bytes >> (8 * i)) & 0xffu));
   }
   out += dict;
+  return out;
+}
 
+void write_npy_file(fs::path const& p, column_view const& c) {
+  auto const out = npy_header(c.type(), c.size());
   file_handle f(p, "wbx");
   if (!f) { throw input_error("cannot create " + quoted(p) + ": " + std::strerror(errno)); }
   write_all(f.get(), out.data(), out.size(), p);
@@ -430,28 +434,39 @@ void write_npy_dir(fs::path const& dir, std::vector<std::string> const& names,
     detail::write_npy_file(tmp.path() / (names[i] + ".npy"), t.column(static_cast<size_type>(i)));
   }
 
+  detail::move_directory_into_place(tmp, target, replace, quoted(dir));
+}
+
+namespace detail {
+
+void move_directory_into_place(temp_guard& tmp, fs::path const& target, bool replace,
+                               std::string const& dir_name) {
+  std::error_code ec;
+  auto const dir = dir_name;
   if (!replace) {
     fs::rename(tmp.path(), target, ec);
-    if (ec) { throw input_error("cannot write " + quoted(dir) + ": " + ec.message()); }
+    if (ec) { throw input_error("cannot write " + dir + ": " + ec.message()); }
     tmp.release();
     return;
   }
   // Two renames: the old directory moves aside, the new one takes its name, the old one goes.
   auto const backup = detail::sibling_name(target, "old");
   fs::rename(target, backup, ec);
-  if (ec) { throw input_error("cannot replace " + quoted(dir) + ": " + ec.message()); }
+  if (ec) { throw input_error("cannot replace " + dir + ": " + ec.message()); }
   fs::rename(tmp.path(), target, ec);
   if (ec) {
     std::error_code ignored;
     fs::rename(backup, target, ignored);  // put the old one back
-    throw input_error("cannot replace " + quoted(dir) + ": " + ec.message());
+    throw input_error("cannot replace " + dir + ": " + ec.message());
   }
   tmp.release();
   fs::remove_all(backup, ec);
   if (ec) {
-    throw input_error("wrote " + quoted(dir) + " but cannot remove the old copy " +
+    throw input_error("wrote " + dir + " but cannot remove the old copy " +
                       quoted(backup) + ": " + ec.message());
   }
 }
+
+}  // namespace detail
 
 }  // namespace joinery::io

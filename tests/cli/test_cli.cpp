@@ -188,6 +188,47 @@ TEST_F(Cli, DeviceBudgetBoundsTheGpuAndIsParsedStrictly) {
   }
 }
 
+// A result written batch by batch (the streamed join on the GPU delivers one per probe chunk):
+// the file holds every row, CSV and .npy alike, stdout too, and a kept target stays untouched.
+TEST_F(Cli, StreamedResultsAreWrittenBatchByBatch) {
+  ASSERT_EQ(run("gen --kind primary --rows 20000 --payloads 1 -o " + path("r_npy")).status, 0);
+  ASSERT_EQ(run("gen --kind foreign --rows 300000 --domain 30000 --payloads 1 --seed 5 -o " +
+                path("s_npy")).status, 0);
+  auto const r = io::read_table(path("r_npy"));
+  auto const s = io::read_table(path("s_npy"));
+  join_options o;
+  o.build_payloads = {1};
+  o.probe_payloads = {1};
+  auto const expected = oracle_join_table(r.view(), 0, s.view(), 0, o);
+  ASSERT_GT(expected.size(), 0u);
+  auto const base = "join --build " + path("r_npy") + " --probe " + path("s_npy") +
+                    " --on key --device-budget 2MiB" + on_backend();
+  for (auto const* out : {"streamed.csv", "streamed_npy"}) {
+    SCOPED_TRACE(out);
+    auto const w = run(base + " --output " + path(out) + " --summary");
+    ASSERT_EQ(w.status, 0) << w.err;
+    if (test_backend() == "gpu") { EXPECT_EQ(nlohmann::json::parse(w.out)["algorithm"], "streamed"); }
+    auto const back = io::read_table(path(out));
+    std::vector<column_view> ordered;
+    for (auto const* n : {"key", "build.p0", "probe.p0"}) {
+      ordered.push_back(back.view().column(back.column_index(n)));
+    }
+    EXPECT_EQ(diff_rows(expected, table_rows(table_view(ordered))), "");
+    auto const before = io::read_table(path(out)).data.num_rows();
+    expect_refused(base + " --output " + path(out), "exists");
+    EXPECT_EQ(io::read_table(path(out)).data.num_rows(), before);
+  }
+  auto const printed = run(base);
+  ASSERT_EQ(printed.status, 0) << printed.err;
+  std::istringstream lines(printed.out);
+  std::string line;
+  std::getline(lines, line);
+  EXPECT_EQ(line, "key,build.p0,probe.p0");
+  std::size_t rows = 0;
+  while (std::getline(lines, line)) { ++rows; }
+  EXPECT_EQ(rows, expected.size());  // one header, every row once
+}
+
 // --devices lists the multi-GPU joins' ranks (a GPU may repeat); the CPU backend refuses those
 // algorithms by name, and bad lists are refused on every backend.
 TEST_F(Cli, DevicesListTheRanksOfTheMultiGpuJoinsAndAreParsedStrictly) {

@@ -41,8 +41,10 @@ std::size_t parse_bytes(std::string const& s, char const* what);
 /// A list of GPU ids ("0,1,3"; a GPU may repeat), or "all": empty, which the library reads as
 /// every GPU present; input_error for anything else.
 std::vector<int> parse_devices(std::string const& s, char const* what);
-/// Writes a host table as CSV (header + rows) to a stream; nulls are empty fields.
-void print_csv(std::ostream& os, std::vector<std::string> const& names, table_view const& t);
+/// Writes a host table as CSV (the header line when `header`, then rows) to a stream; nulls are
+/// empty fields.
+void print_csv(std::ostream& os, std::vector<std::string> const& names, table_view const& t,
+               bool header = true);
 /// Wrapping uint64 sum of every integer value in the table (floating columns are skipped).
 std::uint64_t table_checksum(table_view const& t);
 

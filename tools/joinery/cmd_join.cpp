@@ -88,19 +88,43 @@ void run_join(join_args const& a) {
   // Only a summary: the aggregate form gives the same count and checksum without materializing.
   o.output = write ? output_form::table : output_form::aggregate;
 
-  auto const r = join(build.view(), bk, probe.view(), pk, o);
-
-  if (write) {
+  join_result r;
+  if (!write) {
+    r = join(build.view(), bk, probe.view(), pk, o);
+  } else {
+    // The result goes out batch by batch (one per probe chunk of the streamed join), so that it
+    // never has to exist in one piece; a file appears only once complete.
     std::vector<std::string> names{probe.names[static_cast<std::size_t>(pk)]};
+    std::vector<type_id> types{probe.view().column(pk).type()};
     bool const probe_only = o.kind == join_kind::left_semi || o.kind == join_kind::left_anti;
     if (!probe_only) {
-      for (auto c : o.build_payloads) { names.push_back("build." + build.names[static_cast<std::size_t>(c)]); }
+      for (auto c : o.build_payloads) {
+        names.push_back("build." + build.names[static_cast<std::size_t>(c)]);
+        types.push_back(build.view().column(c).type());
+      }
     }
-    for (auto c : o.probe_payloads) { names.push_back("probe." + probe.names[static_cast<std::size_t>(c)]); }
+    for (auto c : o.probe_payloads) {
+      names.push_back("probe." + probe.names[static_cast<std::size_t>(c)]);
+      types.push_back(probe.view().column(c).type());
+    }
+    std::optional<io::table_writer> file;
     if (a.output.given()) {
-      a.output.write(names, r.columns.view());
-    } else {
-      print_csv(std::cout, names, r.columns.view());
+      file.emplace(a.output.path, names, types,
+                   a.output.overwrite ? io::existing_output::replace : io::existing_output::refuse);
+    }
+    bool header = true;
+    r = join_batches(build.view(), bk, probe.view(), pk, o, [&](join_result&& batch) {
+      if (file) {
+        file->append(batch.columns.view());
+      } else {
+        print_csv(std::cout, names, batch.columns.view(), header);
+        header = false;
+      }
+    });
+    if (file) {
+      file->finish();
+    } else if (header) {
+      print_csv(std::cout, names, table_view{}, true);  // no batch: the header alone
     }
   }
   if (a.summary) {

@@ -117,9 +117,12 @@ std::vector<int> parse_devices(std::string const& s, char const* what) {
   return out;
 }
 
-void print_csv(std::ostream& os, std::vector<std::string> const& names, table_view const& t) {
-  for (std::size_t i = 0; i < names.size(); ++i) { os << (i ? "," : "") << names[i]; }
-  os << "\n";
+void print_csv(std::ostream& os, std::vector<std::string> const& names, table_view const& t,
+               bool header) {
+  if (header) {
+    for (std::size_t i = 0; i < names.size(); ++i) { os << (i ? "," : "") << names[i]; }
+    os << "\n";
+  }
   std::string line;
   char buf[32];
   for (size_type r = 0; r < t.num_rows(); ++r) {
