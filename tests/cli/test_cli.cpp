@@ -57,6 +57,23 @@ class Cli : public ::testing::Test {
 
   std::string path(std::string const& name) const { return (dir_ / name).string(); }
 
+  /// Generates r_npy (`build_rows` primary keys) and s_npy (`probe_rows` foreign keys over
+  /// `domain`), one payload each, and returns the oracle's table join of them (the payloads
+  /// carried).
+  rows generate_pk_fk(int build_rows, int probe_rows, int domain, int seed) {
+    EXPECT_EQ(run("gen --kind primary --rows " + std::to_string(build_rows) + " --payloads 1 -o " +
+                  path("r_npy")).status, 0);
+    EXPECT_EQ(run("gen --kind foreign --rows " + std::to_string(probe_rows) + " --domain " +
+                  std::to_string(domain) + " --payloads 1 --seed " + std::to_string(seed) +
+                  " -o " + path("s_npy")).status, 0);
+    auto const r = io::read_table(path("r_npy"));
+    auto const s = io::read_table(path("s_npy"));
+    join_options o;
+    o.build_payloads = {1};
+    o.probe_payloads = {1};
+    return oracle_join_table(r.view(), 0, s.view(), 0, o);
+  }
+
   outcome run(std::string const& args) const {
     auto const out = dir_ / ".stdout";
     auto const err = dir_ / ".stderr";
@@ -161,15 +178,7 @@ TEST_F(Cli, JoinSummaryAndOutputsMatchOracleOnCsvAndNpy) {
 // --device-budget: sizes with units; on the GPU backend a budget far below the data makes
 // automatic stream the probe side (the result is the same); bad sizes are refused.
 TEST_F(Cli, DeviceBudgetBoundsTheGpuAndIsParsedStrictly) {
-  ASSERT_EQ(run("gen --kind primary --rows 20000 --payloads 1 -o " + path("r_npy")).status, 0);
-  ASSERT_EQ(run("gen --kind foreign --rows 400000 --domain 20000 --payloads 1 --seed 3 -o " +
-                path("s_npy")).status, 0);
-  auto const r = io::read_table(path("r_npy"));
-  auto const s = io::read_table(path("s_npy"));
-  join_options o;
-  o.build_payloads = {1};
-  o.probe_payloads = {1};
-  auto const expected = aggregate_of(oracle_join_table(r.view(), 0, s.view(), 0, o));
+  auto const expected = aggregate_of(generate_pk_fk(20000, 400000, 20000, 3));
   auto const base = "join --build " + path("r_npy") + " --probe " + path("s_npy") +
                     " --on key --summary" + on_backend();
   for (auto const* budget : {"8GiB", "2MiB", "3000000"}) {
@@ -191,15 +200,7 @@ TEST_F(Cli, DeviceBudgetBoundsTheGpuAndIsParsedStrictly) {
 // A result written batch by batch (the streamed join on the GPU delivers one per probe chunk):
 // the file holds every row, CSV and .npy alike, stdout too, and a kept target stays untouched.
 TEST_F(Cli, StreamedResultsAreWrittenBatchByBatch) {
-  ASSERT_EQ(run("gen --kind primary --rows 20000 --payloads 1 -o " + path("r_npy")).status, 0);
-  ASSERT_EQ(run("gen --kind foreign --rows 300000 --domain 30000 --payloads 1 --seed 5 -o " +
-                path("s_npy")).status, 0);
-  auto const r = io::read_table(path("r_npy"));
-  auto const s = io::read_table(path("s_npy"));
-  join_options o;
-  o.build_payloads = {1};
-  o.probe_payloads = {1};
-  auto const expected = oracle_join_table(r.view(), 0, s.view(), 0, o);
+  auto const expected = generate_pk_fk(20000, 300000, 30000, 5);
   ASSERT_GT(expected.size(), 0u);
   auto const base = "join --build " + path("r_npy") + " --probe " + path("s_npy") +
                     " --on key --device-budget 2MiB" + on_backend();
