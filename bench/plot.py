@@ -610,7 +610,7 @@ def fig_out_of_core(results, peers, out):
 def fig_multi_gpu(results, peers, out):
     """Several GPUs: the joins' wall time by phase on 1 and more GPUs, per workload and input
     space, beside the single-GPU radix join."""
-    rows = load(results, "nvidia-h200-x2", "multi-gpu")
+    rows = load(results, "nvidia-h200-x4", "multi-gpu")
     joins = [r for r in rows if r["case"].startswith("workload_")]
     if not joins:
         return []
@@ -639,7 +639,7 @@ def fig_multi_gpu(results, peers, out):
         ax.grid(alpha=0.3, axis="x")
         ax.set_title("workload %s, inputs in %s" % (case[-1], space))
     axes[0][0].legend(fontsize=6, loc="lower right")
-    return [finish(fig, out, "multi-gpu.svg", "2 x H200, " + provenance(joins))]
+    return [finish(fig, out, "multi-gpu.svg", "4 x H200, " + provenance(joins))]
 
 
 def main():
