@@ -58,14 +58,14 @@ class Cli : public ::testing::Test {
   std::string path(std::string const& name) const { return (dir_ / name).string(); }
 
   /// Generates r_npy (`build_rows` primary keys) and s_npy (`probe_rows` foreign keys over
-  /// `domain`), one payload each, and returns the oracle's table join of them (the payloads
-  /// carried).
-  rows generate_pk_fk(int build_rows, int probe_rows, int domain, int seed) {
+  /// `domain`, Zipf-skewed by `zipf`), one payload each, and returns the oracle's table join of
+  /// them (the payloads carried).
+  rows generate_pk_fk(int build_rows, int probe_rows, int domain, int seed, char const* zipf = "0") {
     EXPECT_EQ(run("gen --kind primary --rows " + std::to_string(build_rows) + " --payloads 1 -o " +
                   path("r_npy")).status, 0);
     EXPECT_EQ(run("gen --kind foreign --rows " + std::to_string(probe_rows) + " --domain " +
-                  std::to_string(domain) + " --payloads 1 --seed " + std::to_string(seed) +
-                  " -o " + path("s_npy")).status, 0);
+                  std::to_string(domain) + " --zipf " + zipf + " --payloads 1 --seed " +
+                  std::to_string(seed) + " -o " + path("s_npy")).status, 0);
     auto const r = io::read_table(path("r_npy"));
     auto const s = io::read_table(path("s_npy"));
     join_options o;
@@ -233,15 +233,7 @@ TEST_F(Cli, StreamedResultsAreWrittenBatchByBatch) {
 // --devices lists the multi-GPU joins' ranks (a GPU may repeat); the CPU backend refuses those
 // algorithms by name, and bad lists are refused on every backend.
 TEST_F(Cli, DevicesListTheRanksOfTheMultiGpuJoinsAndAreParsedStrictly) {
-  ASSERT_EQ(run("gen --kind primary --rows 30000 --payloads 1 -o " + path("r_npy")).status, 0);
-  ASSERT_EQ(run("gen --kind foreign --rows 200000 --domain 30000 --zipf 1 --payloads 1 --seed 4 -o " +
-                path("s_npy")).status, 0);
-  auto const r = io::read_table(path("r_npy"));
-  auto const s = io::read_table(path("s_npy"));
-  join_options o;
-  o.build_payloads = {1};
-  o.probe_payloads = {1};
-  auto const expected = aggregate_of(oracle_join_table(r.view(), 0, s.view(), 0, o));
+  auto const expected = aggregate_of(generate_pk_fk(30000, 200000, 30000, 4, "1"));
   auto const base = "join --build " + path("r_npy") + " --probe " + path("s_npy") +
                     " --on key --summary" + on_backend();
   for (auto const* algo : {"multi_gpu_hash", "multi_gpu_sort_merge"}) {
