@@ -28,9 +28,18 @@ enum class join_algorithm : std::uint8_t {
   /// Several GPUs: rows hash-partitioned by key over the GPUs, then the radix join on each.
   multi_gpu_hash,
 };
-/// In build/probe terms "left" is the probe side: semi/anti return probe rows, a left outer join
-/// keeps every probe row.
-enum class join_kind : std::uint8_t { inner, left_semi, left_anti, left_outer };
+/// In build/probe terms "left" is the probe side and "right" the build side: left semi/anti
+/// return probe rows, right semi/anti build rows; a left outer join keeps every probe row, a
+/// right outer join every build row, a full outer join both. The right and full kinds, and every
+/// kind over keys the algorithms do not take directly (several columns, NULLs, 1-/2-byte
+/// integers, floats), run through the general key path (DESIGN.md, "Keys users have").
+enum class join_kind : std::uint8_t {
+  inner, left_semi, left_anti, left_outer, right_semi, right_anti, right_outer, full_outer
+};
+
+/// Whether a NULL key equals a NULL key (libcudf's null_equality). unequal, SQL's rule and the
+/// default: a row with a NULL in any key column matches nothing.
+enum class null_equality : std::uint8_t { unequal, equal };
 enum class output_form : std::uint8_t {
   index,      ///< pairs of (build row id, probe row id)
   table,      ///< key + chosen payload columns of both sides
@@ -155,6 +164,11 @@ struct join_options {
   double hash_load_factor = 0.5;
   /// Tuning of the GPU joins (defaults from the device); see join_tuning.
   join_tuning tuning;
+  /// NULL keys: unequal (SQL, the default) or equal to each other.
+  null_equality nulls = null_equality::unequal;
+  /// Floating-point keys: -0.0 always equals 0.0; NaN equals NaN only when this is set (SQL's
+  /// rule, the default, is that a NaN key matches nothing).
+  bool nans_equal = false;
 };
 
 struct join_stats {
@@ -181,13 +195,16 @@ struct join_aggregate {
 
 struct join_result {
   output_form form = output_form::index;
-  /// index form: row ids of join_options::index_type (int64 or int32). Inner and left outer fill
-  /// both (build row -1 for a probe row without match); semi and anti fill probe_rows only
-  /// (build_rows is empty).
+  /// index form: row ids of join_options::index_type (int64 or int32). Inner and the outer kinds
+  /// fill both (-1 for the missing side of an unmatched row); left semi / anti fill probe_rows
+  /// only, right semi / anti build_rows only (the other is empty).
   column build_rows;
   column probe_rows;
-  /// table form: the key (probe side's value), build payloads in the order asked for, then probe
-  /// payloads. Build payloads are nullable in a left outer join; semi/anti carry no build payloads.
+  /// table form: the key (probe side's value; with several key columns, one column each, the
+  /// probe side's values or the build side's where a row has no probe row), build payloads in
+  /// the order asked for, then probe payloads. The payloads of a side an outer join may leave
+  /// out are nullable; left semi / anti carry no build payloads, right semi / anti no probe
+  /// payloads (and their keys are the build side's).
   table columns;
   /// aggregate form; the table form fills it too (from its columns), the index form only its
   /// count (checksum 0: row ids do not depend on payloads, and computing one would read them).
@@ -206,6 +223,17 @@ struct join_result {
 join_result join(table_view const& build, size_type build_key, table_view const& probe,
                  size_type probe_key, join_options const& options = {},
                  stream_ref stream = default_stream(), memory_resource_ref mr = nullptr);
+
+/// Joins on several key columns (up to 8 a side, pairwise of the same type): rows match when
+/// every key column is equal. Keys and payloads may be any integer or floating-point type and
+/// hold NULLs (join_options::nulls, nans_equal). One key column of int32/int64/uint32/uint64
+/// without NULLs and an inner or left kind is the one-key join above; anything else takes the
+/// general key path: keys packed into one integer when their value ranges fit 64 bits, else
+/// hashed and every match checked against the columns.
+join_result join(table_view const& build, std::vector<size_type> const& build_keys,
+                 table_view const& probe, std::vector<size_type> const& probe_keys,
+                 join_options const& options = {}, stream_ref stream = default_stream(),
+                 memory_resource_ref mr = nullptr);
 
 /// Receives a join's result batch by batch (join_batches): each batch is a join_result of the
 /// requested form holding some of the output rows, its aggregate counting those rows.
@@ -231,6 +259,9 @@ std::string_view to_string(css_node_search s) noexcept;
 std::string_view to_string(radix_join_partitioning p) noexcept;
 join_algorithm join_algorithm_from_string(std::string_view name);
 join_kind join_kind_from_string(std::string_view name);
+std::string_view to_string(null_equality n) noexcept;
+/// "unequal" or "equal"; throws logic_error otherwise.
+null_equality null_equality_from_string(std::string_view name);
 materialization materialization_from_string(std::string_view name);
 output_writer output_writer_from_string(std::string_view name);
 /// "binary" or "sequential"; throws logic_error otherwise.

@@ -75,6 +75,7 @@ inline void emit_matches(join_kind kind, std::int64_t probe_row, std::int64_t ma
     case join_kind::left_anti:
       if (match_count == 0) { out.add_probe(probe_row); }
       break;
+    default: break;  // the right and full kinds run through the general key path
   }
 }
 

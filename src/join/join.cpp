@@ -4,6 +4,7 @@
 #include "core/cancel.hpp"
 #include "cpu/cpu_join.hpp"
 #include "join/choose.hpp"
+#include "join/general/general_join.hpp"
 #include "cpu/match_list.hpp"
 #ifdef JOINERY_HAS_CUDA
 #include "join/gpu/gpu_join.hpp"
@@ -60,10 +61,6 @@ void check_columns(table_view const& t, char const* side, size_type key,
     JOINERY_EXPECTS(!is_floating(t.column(c).type()),
                     std::string(side) + " payload column " + std::to_string(c) +
                       " is floating point; join payloads are 1/2/4/8-byte integers");
-  }
-  for (auto const& c : t) {
-    JOINERY_EXPECTS(c.null_count() == 0,
-                    std::string(side) + " table has nulls; join inputs with nulls are not supported yet");
   }
 }
 
@@ -352,8 +349,17 @@ join_result run(table_view const& build, size_type build_key, table_view const& 
 join_result join(table_view const& build, size_type build_key, table_view const& probe,
                  size_type probe_key, join_options const& options, stream_ref stream,
                  memory_resource_ref mr) {
+  return join(build, std::vector{build_key}, probe, std::vector{probe_key}, options, stream, mr);
+}
+
+join_result join(table_view const& build, std::vector<size_type> const& build_keys,
+                 table_view const& probe, std::vector<size_type> const& probe_keys,
+                 join_options const& options, stream_ref stream, memory_resource_ref mr) {
   detail::throw_if_cancelled();
-  return run(build, build_key, probe, probe_key, options, nullptr, stream, mr);
+  if (detail::needs_general_path(build, build_keys, probe, probe_keys, options)) {
+    return detail::general_join(build, build_keys, probe, probe_keys, options, stream, mr);
+  }
+  return run(build, build_keys[0], probe, probe_keys[0], options, nullptr, stream, mr);
 }
 
 join_result join_batches(table_view const& build, size_type build_key, table_view const& probe,
@@ -361,8 +367,12 @@ join_result join_batches(table_view const& build, size_type build_key, table_vie
                          join_batch_sink const& sink, stream_ref stream, memory_resource_ref mr) {
   JOINERY_EXPECTS(static_cast<bool>(sink), "join_batches needs a sink");
   detail::throw_if_cancelled();
-  auto result = run(build, build_key, probe, probe_key, options, &sink, stream, mr);
-  if (result.stats.algorithm == join_algorithm::streamed || result.form == output_form::aggregate) {
+  bool const general = detail::needs_general_path(build, {build_key}, probe, {probe_key}, options);
+  auto result = general ? detail::general_join(build, {build_key}, probe, {probe_key}, options,
+                                               stream, mr)
+                        : run(build, build_key, probe, probe_key, options, &sink, stream, mr);
+  if (result.form == output_form::aggregate ||
+      (!general && result.stats.algorithm == join_algorithm::streamed)) {
     return result;  // streamed delivered its batches itself
   }
   join_result totals;

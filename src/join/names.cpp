@@ -12,8 +12,10 @@ namespace {
 constexpr std::array<std::string_view, 10> join_algorithm_names = {
   "automatic", "nested_loop", "indexed_nested_loop", "sort_merge", "radix_hash",
   "no_partition_hash", "streamed", "triton", "multi_gpu_sort_merge", "multi_gpu_hash"};
-constexpr std::array<std::string_view, 4> join_kind_names = {"inner", "left_semi", "left_anti",
-                                                             "left_outer"};
+constexpr std::array<std::string_view, 8> join_kind_names = {
+  "inner", "left_semi", "left_anti", "left_outer", "right_semi", "right_anti", "right_outer",
+  "full_outer"};
+constexpr std::array<std::string_view, 2> null_equality_names = {"unequal", "equal"};
 constexpr std::array<std::string_view, 3> output_form_names = {"index", "table", "aggregate"};
 constexpr std::array<std::string_view, 3> materialization_names = {"automatic", "gfur", "gftr"};
 constexpr std::array<std::string_view, 2> output_writer_names = {"direct", "three_phase"};
@@ -34,6 +36,12 @@ join_algorithm join_algorithm_from_string(std::string_view s) {
 }
 join_kind join_kind_from_string(std::string_view s) {
   return detail::parse_name<join_kind>(join_kind_names, s, "join kind");
+}
+std::string_view to_string(null_equality n) noexcept {
+  return detail::name_of(null_equality_names, n);
+}
+null_equality null_equality_from_string(std::string_view s) {
+  return detail::parse_name<null_equality>(null_equality_names, s, "null equality");
 }
 materialization materialization_from_string(std::string_view s) {
   return detail::parse_name<materialization>(materialization_names, s, "materialization strategy");

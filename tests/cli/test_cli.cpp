@@ -576,7 +576,7 @@ TEST_F(Cli, BadInputsAreRefusedWithOneLineAndNoOutput) {
   expect_refused(join("ok.csv", "ok.csv", "--algorithm fastest"), "unknown join algorithm 'fastest'");
   expect_refused(join("ok.csv", "ok.csv", "--algorithm triton"),
                  "not available on the " + test_backend() + " backend");
-  expect_refused(join("ok.csv", "ok.csv", "--kind full_outer"), "unknown join kind");
+  expect_refused(join("ok.csv", "ok.csv", "--kind sideways"), "unknown join kind");
   expect_refused("groupby --input " + path("ok.csv") + " --key key --agg median:v", "median");
   expect_refused("gen --kind primary --rows lots -o " + path("x.csv"), "--rows");
   // Nothing but the inputs is left: no result files, no temporaries.

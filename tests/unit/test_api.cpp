@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -273,11 +275,8 @@ TEST(Api, RefusesBadColumns) {
   expect_refusal<logic_error>([&] { (void)join(t.build, 5, t.probe, 0); },
                               "build key column 5 does not exist");
   expect_refusal<logic_error>([&] { (void)join(t.build, 0, t.probe, 2); },
-                              "probe key column must be int32, int64, uint32 or uint64, not float64");
+                              "build key is int32, probe key is float64");
   join_options o;
-  o.probe_payloads = {2};
-  expect_refusal<logic_error>([&] { (void)join(t.build, 0, t.probe, 0, o); },
-                              "floating point");
   o.probe_payloads = {7};
   expect_refusal<logic_error>([&] { (void)join(t.build, 0, t.probe, 0, o); },
                               "probe payload column 7 does not exist");
@@ -303,13 +302,31 @@ TEST(Api, RefusesUnsupportedCombinations) {
   }
 }
 
-TEST(Api, RefusesNullableInputs) {
+TEST(Api, NullablePayloadsAndFloatPayloadsAreCarried) {
   small_tables t;
   auto c = column::copy_of(column_view::of(t.bp));
-  c.make_nullable()[0] = 0xfe;
+  c.make_nullable()[0] = 0xfd;  // build row 1 (key 2) is NULL
   c.set_null_count(1);
   table_view b({column_view::of(t.bk), c.view()});
-  expect_refusal<logic_error>([&] { (void)join(b, 0, t.probe, 0); }, "nulls");
+  join_options o;
+  o.backend = backend::cpu;
+  o.output = output_form::table;
+  o.kind = join_kind::full_outer;
+  o.build_payloads = {1};
+  o.probe_payloads = {2};
+  auto const r = join(b, 0, t.probe, 0, o);
+  // key, build payload, probe payload's bits: 3 x 2 matches, 1-1, then 9 alone, 2 alone.
+  auto const bits = [](double d) {
+    std::uint64_t u;
+    std::memcpy(&u, &d, 8);
+    return u;
+  };
+  rows const expected{{1ULL, 10ULL, bits(1.5)}, {2ULL, std::nullopt, std::nullopt},
+                      {3ULL, 30ULL, bits(0.5)}, {3ULL, 30ULL, bits(3.5)},
+                      {3ULL, 31ULL, bits(0.5)}, {3ULL, 31ULL, bits(3.5)},
+                      {9ULL, std::nullopt, bits(2.5)}};
+  EXPECT_EQ(diff_rows(expected, table_rows(r.columns)), "");
+  EXPECT_EQ(r.columns.column(1).view().null_count(), 2);
 }
 
 TEST(Api, BandJoinSmall) {

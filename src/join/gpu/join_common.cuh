@@ -73,6 +73,7 @@ __host__ __device__ __forceinline__ size_type emitted_rows(join_kind kind, size_
     case join_kind::left_outer: return matches > 0 ? matches : 1;
     case join_kind::left_semi: return matches > 0 ? 1 : 0;
     case join_kind::left_anti: return matches == 0 ? 1 : 0;
+    default: break;  // the right and full kinds run through the general key path
   }
   return 0;
 }
@@ -96,6 +97,7 @@ __device__ __forceinline__ std::uint64_t emitted_checksum(join_kind kind, size_t
       return matches > 0 ? static_cast<std::uint64_t>(matches) * pv + build_sum : pv;
     case join_kind::left_semi: return matches > 0 ? pv : 0;
     case join_kind::left_anti: return matches == 0 ? pv : 0;
+    default: break;
   }
   return 0;
 }

@@ -1,0 +1,348 @@
+// The general key path: encode the keys of each side into one integer column, run a join
+// algorithm on those, and derive the requested kind and output form from its row ids.
+#include "join/general/general_join.hpp"
+
+#include "join/general/row_ops.hpp"
+
+#include <joinery/primitives/checksum.hpp>
+
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <string>
+#include <utility>
+
+namespace joinery::detail {
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+double seconds_since(clock_type::time_point t0) {
+  return std::chrono::duration<double>(clock_type::now() - t0).count();
+}
+
+bool is_left_kind(join_kind k) {
+  return k == join_kind::inner || k == join_kind::left_semi || k == join_kind::left_anti ||
+         k == join_kind::left_outer;
+}
+bool has_build_rows(join_kind k) { return k != join_kind::left_semi && k != join_kind::left_anti; }
+bool has_probe_rows(join_kind k) {
+  return k != join_kind::right_semi && k != join_kind::right_anti;
+}
+
+bool valid_index(table_view const& t, size_type c) { return c >= 0 && c < t.num_columns(); }
+
+void check_index(table_view const& t, size_type c, char const* side, char const* what) {
+  JOINERY_EXPECTS(valid_index(t, c), std::string(side) + " " + what + " column " +
+                                       std::to_string(c) + " does not exist (the " + side +
+                                       " table has " + std::to_string(t.num_columns()) +
+                                       " columns)");
+}
+
+void check_request(table_view const& build, std::vector<size_type> const& build_keys,
+                   table_view const& probe, std::vector<size_type> const& probe_keys,
+                   join_options const& options) {
+  JOINERY_EXPECTS(!build_keys.empty() && build_keys.size() == probe_keys.size(),
+                  "a join needs the same number of key columns on both sides (at least one), got " +
+                    std::to_string(build_keys.size()) + " build and " +
+                    std::to_string(probe_keys.size()) + " probe key columns");
+  JOINERY_EXPECTS(build_keys.size() <= static_cast<std::size_t>(keys::max_key_columns),
+                  "a join takes at most " + std::to_string(keys::max_key_columns) +
+                    " key columns, got " + std::to_string(build_keys.size()));
+  for (std::size_t i = 0; i < build_keys.size(); ++i) {
+    check_index(build, build_keys[i], "build", "key");
+    check_index(probe, probe_keys[i], "probe", "key");
+    auto const bt = build.column(build_keys[i]).type();
+    auto const pt = probe.column(probe_keys[i]).type();
+    JOINERY_EXPECTS(bt == pt, "mismatched key types in key column pair " + std::to_string(i) +
+                                ": build key is " + std::string(to_string(bt)) +
+                                ", probe key is " + std::string(to_string(pt)) +
+                                "; both keys of a pair must have the same type");
+  }
+  for (auto c : options.build_payloads) { check_index(build, c, "build", "payload"); }
+  for (auto c : options.probe_payloads) { check_index(probe, c, "probe", "payload"); }
+  JOINERY_EXPECTS(options.pred.kind == predicate::kind_type::equal,
+                  "the band predicate takes one key column of int32, int64, uint32 or uint64 "
+                  "without NULLs and an inner or left join kind");
+  if (options.output == output_form::index) {
+    check_index_type(options.index_type, build.num_rows(), probe.num_rows());
+  }
+}
+
+backend resolve_backend(join_options const& options) {
+  if (options.backend != backend::automatic) { return options.backend; }
+  bool const gpu = built_with_cuda() && device_count() > 0 &&
+                   (options.algorithm == join_algorithm::automatic ||
+                    join_supported(backend::gpu, options.algorithm, join_kind::inner,
+                                   predicate::kind_type::equal));
+  return gpu ? backend::gpu : backend::cpu;
+}
+
+/// One side's columns as the row operations read them: the columns it uses copied into the
+/// operations' memory space where they are not readable there.
+struct side_columns {
+  std::vector<column> owned;
+  std::vector<column_view> views;
+  [[nodiscard]] column_view const& at(size_type c) const {
+    return views[static_cast<std::size_t>(c)];
+  }
+};
+
+side_columns place(table_view const& t, std::vector<size_type> const& used, bool on_device,
+                   stream_ref stream) {
+  side_columns s;
+  s.views = t.columns();
+  s.owned.reserve(used.size());
+  for (auto c : used) {
+    auto const& v = s.views[static_cast<std::size_t>(c)];
+    // Kernels read device and pinned memory; the host operations read host and pinned memory.
+    bool const readable = on_device ? v.space() != memory_space::host
+                                    : host_accessible(v.space());
+    if (readable) { continue; }
+    s.owned.push_back(
+      column::copy_of(v, on_device ? device_resource() : host_resource(), stream));
+    s.views[static_cast<std::size_t>(c)] = s.owned.back().view();
+  }
+  return s;
+}
+
+keys::key_column key_column_of(column_view const& c) {
+  keys::key_column k;
+  k.data = c.data();
+  k.mask = c.null_count() > 0 ? c.null_mask() : nullptr;
+  k.width = static_cast<std::uint8_t>(size_of(c.type()));
+  k.cls = is_floating(c.type())  ? keys::value_class::floating
+          : is_signed(c.type()) ? keys::value_class::signed_int
+                                : keys::value_class::unsigned_int;
+  return k;
+}
+
+/// Bits needed for the codes 0..top.
+int bits_for(std::uint64_t top) { return static_cast<int>(std::bit_width(top)); }
+
+/// Fills both layouts' fields from the columns' ranges over both sides; returns the bits the
+/// packed codes take (more than 64: the keys are hashed).
+int plan_fields(keys::row_ops& ops, keys::key_layout& b, size_type build_rows,
+                 keys::key_layout& p, size_type probe_rows) {
+  int shift = 0;
+  bool fits = true;
+  for (int i = 0; i < b.count; ++i) {
+    auto const rb = ops.scan_range(b.columns[i], build_rows, b.nans_equal);
+    auto const rp = ops.scan_range(p.columns[i], probe_rows, p.nans_equal);
+    auto lo = std::min(rb.min, rp.min);
+    auto hi = std::max(rb.max, rp.max);
+    if (lo > hi) { lo = hi = 0; }  // no valid value on either side
+    auto const range = hi - lo;
+    bool const null_code = b.nulls_equal && (rb.has_null || rp.has_null);
+    keys::key_field f;
+    f.min = lo;
+    f.null_code = range + 1;  // unused unless null_code
+    f.shift = shift;
+    int bits = bits_for(range);
+    if (null_code) {
+      bits = range == ~std::uint64_t{0} ? 65 : bits_for(range + 1);
+    }
+    shift += bits;
+    fits = fits && shift <= 64;
+    b.fields[i] = f;
+    p.fields[i] = f;
+  }
+  b.packed = p.packed = fits;
+  return shift;
+}
+
+/// The checksum of a result column, floats summed as their bits.
+std::uint64_t column_checksum(column const& c, stream_ref stream) {
+  auto v = c.view();
+  if (is_floating(v.type())) {
+    v = column_view(v.type() == type_id::float32 ? type_id::uint32 : type_id::uint64, v.data(),
+                    v.size(), v.space(), v.null_mask(), v.null_count());
+  }
+  return checksum(v, stream);
+}
+
+column move_to(column&& c, memory_resource_ref mr, stream_ref stream) {
+  if (mr == nullptr || mr->space() == c.space() || (c.size() == 0 && c.view().data() == nullptr)) {
+    return std::move(c);
+  }
+  return column::copy_of(c.view(), mr, stream);
+}
+
+}  // namespace
+
+bool needs_general_path(table_view const& build, std::vector<size_type> const& build_keys,
+                        table_view const& probe, std::vector<size_type> const& probe_keys,
+                        join_options const& options) {
+  if (build_keys.size() != 1 || probe_keys.size() != 1 || !is_left_kind(options.kind)) {
+    return true;
+  }
+  if (!valid_index(build, build_keys[0]) || !valid_index(probe, probe_keys[0])) {
+    return false;  // the one-key path reports it
+  }
+  for (auto const* k : {&build.column(build_keys[0]), &probe.column(probe_keys[0])}) {
+    if (!is_key_type(k->type()) || k->null_count() > 0) { return true; }
+  }
+  if (options.output == output_form::index) { return false; }
+  auto const payload_needs = [](table_view const& t, std::vector<size_type> const& cols) {
+    return std::any_of(cols.begin(), cols.end(), [&](size_type c) {
+      return valid_index(t, c) && (is_floating(t.column(c).type()) || t.column(c).null_count() > 0);
+    });
+  };
+  return payload_needs(build, options.build_payloads) ||
+         payload_needs(probe, options.probe_payloads);
+}
+
+join_result general_join(table_view const& build, std::vector<size_type> const& build_keys,
+                         table_view const& probe, std::vector<size_type> const& probe_keys,
+                         join_options const& options, stream_ref stream, memory_resource_ref mr) {
+  scoped_range range("joinery::join (general keys)");
+  auto const t0 = clock_type::now();
+  check_request(build, build_keys, probe, probe_keys, options);
+  auto const kind = options.kind;
+  auto const be = resolve_backend(options);
+  bool const materialize = options.output != output_form::index;
+
+  // The row operations run where the data is: on the GPU when it runs the join and some column
+  // it reads lives in device memory, on the host otherwise.
+  auto used_build = build_keys;
+  auto used_probe = probe_keys;
+  if (materialize) {
+    used_build.insert(used_build.end(), options.build_payloads.begin(),
+                      options.build_payloads.end());
+    used_probe.insert(used_probe.end(), options.probe_payloads.begin(),
+                      options.probe_payloads.end());
+  }
+  auto const on_device_memory = [](table_view const& t, std::vector<size_type> const& cols) {
+    return std::any_of(cols.begin(), cols.end(), [&](size_type c) {
+      return t.column(c).space() == memory_space::device;
+    });
+  };
+  bool const on_device = be == backend::gpu && (on_device_memory(build, used_build) ||
+                                                on_device_memory(probe, used_probe));
+  auto ops = on_device ? keys::make_device_row_ops(stream) : keys::make_host_row_ops();
+  auto const b = place(build, used_build, on_device, stream);
+  auto const p = place(probe, used_probe, on_device, stream);
+  auto const B = build.num_rows();
+  auto const P = probe.num_rows();
+
+  keys::key_layout lb;
+  keys::key_layout lp;
+  lb.count = lp.count = static_cast<int>(build_keys.size());
+  lb.nulls_equal = lp.nulls_equal = options.nulls == null_equality::equal;
+  lb.nans_equal = lp.nans_equal = options.nans_equal;
+  for (int i = 0; i < lb.count; ++i) {
+    lb.columns[i] = key_column_of(b.at(build_keys[static_cast<std::size_t>(i)]));
+    lp.columns[i] = key_column_of(p.at(probe_keys[static_cast<std::size_t>(i)]));
+  }
+  auto const key_bits = plan_fields(*ops, lb, B, lp, P);
+  auto const key_type = key_bits <= 32 ? type_id::uint32 : type_id::uint64;
+  auto eb = ops->encode(lb, B, key_type);
+  auto ep = ops->encode(lp, P, key_type);
+  ops->synchronize();
+  auto const encode_seconds = seconds_since(t0);
+
+  bool const exact = lb.packed;
+  auto engine_kind = join_kind::inner;
+  if (exact && is_left_kind(kind)) { engine_kind = kind; }
+  if (exact && kind == join_kind::full_outer) { engine_kind = join_kind::left_outer; }
+  join_options eo = options;
+  eo.kind = engine_kind;
+  eo.output = output_form::index;
+  eo.index_type = type_id::int64;
+  eo.build_payloads.clear();
+  eo.probe_payloads.clear();
+  eo.backend = be;
+  auto engine = join(table_view({eb.keys.view()}), 0, table_view({ep.keys.view()}), 0, eo, stream,
+                     nullptr);
+  auto const t_assemble = clock_type::now();
+
+  column br = std::move(engine.build_rows);
+  column pr = std::move(engine.probe_rows);
+  if (has_build_rows(engine_kind) && !eb.all_rows) { br = ops->remap(br, eb.row_ids); }
+  if (!ep.all_rows) { pr = ops->remap(pr, ep.row_ids); }
+  if (!exact) { ops->keep_equal_pairs(lb, lp, br, pr); }
+  auto const unmatchable_probe = [&] {
+    return ep.all_rows ? ops->constant(0, 0) : ops->select(ep.matchable, 0);
+  };
+  auto const with_lone_rows = [&](column& rows, column& other, column&& lone, bool lone_in_rows) {
+    auto const n = lone.size();
+    if (lone_in_rows) {
+      rows = ops->concat(rows, lone);
+      other = ops->concat(other, ops->constant(n, -1));
+    } else {
+      rows = ops->concat(rows, ops->constant(n, -1));
+      other = ops->concat(other, lone);
+    }
+  };
+
+  switch (kind) {
+    case join_kind::inner: break;
+    case join_kind::left_semi:
+      if (!exact) { pr = ops->select(ops->flags_of(pr, P), 1); }
+      break;
+    case join_kind::left_anti:
+      pr = exact ? ops->concat(pr, unmatchable_probe()) : ops->select(ops->flags_of(pr, P), 0);
+      break;
+    case join_kind::left_outer:
+    case join_kind::full_outer: {
+      // br gets -1 for the probe rows without a match: unmatchable ones, and (hashed) the rest.
+      auto lone = exact ? unmatchable_probe() : ops->select(ops->flags_of(pr, P), 0);
+      with_lone_rows(pr, br, std::move(lone), true);
+      if (kind == join_kind::full_outer) {
+        with_lone_rows(br, pr, ops->select(ops->flags_of(br, B), 0), true);
+      }
+      break;
+    }
+    case join_kind::right_semi: br = ops->select(ops->flags_of(br, B), 1); break;
+    case join_kind::right_anti: br = ops->select(ops->flags_of(br, B), 0); break;
+    case join_kind::right_outer:
+      with_lone_rows(br, pr, ops->select(ops->flags_of(br, B), 0), true);
+      break;
+  }
+
+  join_result result;
+  result.form = options.output;
+  bool const build_side = has_build_rows(kind);
+  bool const probe_side = has_probe_rows(kind);
+  result.aggregate.count = static_cast<std::uint64_t>(probe_side ? pr.size() : br.size());
+  if (options.output == output_form::index) {
+    if (options.index_type == type_id::int32) {
+      if (build_side) { br = ops->narrow(br); }
+      if (probe_side) { pr = ops->narrow(pr); }
+    }
+    if (build_side) { result.build_rows = move_to(std::move(br), mr, stream); }
+    if (probe_side) { result.probe_rows = move_to(std::move(pr), mr, stream); }
+  } else {
+    std::vector<column> cols;
+    for (std::size_t i = 0; i < build_keys.size(); ++i) {
+      auto const& bk = b.at(build_keys[i]);
+      auto const& pk = p.at(probe_keys[i]);
+      cols.push_back(probe_side ? (build_side ? ops->gather(pk, pr, bk, br)
+                                              : ops->gather(pk, pr, {}, {}))
+                                : ops->gather(bk, br, {}, {}));
+    }
+    if (build_side) {
+      for (auto c : options.build_payloads) { cols.push_back(ops->gather(b.at(c), br, {}, {})); }
+    }
+    if (probe_side) {
+      for (auto c : options.probe_payloads) { cols.push_back(ops->gather(p.at(c), pr, {}, {})); }
+    }
+    std::uint64_t sum = 0;
+    for (auto const& c : cols) { sum += column_checksum(c, stream); }
+    result.aggregate.checksum = sum;
+    if (options.output == output_form::table) {
+      for (auto& c : cols) { c = move_to(std::move(c), mr, stream); }
+      result.columns = table(std::move(cols));
+    }
+  }
+  ops->synchronize();
+
+  result.stats = std::move(engine.stats);
+  result.stats.phases.insert(result.stats.phases.begin(), {"encode keys", encode_seconds});
+  result.stats.phases.push_back({"assemble result", seconds_since(t_assemble)});
+  result.stats.seconds = seconds_since(t0);
+  return result;
+}
+
+}  // namespace joinery::detail

@@ -1,0 +1,63 @@
+#pragma once
+// Internal: the row-wise steps of the general key path, on the host (OpenMP) or on the GPU. The
+// pipeline (general_join.cpp) is written once against this interface; each implementation keeps
+// its columns in its own memory space (host, or device memory of the current GPU).
+#include "join/general/key_encoding.hpp"
+
+#include <joinery/column.hpp>
+#include <joinery/memory.hpp>
+
+#include <cstdint>
+#include <memory>
+
+namespace joinery::detail::keys {
+
+/// One side's keys after encoding: the key of every matchable row, and (when some row cannot
+/// match) those rows' ids and a per-row flag (1: matchable).
+struct encoded_keys {
+  column keys;
+  column row_ids;    ///< int64; empty when every row is matchable
+  column matchable;  ///< uint8 per row; empty when every row is matchable
+  bool all_rows = true;
+};
+
+class row_ops {
+ public:
+  virtual ~row_ops() = default;
+  /// The memory space of every column the operations make (and read).
+  [[nodiscard]] virtual memory_space space() const = 0;
+  /// Min / max ordered value over the valid rows (NaNs only when `nans_equal`) and whether a
+  /// NULL occurs.
+  virtual column_range scan_range(key_column const& c, size_type rows, bool nans_equal) = 0;
+  /// The keys of the matchable rows (uint32 or uint64 as `key_type`).
+  virtual encoded_keys encode(key_layout const& k, size_type rows, type_id key_type) = 0;
+  /// out[i] = ids[i] < 0 ? -1 : subset[ids[i]] (int64).
+  virtual column remap(column_view const& ids, column_view const& subset) = 0;
+  /// Keeps the pairs (build_rows[i], probe_rows[i]) whose keys are equal in every column.
+  virtual void keep_equal_pairs(key_layout const& build, key_layout const& probe,
+                                column& build_rows, column& probe_rows) = 0;
+  /// uint8 flags of `rows` rows: 1 where some rows[i] names the row (ids < 0 are skipped).
+  virtual column flags_of(column_view const& ids, size_type rows) = 0;
+  /// The ids (int64, ascending) of the rows whose flag equals `value`.
+  virtual column select(column_view const& flags, std::uint8_t value) = 0;
+  /// a followed by b (int64).
+  virtual column concat(column_view const& a, column_view const& b) = 0;
+  /// `rows` copies of `value` (int64).
+  virtual column constant(size_type rows, std::int64_t value) = 0;
+  /// out[i] = a[ids_a[i]] when ids_a[i] >= 0 and that value is valid, else b[ids_b[i]] the same
+  /// way (when `b` has data), else NULL (stored as 0). The result is nullable when some row may
+  /// be NULL.
+  virtual column gather(column_view const& a, column_view const& ids_a, column_view const& b,
+                        column_view const& ids_b) = 0;
+  /// int64 ids as int32 (the caller checked they fit).
+  virtual column narrow(column_view const& ids) = 0;
+  /// Waits for the work queued so far.
+  virtual void synchronize() = 0;
+};
+
+std::unique_ptr<row_ops> make_host_row_ops();
+/// GPU implementation on `stream` (the device current on the calling thread); throws
+/// logic_error when joinery was built without CUDA.
+std::unique_ptr<row_ops> make_device_row_ops(stream_ref stream);
+
+}  // namespace joinery::detail::keys
