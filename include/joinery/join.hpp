@@ -248,6 +248,12 @@ join_result join_batches(table_view const& build, size_type build_key, table_vie
                          size_type probe_key, join_options const& options,
                          join_batch_sink const& sink, stream_ref stream = default_stream(),
                          memory_resource_ref mr = nullptr);
+/// join_batches() on several key columns (see the several-key join()); the general key path
+/// delivers its result as one batch.
+join_result join_batches(table_view const& build, std::vector<size_type> const& build_keys,
+                         table_view const& probe, std::vector<size_type> const& probe_keys,
+                         join_options const& options, join_batch_sink const& sink,
+                         stream_ref stream = default_stream(), memory_resource_ref mr = nullptr);
 
 // Names, as used on the command line and in statistics.
 std::string_view to_string(join_algorithm a) noexcept;

@@ -365,12 +365,22 @@ join_result join(table_view const& build, std::vector<size_type> const& build_ke
 join_result join_batches(table_view const& build, size_type build_key, table_view const& probe,
                          size_type probe_key, join_options const& options,
                          join_batch_sink const& sink, stream_ref stream, memory_resource_ref mr) {
+  return join_batches(build, std::vector{build_key}, probe, std::vector{probe_key}, options, sink,
+                      stream, mr);
+}
+
+join_result join_batches(table_view const& build, std::vector<size_type> const& build_keys,
+                         table_view const& probe, std::vector<size_type> const& probe_keys,
+                         join_options const& options, join_batch_sink const& sink,
+                         stream_ref stream, memory_resource_ref mr) {
   JOINERY_EXPECTS(static_cast<bool>(sink), "join_batches needs a sink");
   detail::throw_if_cancelled();
-  bool const general = detail::needs_general_path(build, {build_key}, probe, {probe_key}, options);
-  auto result = general ? detail::general_join(build, {build_key}, probe, {probe_key}, options,
+  bool const general =
+    detail::needs_general_path(build, build_keys, probe, probe_keys, options);
+  auto result = general ? detail::general_join(build, build_keys, probe, probe_keys, options,
                                                stream, mr)
-                        : run(build, build_key, probe, probe_key, options, &sink, stream, mr);
+                        : run(build, build_keys[0], probe, probe_keys[0], options, &sink, stream,
+                              mr);
   if (result.form == output_form::aggregate ||
       (!general && result.stats.algorithm == join_algorithm::streamed)) {
     return result;  // streamed delivered its batches itself

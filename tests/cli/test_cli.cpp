@@ -307,6 +307,46 @@ TEST_F(Cli, LeftOuterCsvHasEmptyNullFieldsAndNpyRefusesNulls) {
   EXPECT_FALSE(fs::exists(path("nulls_npy")));
 }
 
+/// The header line, then the other lines sorted (joins promise no row order).
+std::string sorted_body(std::string const& csv) {
+  std::istringstream in(csv);
+  std::string header;
+  std::getline(in, header);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) { lines.push_back(line); }
+  std::sort(lines.begin(), lines.end());
+  std::string out = header + "\n";
+  for (auto const& l : lines) { out += l + "\n"; }
+  return out;
+}
+
+TEST_F(Cli, SeveralKeyColumnsNullKeysAndEveryJoinKind) {
+  // Keys (a, b); an empty field is NULL. Build row (1,) and probe row (1,) have a NULL key.
+  write_text("b.csv", "a:int8,b,w:float64\n1,10,0.5\n1,20,1.5\n2,10,\n1,,3\n");
+  write_text("p.csv", "b,a:int8,v\n10,1,7\n10,2,8\n30,2,9\n,1,6\n");
+  auto const join_with = [&](std::string const& extra) {
+    return run("join --build " + path("b.csv") + " --probe " + path("p.csv") +
+               " --build-key a,b --probe-key a,b " + extra + on_backend());
+  };
+  auto o = join_with("--kind full_outer");
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_EQ(sorted_body(o.out), "a,b,build.w,probe.v\n"
+                                "1,,,6\n1,,3,\n1,10,0.5,7\n1,20,1.5,\n2,10,,8\n2,30,,9\n");
+  o = join_with("--kind full_outer --nulls-equal");
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_EQ(sorted_body(o.out), "a,b,build.w,probe.v\n"
+                                "1,,3,6\n1,10,0.5,7\n1,20,1.5,\n2,10,,8\n2,30,,9\n");
+  o = join_with("--kind right_anti");
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_EQ(sorted_body(o.out), "a,b,build.w\n1,,3\n1,20,1.5\n");
+  o = join_with("--kind right_semi --summary");
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_NE(o.out.find("\"rows\":2"), std::string::npos) << o.out;
+  expect_refused("join --build " + path("b.csv") + " --probe " + path("p.csv") +
+                   " --build-key a,b --probe-key a" + on_backend(),
+                 "give both the same number");
+}
+
 TEST_F(Cli, GroupbyMatchesOracle) {
   ASSERT_EQ(run("gen --kind foreign --rows 20000 --domain 300 --zipf 0.7 --payloads 2 "
                 "--payload-type int64 -o " + path("g.csv")).status, 0);

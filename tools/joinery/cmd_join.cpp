@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -28,23 +29,28 @@ struct join_args {
   std::string exchange = "automatic";
   output_args output;
   bool summary = false;
+  bool nulls_equal = false;
+  bool nans_equal = false;
 };
 
-/// The columns of `file` the join needs: all of them for "*", else the key and those listed.
-io::named_table read_side(std::string const& file, std::string const& key,
+/// The columns of `file` the join needs: all of them for "*", else the keys and those listed.
+io::named_table read_side(std::string const& file, std::vector<std::string> const& keys,
                           std::string const& list) {
   if (list == "*") { return io::read_table(file); }
-  std::vector<std::string> names{key};
-  for (auto const& n : split(list)) { names.push_back(n); }
+  auto names = keys;
+  for (auto const& n : split(list)) {
+    if (std::find(names.begin(), names.end(), n) == names.end()) { names.push_back(n); }
+  }
   return io::read_table(file, names);
 }
 
-/// Column indices named in `list` ("*": every column but the key).
-std::vector<size_type> pick_columns(io::named_table const& t, size_type key, std::string const& list) {
+/// Column indices named in `list` ("*": every column but the keys).
+std::vector<size_type> pick_columns(io::named_table const& t, std::vector<size_type> const& keys,
+                                    std::string const& list) {
   std::vector<size_type> out;
   if (list == "*") {
     for (size_type i = 0; i < t.data.num_columns(); ++i) {
-      if (i != key) { out.push_back(i); }
+      if (std::find(keys.begin(), keys.end(), i) == keys.end()) { out.push_back(i); }
     }
     return out;
   }
@@ -64,12 +70,18 @@ void run_join(join_args const& a) {
   a.output.check();
   auto const budget = a.device_budget.empty() ? std::size_t{0}
                                               : parse_bytes(a.device_budget, "--device-budget");
-  auto const& build_key = a.on.empty() ? a.build_key : a.on;
-  auto const& probe_key = a.on.empty() ? a.probe_key : a.on;
-  auto const build = read_side(a.build, build_key, a.build_columns);
-  auto const probe = read_side(a.probe, probe_key, a.probe_columns);
-  auto const bk = build.column_index(build_key);
-  auto const pk = probe.column_index(probe_key);
+  auto const build_keys = split(a.on.empty() ? a.build_key : a.on);
+  auto const probe_keys = split(a.on.empty() ? a.probe_key : a.on);
+  JOINERY_EXPECTS(build_keys.size() == probe_keys.size(),
+                  "--build-key names " + std::to_string(build_keys.size()) +
+                    " columns and --probe-key " + std::to_string(probe_keys.size()) +
+                    "; they pair up, so give both the same number");
+  auto const build = read_side(a.build, build_keys, a.build_columns);
+  auto const probe = read_side(a.probe, probe_keys, a.probe_columns);
+  std::vector<size_type> bk;
+  std::vector<size_type> pk;
+  for (auto const& n : build_keys) { bk.push_back(build.column_index(n)); }
+  for (auto const& n : probe_keys) { pk.push_back(probe.column_index(n)); }
 
   join_options o;
   o.algorithm = join_algorithm_from_string(a.algorithm);
@@ -82,6 +94,8 @@ void run_join(join_args const& a) {
   if (!a.devices.empty()) { o.devices = parse_devices(a.devices, "--devices"); }
   o.tuning.exchange = exchange_method_from_string(a.exchange);
   if (a.band) { o.pred = predicate::band(static_cast<std::uint64_t>(*a.band)); }
+  o.nulls = a.nulls_equal ? null_equality::equal : null_equality::unequal;
+  o.nans_equal = a.nans_equal;
   o.build_payloads = pick_columns(build, bk, a.build_columns);
   o.probe_payloads = pick_columns(probe, pk, a.probe_columns);
   bool const write = a.output.given() || !a.summary;
@@ -94,18 +108,28 @@ void run_join(join_args const& a) {
   } else {
     // The result goes out batch by batch (one per probe chunk of the streamed join), so that it
     // never has to exist in one piece; a file appears only once complete.
-    std::vector<std::string> names{probe.names[static_cast<std::size_t>(pk)]};
-    std::vector<type_id> types{probe.view().column(pk).type()};
+    // Keys carry the probe side's names (the build side's where only build rows come out).
     bool const probe_only = o.kind == join_kind::left_semi || o.kind == join_kind::left_anti;
+    bool const build_only = o.kind == join_kind::right_semi || o.kind == join_kind::right_anti;
+    std::vector<std::string> names;
+    std::vector<type_id> types;
+    for (std::size_t i = 0; i < pk.size(); ++i) {
+      auto const& side = build_only ? build : probe;
+      auto const key = build_only ? bk[i] : pk[i];
+      names.push_back(side.names[static_cast<std::size_t>(key)]);
+      types.push_back(side.view().column(key).type());
+    }
     if (!probe_only) {
       for (auto c : o.build_payloads) {
         names.push_back("build." + build.names[static_cast<std::size_t>(c)]);
         types.push_back(build.view().column(c).type());
       }
     }
-    for (auto c : o.probe_payloads) {
-      names.push_back("probe." + probe.names[static_cast<std::size_t>(c)]);
-      types.push_back(probe.view().column(c).type());
+    if (!build_only) {
+      for (auto c : o.probe_payloads) {
+        names.push_back("probe." + probe.names[static_cast<std::size_t>(c)]);
+        types.push_back(probe.view().column(c).type());
+      }
     }
     std::optional<io::table_writer> file;
     if (a.output.given()) {
@@ -145,17 +169,23 @@ void run_join(join_args const& a) {
 
 void add_join(CLI::App& app) {
   auto args = std::make_shared<join_args>();
-  auto* c = app.add_subcommand("join", "join a build and a probe relation on one key");
+  auto* c = app.add_subcommand("join", "join a build and a probe relation on one or several key columns");
   c->add_option("--build", args->build, "build side: CSV file or .npy directory")->required();
   c->add_option("--probe", args->probe, "probe side: CSV file or .npy directory")->required();
-  c->add_option("--on", args->on, "key column, same name on both sides");
-  c->add_option("--build-key", args->build_key, "key column of the build side");
-  c->add_option("--probe-key", args->probe_key, "key column of the probe side");
+  c->add_option("--on", args->on, "key column(s), same names on both sides: KEY or A,B,...");
+  c->add_option("--build-key", args->build_key, "key column(s) of the build side: A or A,B,...");
+  c->add_option("--probe-key", args->probe_key,
+                "key column(s) of the probe side, paired with --build-key's in order");
   c->add_option("--algorithm", args->algorithm,
                 "automatic, nested_loop, indexed_nested_loop, sort_merge, radix_hash, "
                 "no_partition_hash, streamed, multi_gpu_sort_merge, multi_gpu_hash");
   c->add_option("--backend", args->backend, "auto, cpu or gpu");
-  c->add_option("--kind", args->kind, "inner, left_semi, left_anti or left_outer");
+  c->add_option("--kind", args->kind,
+                "inner, left_semi, left_anti, left_outer, right_semi, right_anti, right_outer or "
+                "full_outer (left: the probe side, right: the build side)");
+  c->add_flag("--nulls-equal", args->nulls_equal,
+              "a NULL key matches a NULL key (default: SQL, a NULL key matches nothing)");
+  c->add_flag("--nans-equal", args->nans_equal, "a NaN key matches a NaN key (default: no)");
   c->add_option("--strategy", args->strategy,
                 "GPU table output: automatic, gfur or gftr (how sort_merge and radix_hash "
                 "materialize payloads)");
