@@ -9,7 +9,7 @@ from . import _native
 from ._inputs import DEVICE, InputTable, read_table
 from ._outputs import Stats, assemble, check_result_form, index_arrays
 
-_HOW = ("inner", "left", "semi", "anti")
+_HOW = ("inner", "left", "right", "full", "outer", "semi", "anti")
 _AGGREGATIONS = ("count", "sum", "min", "max", "mean", "avg")
 _UNITS = {"": 1, "b": 1, "k": 10**3, "kb": 10**3, "m": 10**6, "mb": 10**6, "g": 10**9,
           "gb": 10**9, "t": 10**12, "tb": 10**12, "kib": 2**10, "mib": 2**20, "gib": 2**30,
@@ -39,26 +39,39 @@ def _one_key(value, what: str) -> str:
     if isinstance(value, Sequence) and len(value) == 1 and isinstance(value[0], str):
         return value[0]
     if isinstance(value, Sequence) and len(value) > 1:
-        raise ValueError(f"{what}: joinery joins and groups on one key column for now, "
-                         f"got {list(value)}")
+        raise ValueError(f"{what}: joinery groups on one key column for now, got {list(value)}")
     raise TypeError(f"{what} must be a column name, got {value!r}")
 
 
-def _join_keys(on, left_on, right_on, left: InputTable, right: InputTable) -> tuple[str, str]:
+def _key_list(value, what: str) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if (isinstance(value, Sequence) and 1 <= len(value) <= 8
+            and all(isinstance(v, str) for v in value)):
+        return list(value)
+    raise TypeError(f"{what} must be a column name or a list of 1 to 8 names, got {value!r}")
+
+
+def _join_keys(on, left_on, right_on, left: InputTable,
+               right: InputTable) -> tuple[list[str], list[str]]:
     if on is not None:
         if left_on is not None or right_on is not None:
             raise ValueError("pass either on, or left_on and right_on, not both")
-        key = _one_key(on, "on")
-        return key, key
+        keys = _key_list(on, "on")
+        return keys, keys
     if left_on is not None or right_on is not None:
         if left_on is None or right_on is None:
             raise ValueError("left_on and right_on go together")
-        return _one_key(left_on, "left_on"), _one_key(right_on, "right_on")
+        lk, rk = _key_list(left_on, "left_on"), _key_list(right_on, "right_on")
+        if len(lk) != len(rk):
+            raise ValueError(f"left_on names {len(lk)} columns and right_on {len(rk)}; "
+                             "they pair up in order")
+        return lk, rk
     common = [n for n in left.names if n in right.names]
     if len(common) != 1:
         raise ValueError("name the key with on= (or left_on= and right_on=): the tables share "
                          f"{len(common)} column names {common}")
-    return common[0], common[0]
+    return common, common
 
 
 def _default_form(*tables: InputTable) -> str:
@@ -71,13 +84,16 @@ def join(left, right, on=None, left_on=None, right_on=None, how: str = "inner", 
          algorithm: str = "auto", backend: str = "auto", strategy: str = "auto",
          device_budget=None, suffix: str = "_right", output: str = "table",
          result: str | None = None, return_stats: bool = False, device: int = 0,
-         index_type: str = "int64"):
-    """Joins two tables on one key column of each.
+         index_type: str = "int64", nulls_equal: bool = False):
+    """Joins two tables on one or several key columns of each.
 
     ``how`` follows pandas and polars: "inner"; "left" keeps every row of ``left`` (right
-    columns are null where nothing matched); "semi" / "anti" keep the rows of ``left`` that
-    have / have no match in ``right`` (left columns only). Rows of the result are in no
-    particular order.
+    columns are null where nothing matched), "right" every row of ``right``, "full" (or
+    pandas' "outer") both; "semi" / "anti" keep the rows of ``left`` that have / have no match
+    in ``right`` (left columns only). The key columns come out once, filled from ``right``
+    where a row has no ``left`` row. Keys and values may be any integer or float type and
+    hold nulls: a null key matches nothing unless ``nulls_equal`` (a NaN key never matches).
+    Rows of the result are in no particular order.
 
     Tables may be pyarrow Tables or RecordBatches, pandas, polars or DuckDB results (anything
     with ``__arrow_c_stream__``), or dicts of arrays (NumPy, pyarrow, CuPy / torch on the GPU).
@@ -85,9 +101,9 @@ def join(left, right, on=None, left_on=None, right_on=None, how: str = "inner", 
     gathered into one buffer first; strided NumPy views are copied.
 
     Args:
-        on: the key column's name in both tables (or a one-element list).
-        left_on, right_on: the key's names when they differ. With no key named, the one
-            column name the tables share.
+        on: the key column's name in both tables, or a list of names (up to 8).
+        left_on, right_on: the keys' names when they differ (lists pair up in order). With
+            no key named, the one column name the tables share.
         algorithm: "auto" or a joinery algorithm ("radix_hash", "sort_merge",
             "no_partition_hash", "streamed", "nested_loop", "indexed_nested_loop", ...;
             ``joinery.algorithms("join")`` lists those of this build).
@@ -96,8 +112,8 @@ def join(left, right, on=None, left_on=None, right_on=None, how: str = "inner", 
         device_budget: device memory the GPU may use, in bytes or as "8GiB".
         suffix: appended to right column names that clash with left ones.
         output: "table" (the key, the left columns, the right columns) or "index" (the
-            matching row numbers: a (left_rows, right_rows) pair; right_rows is -1 where a
-            left join found no match and None for semi / anti).
+            matching row numbers: a (left_rows, right_rows) pair; -1 where an outer join
+            found no match, right_rows None for semi / anti).
         result: "arrow", "numpy" (a dict of arrays; numpy.ma masked arrays where a column
             holds nulls), "pandas", "polars" or "cupy" (a dict of device arrays; a
             (values, valid) pair where a column holds nulls). Default: the form of the inputs.
@@ -105,6 +121,7 @@ def join(left, right, on=None, left_on=None, right_on=None, how: str = "inner", 
             phases).
         device: the GPU to run on (device arrays: theirs).
         index_type: "int64" or "int32" row numbers (output="index").
+        nulls_equal: a null key matches a null key (polars' ``nulls_equal``).
 
     Example:
         >>> import pyarrow as pa, joinery
@@ -119,21 +136,24 @@ def join(left, right, on=None, left_on=None, right_on=None, how: str = "inner", 
         raise ValueError(f"output must be 'table' or 'index', got {output!r}")
     check_result_form(result)
     left_table, right_table = read_table(left, "left"), read_table(right, "right")
-    left_key, right_key = _join_keys(on, left_on, right_on, left_table, right_table)
-    li, ri = left_table.index_of(left_key, "left"), right_table.index_of(right_key, "right")
-    left_payloads = [] if output == "index" else [i for i in range(len(left_table.names)) if i != li]
+    left_keys, right_keys = _join_keys(on, left_on, right_on, left_table, right_table)
+    li = [left_table.index_of(k, "left") for k in left_keys]
+    ri = [right_table.index_of(k, "right") for k in right_keys]
+    left_payloads = ([] if output == "index"
+                     else [i for i in range(len(left_table.names)) if i not in li])
     right_payloads = ([] if how in ("semi", "anti") or output == "index"
-                      else [i for i in range(len(right_table.names)) if i != ri])
+                      else [i for i in range(len(right_table.names)) if i not in ri])
     native = _native.join(left_table.columns, li, right_table.columns, ri, how, output,
                           left_payloads, right_payloads, algorithm, backend, strategy,
-                          _budget_bytes(device_budget), device, index_type)
+                          _budget_bytes(device_budget), device, index_type, bool(nulls_equal))
     form = result or _default_form(left_table, right_table)
     if output == "index":
         arrays = index_arrays(native, form)
         value = (arrays[0], arrays[1] if len(arrays) > 1 else None)
     else:
-        # The library's order: key, right payloads, left payloads.
-        left_names = [left_key] + [left_table.names[i] for i in left_payloads]
+        # The library's order: keys, right payloads, left payloads.
+        nkeys = len(left_keys)
+        left_names = list(left_keys) + [left_table.names[i] for i in left_payloads]
         taken = set(left_names)
         right_names = []
         for i in right_payloads:
@@ -144,8 +164,9 @@ def join(left, right, on=None, left_on=None, right_on=None, how: str = "inner", 
                                  "choose another suffix")
             taken.add(name)
             right_names.append(name)
-        order = ([0] + [1 + len(right_payloads) + j for j in range(len(left_payloads))]
-                 + [1 + j for j in range(len(right_payloads))])
+        order = (list(range(nkeys))
+                 + [nkeys + len(right_payloads) + j for j in range(len(left_payloads))]
+                 + [nkeys + j for j in range(len(right_payloads))])
         value = assemble(native, order, left_names + right_names, form)
     return (value, Stats.of(native)) if return_stats else value
 

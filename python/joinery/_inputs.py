@@ -91,10 +91,16 @@ def read_column(obj, name: str):
     if _module_of(obj) == "pandas":
         numpy_dtype = getattr(obj.dtype, "numpy_dtype", None)  # nullable and Arrow-backed dtypes
         if numpy_dtype is not None:
-            nulls = int(obj.isna().sum())
-            if nulls:
-                raise ValueError(f"column {name!r} holds {nulls} nulls: joinery does not take "
-                                 "NULL values yet (drop or fill them first)")
+            if bool(obj.isna().any()):
+                # Nulls travel as an Arrow validity bitmap: the column goes through pyarrow.
+                try:
+                    import pyarrow
+                except ImportError:
+                    raise ValueError(f"column {name!r} holds nulls: reading them from pandas "
+                                     "needs pyarrow (pip install pyarrow)") from None
+                arrow = pyarrow.Array.from_pandas(obj)
+                return _single(_native.columns_from_arrow_array(*arrow.__arrow_c_array__()),
+                               name), NUMPY, arrow
             obj = obj.to_numpy(dtype=numpy_dtype)
         else:
             obj = obj.to_numpy()

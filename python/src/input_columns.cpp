@@ -81,6 +81,7 @@ struct schema_owner {
 
 struct array_owner {
   ArrowArray array{};
+  std::vector<std::vector<std::uint8_t>> masks;  ///< validity bitmaps shifted to a byte boundary
   array_owner() = default;
   array_owner(array_owner const&) = delete;
   array_owner& operator=(array_owner const&) = delete;
@@ -96,29 +97,40 @@ std::int64_t count_nulls(std::uint8_t const* validity, std::int64_t begin, std::
 }
 
 // A view over one primitive Arrow array: of its own rows, or, as the child of a struct (a record
-// batch), of the struct's `rows` rows from the struct's offset `parent_offset` on.
+// batch), of the struct's `rows` rows from the struct's offset `parent_offset` on. A validity
+// bitmap is read in place when the view starts on a byte boundary, else shifted into a copy that
+// `keep` holds.
 column_view view_of_arrow(ArrowArray const& a, std::int64_t parent_offset, std::int64_t rows,
-                          type_id type, std::string const& name) {
+                          type_id type, std::string const& name,
+                          std::vector<std::vector<std::uint8_t>>& keep) {
   if (a.n_buffers != 2 || a.n_children != 0) {
     refuse(quoted(name) + ": an Arrow primitive array has 2 buffers and no children");
   }
   std::int64_t const begin = a.offset + parent_offset;
   auto const* validity = static_cast<std::uint8_t const*>(a.buffers[0]);
-  if (a.null_count != 0 && validity != nullptr) {
+  std::uint8_t const* mask = nullptr;
+  std::int64_t nulls = 0;
+  if (a.null_count != 0 && validity != nullptr && rows > 0) {
     // The array's own count holds only when the view covers all of it.
     bool const whole = parent_offset == 0 && rows == a.length;
-    std::int64_t const nulls =
-      whole && a.null_count > 0 ? a.null_count : count_nulls(validity, begin, rows);
-    if (nulls > 0) {
-      refuse(quoted(name) + " holds " + std::to_string(nulls) +
-             " nulls: joinery does not take NULL values yet (drop or fill them first)");
+    nulls = whole && a.null_count > 0 ? a.null_count : count_nulls(validity, begin, rows);
+    if (nulls > 0 && begin % 8 == 0) {
+      mask = validity + begin / 8;
+    } else if (nulls > 0) {
+      auto& shifted = keep.emplace_back(null_mask_bytes(rows), std::uint8_t{0});
+      for (std::int64_t i = 0; i < rows; ++i) {
+        auto const j = begin + i;
+        shifted[static_cast<std::size_t>(i >> 3)] |=
+          static_cast<std::uint8_t>(((validity[j >> 3] >> (j & 7)) & 1) << (i & 7));
+      }
+      mask = shifted.data();
     }
   }
   if (rows == 0) { return column_view(type, nullptr, 0, memory_space::host); }
   auto const* data = static_cast<std::byte const*>(a.buffers[1]);
   if (data == nullptr) { refuse(quoted(name) + ": Arrow array without a data buffer"); }
   return column_view(type, data + begin * static_cast<std::int64_t>(size_of(type)), rows,
-                     memory_space::host);
+                     memory_space::host, mask, nulls);
 }
 
 // The column of each child (a table) or of the array itself, over one imported batch.
@@ -155,10 +167,12 @@ batch_layout layout_of(ArrowSchema const& schema) {
 }
 
 // Views of every column of one batch (the batch must outlive them).
-std::vector<column_view> views_of_batch(ArrowArray const& batch, batch_layout const& layout) {
+std::vector<column_view> views_of_batch(array_owner& owner, batch_layout const& layout) {
+  ArrowArray const& batch = owner.array;
   std::vector<column_view> views;
   if (!layout.is_table) {
-    views.push_back(view_of_arrow(batch, 0, batch.length, layout.types[0], layout.names[0]));
+    views.push_back(
+      view_of_arrow(batch, 0, batch.length, layout.types[0], layout.names[0], owner.masks));
     return views;
   }
   if (batch.n_children != static_cast<std::int64_t>(layout.types.size())) {
@@ -175,7 +189,8 @@ std::vector<column_view> views_of_batch(ArrowArray const& batch, batch_layout co
       refuse(quoted(layout.names[i]) + ": an Arrow struct child shorter than its struct");
     }
     // The struct's slice counts (a sliced batch shares its children whole).
-    views.push_back(view_of_arrow(child, batch.offset, batch.length, layout.types[i], layout.names[i]));
+    views.push_back(view_of_arrow(child, batch.offset, batch.length, layout.types[i],
+                                  layout.names[i], owner.masks));
   }
   return views;
 }
@@ -190,6 +205,22 @@ input_column gather_chunks(type_id type, std::vector<column_view> const& chunks)
     auto const bytes = static_cast<std::size_t>(c.size()) * size_of(type);
     if (bytes > 0) { std::memcpy(out, c.data(), bytes); }
     out += bytes;
+  }
+  // Validity: the chunks' bits one after another (all valid where a chunk has no bitmap).
+  size_type nulls = 0;
+  for (auto const& c : chunks) { nulls += c.null_count(); }
+  if (nulls > 0) {
+    auto* mask = gathered->make_nullable();
+    size_type row = 0;
+    for (auto const& c : chunks) {
+      for (size_type i = 0; c.nullable() && i < c.size(); ++i) {
+        if (!c.is_valid(i)) {
+          mask[(row + i) >> 3] &= static_cast<std::uint8_t>(~(1U << ((row + i) & 7)));
+        }
+      }
+      row += c.size();
+    }
+    gathered->set_null_count(nulls);
   }
   input_column col;
   col.view = gathered->view();
@@ -256,7 +287,7 @@ named_columns columns_from_arrow_array(nb::capsule schema_capsule, nb::capsule a
   auto batch = std::make_shared<array_owner>();
   batch->array = take_from_capsule<ArrowArray>(array_capsule, "arrow_array");
   auto const layout = layout_of(schema.schema);
-  auto views = views_of_batch(batch->array, layout);
+  auto views = views_of_batch(*batch, layout);
   named_columns out;
   out.names = layout.names;
   out.is_table = layout.is_table;
@@ -285,7 +316,7 @@ named_columns columns_from_arrow_stream(nb::capsule stream_capsule) {
     auto batch = std::make_shared<array_owner>();
     if (stream.get_next(&stream, &batch->array) != 0) { fail("get_next failed"); }
     if (batch->array.release == nullptr) { break; }  // the end of the stream
-    auto views = views_of_batch(batch->array, layout);
+    auto views = views_of_batch(*batch, layout);
     if (batch->array.length == 0) { continue; }
     for (std::size_t i = 0; i < views.size(); ++i) { chunks[i].push_back(views[i]); }
     batches.push_back(std::move(batch));

@@ -222,7 +222,7 @@ std::shared_ptr<column> share(column&& c) { return std::make_shared<column>(std:
 
 struct join_request {
   std::vector<input_column> left, right;  // left: the probe side, right: the build side
-  size_type left_key = 0, right_key = 0;
+  std::vector<size_type> left_keys, right_keys;
   join_options options;
   std::vector<type_id> result_types;  // of the table form's columns, as handed out
 };
@@ -252,14 +252,16 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 result_columns run_join(join_request const& request) {
   auto const t0 = std::chrono::steady_clock::now();
-  auto result = join(table_view(views_of(request.right)), request.right_key,
-                     table_view(views_of(request.left)), request.left_key, request.options);
+  auto result = join(table_view(views_of(request.right)), request.right_keys,
+                     table_view(views_of(request.left)), request.left_keys, request.options);
   double const call_seconds = seconds_since(t0);
   result_columns out;
   out.device = request.options.device;
   if (result.form == output_form::index) {
     out.columns.push_back(share(std::move(result.probe_rows)));
-    if (request.options.kind == join_kind::inner || request.options.kind == join_kind::left_outer) {
+    auto const k = request.options.kind;
+    if (k == join_kind::inner || k == join_kind::left_outer || k == join_kind::right_outer ||
+        k == join_kind::full_outer) {
       out.columns.push_back(share(std::move(result.build_rows)));
     }
   } else {
@@ -281,22 +283,32 @@ result_columns run_join(join_request const& request) {
   return out;
 }
 
-result_columns join_columns(std::vector<input_column> left, size_type left_key,
-                            std::vector<input_column> right, size_type right_key,
+result_columns join_columns(std::vector<input_column> left, std::vector<size_type> left_keys,
+                            std::vector<input_column> right, std::vector<size_type> right_keys,
                             std::string const& how, std::string const& output,
                             std::vector<size_type> left_payloads,
                             std::vector<size_type> right_payloads, std::string const& algorithm,
                             std::string const& backend_name, std::string const& strategy,
                             std::optional<std::uint64_t> device_budget, int device,
-                            std::string const& index_type) {
+                            std::string const& index_type, bool nulls_equal) {
   join_request request;
   auto& o = request.options;
-  o.kind = how == "inner" ? join_kind::inner
-           : how == "left" ? join_kind::left_outer
-           : how == "semi" ? join_kind::left_semi
-           : how == "anti" ? join_kind::left_anti
-                           : throw nb::value_error(("how must be 'inner', 'left', 'semi' or 'anti', "
-                                                    "got '" + how + "'").c_str());
+  o.kind = how == "inner"                    ? join_kind::inner
+           : how == "left"                   ? join_kind::left_outer
+           : how == "right"                  ? join_kind::right_outer
+           : how == "full" || how == "outer" ? join_kind::full_outer
+           : how == "semi"                   ? join_kind::left_semi
+           : how == "anti"                   ? join_kind::left_anti
+             : throw nb::value_error(("how must be 'inner', 'left', 'right', 'full', 'outer', "
+                                      "'semi' or 'anti', got '" + how + "'").c_str());
+  o.nulls = nulls_equal ? null_equality::equal : null_equality::unequal;
+  for (auto const* keys : {&left_keys, &right_keys}) {
+    for (auto k : *keys) {
+      if (k < 0 || k >= static_cast<size_type>((keys == &left_keys ? left : right).size())) {
+        throw nb::index_error("key column index out of range");
+      }
+    }
+  }
   if (output != "table" && output != "index") {
     throw nb::value_error(("output must be 'table' or 'index', got '" + output + "'").c_str());
   }
@@ -316,14 +328,16 @@ result_columns join_columns(std::vector<input_column> left, size_type left_key,
     auto const left_types = carry_floats_as_bits(left, o.probe_payloads);
     auto const right_types = carry_floats_as_bits(right, o.build_payloads);
     // The library's order: key, build (right) payloads, probe (left) payloads.
-    request.result_types.push_back(left.at(static_cast<std::size_t>(left_key)).view.type());
+    for (auto k : left_keys) {
+      request.result_types.push_back(left[static_cast<std::size_t>(k)].view.type());
+    }
     request.result_types.insert(request.result_types.end(), right_types.begin(), right_types.end());
     request.result_types.insert(request.result_types.end(), left_types.begin(), left_types.end());
   }
   request.left = std::move(left);
   request.right = std::move(right);
-  request.left_key = left_key;
-  request.right_key = right_key;
+  request.left_keys = std::move(left_keys);
+  request.right_keys = std::move(right_keys);
   return run_interruptible([request = std::move(request)] { return run_join(request); });
 }
 
@@ -459,9 +473,9 @@ NB_MODULE(_native, m) {
   m.def("column_from_array", &column_from_array, "array"_a.noconvert(), "name"_a);
   m.def("columns_from_arrow_array", &columns_from_arrow_array, "schema"_a, "array"_a);
   m.def("columns_from_arrow_stream", &columns_from_arrow_stream, "stream"_a);
-  m.def("join", &join_columns, "left"_a, "left_key"_a, "right"_a, "right_key"_a, "how"_a,
+  m.def("join", &join_columns, "left"_a, "left_keys"_a, "right"_a, "right_keys"_a, "how"_a,
         "output"_a, "left_payloads"_a, "right_payloads"_a, "algorithm"_a, "backend"_a,
-        "strategy"_a, "device_budget"_a.none(), "device"_a, "index_type"_a);
+        "strategy"_a, "device_budget"_a.none(), "device"_a, "index_type"_a, "nulls_equal"_a);
   m.def("group_by", &group_by_columns, "input"_a, "key"_a, "aggs"_a, "algorithm"_a, "backend"_a,
         "sort"_a, "device"_a);
   m.def("device_count", [] { return joinery::device_count(); });

@@ -6,7 +6,8 @@ import pytest
 import joinery
 from conftest import KEY_TYPES, VALUE_TYPES, canonical, key_domain, random_keys, random_values
 
-PYARROW_HOW = {"inner": "inner", "left": "left outer", "semi": "left semi", "anti": "left anti"}
+PYARROW_HOW = {"inner": "inner", "left": "left outer", "semi": "left semi", "anti": "left anti",
+               "right": "right outer", "full": "full outer", "outer": "full outer"}
 
 
 def tables(seed, key_type, left_rows=3000, right_rows=2000, domain=1500,
@@ -23,12 +24,13 @@ def tables(seed, key_type, left_rows=3000, right_rows=2000, domain=1500,
     return pa.table(left), pa.table(right)
 
 
-def expect_matches_pyarrow(left, right, how, **kwargs):
-    got = joinery.join(left, right, on="k", how=how, **kwargs)
-    want = left.join(right, keys="k", join_type=PYARROW_HOW[how])
+def expect_matches_pyarrow(left, right, how, on="k", **kwargs):
+    got = joinery.join(left, right, on=on, how=how, **kwargs)
+    want = left.join(right, keys=on, join_type=PYARROW_HOW[how])
     columns = want.column_names
     assert sorted(got.column_names) == sorted(columns)
-    assert got.column_names[0] == "k"
+    assert got.column_names[: len([on] if isinstance(on, str) else on)] == (
+        [on] if isinstance(on, str) else on)
     for name in columns:
         assert got.schema.field(name).type == want.schema.field(name).type, name
     assert canonical(got, columns) == canonical(want, columns)
@@ -143,3 +145,45 @@ def test_stats_name_what_ran(backend):
     assert stats.algorithm == "sort_merge" and stats.backend == backend
     assert stats.seconds > 0 and stats.phases and stats.call_seconds > 0
     assert table.num_rows == left.join(right, keys="k", join_type="inner").num_rows > 0
+
+
+def keyed_with_nulls(seed, rows, null_share=0.1):
+    """Two key columns (int16, int32) and payloads (float64, int64), each about 10% null."""
+    rng = np.random.default_rng(seed)
+
+    def column(values, type_):
+        return pa.array(values, type_, mask=rng.random(rows) < null_share)
+    return {"k1": column(rng.integers(-3, 3, rows), pa.int16()),
+            "k2": column(rng.integers(0, 40, rows), pa.int32())}, rng
+
+
+@pytest.mark.parametrize("how", ["inner", "left", "right", "full", "outer", "semi", "anti"])
+def test_several_key_columns_with_nulls_match_pyarrow(backend, how):
+    lcols, rng = keyed_with_nulls(11, 900)
+    rcols, _ = keyed_with_nulls(12, 700)
+    lcols["a"] = pa.array(rng.random(900), pa.float64(), mask=rng.random(900) < 0.1)
+    rcols["b"] = pa.array(rng.integers(0, 10**12, 700), pa.int64(), mask=rng.random(700) < 0.1)
+    left, right = pa.table(lcols), pa.table(rcols)
+    for algorithm in algorithms_of(backend):
+        got = expect_matches_pyarrow(left, right, how, on=["k1", "k2"], algorithm=algorithm,
+                                     backend=backend)
+        if how in ("inner", "semi"):
+            assert got.num_rows > 0
+
+
+def test_nulls_equal_matches_null_keys(backend):
+    left = pa.table({"k": pa.array([1, None, 2], pa.int32()), "a": [10, 20, 30]})
+    right = pa.table({"k": pa.array([None, 2, None], pa.int32()), "b": [7, 8, 9]})
+    got = joinery.join(left, right, on="k", backend=backend, result="arrow")
+    assert canonical(got, ["k", "a", "b"]) == [(2, 30, 8)]
+    got = joinery.join(left, right, on="k", backend=backend, nulls_equal=True, result="arrow")
+    assert canonical(got, ["k", "a", "b"]) == [(2, 30, 8), (None, 20, 7), (None, 20, 9)]
+
+
+def test_float_keys_follow_sql_equality(backend):
+    left = pa.table({"k": pa.array([0.0, -0.0, float("nan"), 1.5], pa.float64()),
+                     "a": [1, 2, 3, 4]})
+    right = pa.table({"k": pa.array([0.0, float("nan"), 1.5], pa.float64()), "b": [7, 8, 9]})
+    got = joinery.join(left, right, on="k", backend=backend, result="arrow")
+    # -0.0 equals 0.0; NaN matches nothing
+    assert sorted(zip(got["a"].to_pylist(), got["b"].to_pylist())) == [(1, 7), (2, 7), (4, 9)]
