@@ -96,8 +96,9 @@ side_columns place(table_view const& t, std::vector<size_type> const& used, bool
   s.owned.reserve(used.size());
   for (auto c : used) {
     auto const& v = s.views[static_cast<std::size_t>(c)];
-    // Kernels read device and pinned memory; the host operations read host and pinned memory.
-    bool const readable = on_device ? v.space() != memory_space::host
+    // The kernels read device memory (pinned memory too, but the gathers' random reads over
+    // the link would be slow); the host operations read host and pinned memory.
+    bool const readable = on_device ? v.space() == memory_space::device
                                     : host_accessible(v.space());
     if (readable) { continue; }
     s.owned.push_back(
@@ -152,14 +153,13 @@ int plan_fields(keys::row_ops& ops, keys::key_layout& b, size_type build_rows,
   return shift;
 }
 
-/// The checksum of a result column, floats summed as their bits.
+/// The checksum of a gathered result column, floats summed as their bits. The gathers store 0
+/// under every NULL, so the values alone give the sum over the valid ones.
 std::uint64_t column_checksum(column const& c, stream_ref stream) {
-  auto v = c.view();
-  if (is_floating(v.type())) {
-    v = column_view(v.type() == type_id::float32 ? type_id::uint32 : type_id::uint64, v.data(),
-                    v.size(), v.space(), v.null_mask(), v.null_count());
-  }
-  return checksum(v, stream);
+  auto const v = c.view();
+  auto type = v.type();
+  if (is_floating(type)) { type = type == type_id::float32 ? type_id::uint32 : type_id::uint64; }
+  return checksum(column_view(type, v.data(), v.size(), v.space()), stream);
 }
 
 column move_to(column&& c, memory_resource_ref mr, stream_ref stream) {
@@ -203,8 +203,8 @@ join_result general_join(table_view const& build, std::vector<size_type> const& 
   auto const be = resolve_backend(options);
   bool const materialize = options.output != output_form::index;
 
-  // The row operations run where the data is: on the GPU when it runs the join and some column
-  // it reads lives in device memory, on the host otherwise.
+  // The row operations run with the join: on the GPU (host columns copied there once, as the
+  // algorithms' own inputs are) or on the host.
   auto used_build = build_keys;
   auto used_probe = probe_keys;
   if (materialize) {
@@ -218,8 +218,18 @@ join_result general_join(table_view const& build, std::vector<size_type> const& 
       return t.column(c).space() == memory_space::device;
     });
   };
-  bool const on_device = be == backend::gpu && (on_device_memory(build, used_build) ||
-                                                on_device_memory(probe, used_probe));
+  bool const on_device = be == backend::gpu;
+  if (on_device) {
+    JOINERY_EXPECTS(built_with_cuda(), "the GPU backend was requested but joinery was built "
+                                       "without CUDA; use the cpu backend");
+    JOINERY_EXPECTS(device_count() > 0, "the GPU backend was requested but no GPU is present; "
+                                        "use the cpu backend");
+  }
+  // Host-resident inputs without a resource get host results, as from the one-key path.
+  if (mr == nullptr && on_device && !on_device_memory(build, used_build) &&
+      !on_device_memory(probe, used_probe)) {
+    mr = host_resource();
+  }
   auto ops = on_device ? keys::make_device_row_ops(stream) : keys::make_host_row_ops();
   auto const b = place(build, used_build, on_device, stream);
   auto const p = place(probe, used_probe, on_device, stream);
