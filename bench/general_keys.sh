@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # The general key path against the one-key path on the same rows: a PK-FK join on two int32 key
 # columns (k1, k2) and on the one int64 key that packs them (k1 * 2^16 + k2), inputs in .npy
-# files (host memory), `joinery join --summary` (its "seconds": the join call, reading excluded),
-# the median of REPS runs of each. Prints one JSON line per run.
+# files (host memory), `joinery join --summary` (its "seconds": the join call, reading and
+# writing excluded), REPS runs of each. FORM=aggregate (count and checksum, the default) or
+# table (the result written to WORK_DIR/out_npy). Prints one JSON line per run.
 #
 #   bash bench/general_keys.sh JOINERY_BIN WORK_DIR [BUILD_LOG2=24] [PROBE_LOG2=25] [BACKEND=gpu]
 set -euo pipefail
 bin=$1 work=$2 build_log2=${3:-24} probe_log2=${4:-25} backend=${5:-gpu} reps=${REPS:-5}
+form=${FORM:-aggregate}
+out=()
+[ "$form" = table ] && out=(--output "$work/out_npy" --overwrite)
 mkdir -p "$work/r" "$work/s"
 python3 - "$work" "$build_log2" "$probe_log2" <<'PY'
 import sys, numpy as np
@@ -24,7 +28,7 @@ for shape in one_int64 two_int32; do
   if [ "$shape" = one_int64 ]; then keys="--on k64"; cols="pay"; else keys="--on k1,k2"; cols="pay"; fi
   for _ in $(seq "$reps"); do
     line=$("$bin" join --build "$work/r" --probe "$work/s" $keys --build-columns "$cols" \
-           --probe-columns "$cols" --backend "$backend" --summary)
-    echo "{\"shape\":\"$shape\",\"build_rows\":$((1 << build_log2)),\"probe_rows\":$((1 << probe_log2)),\"result\":$line}"
+           --probe-columns "$cols" --backend "$backend" --summary "${out[@]}")
+    echo "{\"shape\":\"$shape\",\"form\":\"$form\",\"build_rows\":$((1 << build_log2)),\"probe_rows\":$((1 << probe_log2)),\"result\":$line}"
   done
 done

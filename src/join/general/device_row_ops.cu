@@ -66,6 +66,21 @@ __global__ void range_kernel(key_column c, size_type n, bool nans_equal, range_a
   }
 }
 
+__global__ void coalesced_sum_kernel(key_column a, std::int64_t const* ids_a, key_column b,
+                                     std::int64_t const* ids_b, size_type n,
+                                     unsigned long long* sum) {
+  unsigned long long local = 0;
+  auto const stride = static_cast<size_type>(gridDim.x) * blockDim.x;
+  for (auto i = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += stride) {
+    local += coalesced_bits(a, ids_a, b, ids_b, i);
+  }
+  using reduce = cub::BlockReduce<unsigned long long, block_threads>;
+  __shared__ typename reduce::TempStorage temp;
+  auto const block_sum = reduce(temp).Sum(local);
+  if (threadIdx.x == 0) { atomicAdd(sum, block_sum); }
+}
+
 /// The ids of the rows whose flag equals a value.
 struct flag_equals {
   std::uint8_t const* flags;
@@ -285,6 +300,24 @@ class device_row_ops final : public row_ops {
       out.set_null_count(static_cast<size_type>(h));
     }
     return out;
+  }
+
+  std::uint64_t gathered_checksum(column_view const& a, column_view const& ids_a,
+                                  column_view const& b, column_view const& ids_b) override {
+    auto const n = ids_a.size();
+    if (n == 0) { return 0; }
+    bool const two = ids_b.size() == n && !b.empty();
+    buffer sum(sizeof(unsigned long long), device_resource(), stream_);
+    auto* d = static_cast<unsigned long long*>(sum.data());
+    JOINERY_CUDA_TRY(cudaMemsetAsync(d, 0, sizeof(unsigned long long), s_));
+    coalesced_sum_kernel<<<grid_for(n), block_threads, 0, s_>>>(
+      key_column_of(a), ids_a.data_as<std::int64_t>(), two ? key_column_of(b) : key_column{},
+      two ? ids_b.data_as<std::int64_t>() : nullptr, n, d);
+    JOINERY_CHECK_LAUNCH();
+    unsigned long long h = 0;
+    JOINERY_CUDA_TRY(cudaMemcpyAsync(&h, d, sizeof(h), cudaMemcpyDeviceToHost, s_));
+    JOINERY_CUDA_TRY(cudaStreamSynchronize(s_));
+    return h;
   }
 
   column narrow(column_view const& ids) override {

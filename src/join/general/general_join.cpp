@@ -108,17 +108,6 @@ side_columns place(table_view const& t, std::vector<size_type> const& used, bool
   return s;
 }
 
-keys::key_column key_column_of(column_view const& c) {
-  keys::key_column k;
-  k.data = c.data();
-  k.mask = c.null_count() > 0 ? c.null_mask() : nullptr;
-  k.width = static_cast<std::uint8_t>(size_of(c.type()));
-  k.cls = is_floating(c.type())  ? keys::value_class::floating
-          : is_signed(c.type()) ? keys::value_class::signed_int
-                                : keys::value_class::unsigned_int;
-  return k;
-}
-
 /// Bits needed for the codes 0..top.
 int bits_for(std::uint64_t top) { return static_cast<int>(std::bit_width(top)); }
 
@@ -242,8 +231,8 @@ join_result general_join(table_view const& build, std::vector<size_type> const& 
   lb.nulls_equal = lp.nulls_equal = options.nulls == null_equality::equal;
   lb.nans_equal = lp.nans_equal = options.nans_equal;
   for (int i = 0; i < lb.count; ++i) {
-    lb.columns[i] = key_column_of(b.at(build_keys[static_cast<std::size_t>(i)]));
-    lp.columns[i] = key_column_of(p.at(probe_keys[static_cast<std::size_t>(i)]));
+    lb.columns[i] = keys::key_column_of(b.at(build_keys[static_cast<std::size_t>(i)]));
+    lp.columns[i] = keys::key_column_of(p.at(probe_keys[static_cast<std::size_t>(i)]));
   }
   auto const key_bits = plan_fields(*ops, lb, B, lp, P);
   auto const key_type = key_bits <= 32 ? type_id::uint32 : type_id::uint64;
@@ -316,34 +305,50 @@ join_result general_join(table_view const& build, std::vector<size_type> const& 
   bool const build_side = has_build_rows(kind);
   bool const probe_side = has_probe_rows(kind);
   result.aggregate.count = static_cast<std::uint64_t>(probe_side ? pr.size() : br.size());
-  if (options.output == output_form::index) {
-    if (options.index_type == type_id::int32) {
-      if (build_side) { br = ops->narrow(br); }
-      if (probe_side) { pr = ops->narrow(pr); }
-    }
-    if (build_side) { result.build_rows = move_to(std::move(br), mr, stream); }
-    if (probe_side) { result.probe_rows = move_to(std::move(pr), mr, stream); }
-  } else {
-    std::vector<column> cols;
+  // The output columns in order: keys (probe values, else build values), build payloads, probe
+  // payloads; f(source, its row ids, fallback source, its row ids).
+  column_view const none;
+  auto const for_each_output_column = [&](auto&& f) {
     for (std::size_t i = 0; i < build_keys.size(); ++i) {
       auto const& bk = b.at(build_keys[i]);
       auto const& pk = p.at(probe_keys[i]);
-      cols.push_back(probe_side ? (build_side ? ops->gather(pk, pr, bk, br)
-                                              : ops->gather(pk, pr, {}, {}))
-                                : ops->gather(bk, br, {}, {}));
+      if (!probe_side) {
+        f(bk, br.view(), none, none);
+      } else {
+        f(pk, pr.view(), build_side ? bk : none, build_side ? br.view() : none);
+      }
     }
     if (build_side) {
-      for (auto c : options.build_payloads) { cols.push_back(ops->gather(b.at(c), br, {}, {})); }
+      for (auto c : options.build_payloads) { f(b.at(c), br.view(), none, none); }
     }
     if (probe_side) {
-      for (auto c : options.probe_payloads) { cols.push_back(ops->gather(p.at(c), pr, {}, {})); }
+      for (auto c : options.probe_payloads) { f(p.at(c), pr.view(), none, none); }
     }
-    std::uint64_t sum = 0;
-    for (auto const& c : cols) { sum += column_checksum(c, stream); }
-    result.aggregate.checksum = sum;
-    if (options.output == output_form::table) {
+  };
+  switch (options.output) {
+    case output_form::index:
+      if (options.index_type == type_id::int32) {
+        if (build_side) { br = ops->narrow(br); }
+        if (probe_side) { pr = ops->narrow(pr); }
+      }
+      if (build_side) { result.build_rows = move_to(std::move(br), mr, stream); }
+      if (probe_side) { result.probe_rows = move_to(std::move(pr), mr, stream); }
+      break;
+    case output_form::aggregate:
+      // Summed where the values are, nothing written.
+      for_each_output_column([&](auto const& a, auto const& ia, auto const& fb, auto const& ib) {
+        result.aggregate.checksum += ops->gathered_checksum(a, ia, fb, ib);
+      });
+      break;
+    case output_form::table: {
+      std::vector<column> cols;
+      for_each_output_column([&](auto const& a, auto const& ia, auto const& fb, auto const& ib) {
+        cols.push_back(ops->gather(a, ia, fb, ib));
+        result.aggregate.checksum += column_checksum(cols.back(), stream);
+      });
       for (auto& c : cols) { c = move_to(std::move(c), mr, stream); }
       result.columns = table(std::move(cols));
+      break;
     }
   }
   ops->synchronize();

@@ -242,6 +242,20 @@ class host_row_ops final : public row_ops {
     return out;
   }
 
+  std::uint64_t gathered_checksum(column_view const& a, column_view const& ids_a,
+                                  column_view const& b, column_view const& ids_b) override {
+    auto const n = ids_a.size();
+    bool const two = ids_b.size() == n && !b.empty();
+    auto const ka = key_column_of(a);
+    auto const kb = two ? key_column_of(b) : key_column{};
+    auto const* ia = ids_a.data_as<std::int64_t>();
+    auto const* ib = two ? ids_b.data_as<std::int64_t>() : nullptr;
+    std::uint64_t sum = 0;
+#pragma omp parallel for schedule(static) reduction(+ : sum)
+    for (size_type i = 0; i < n; ++i) { sum += coalesced_bits(ka, ia, kb, ib, i); }
+    return sum;
+  }
+
   column narrow(column_view const& ids) override {
     column out(type_id::int32, ids.size());
     auto const* in = ids.data_as<std::int64_t>();

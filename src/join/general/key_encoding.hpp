@@ -67,6 +67,19 @@ JOINERY_HOST_DEVICE inline std::uint64_t load_bits(key_column const& c, size_typ
   }
 }
 
+/// The value at ids_a[i] of `a` when valid, else at ids_b[i] of `b` (when given), as the
+/// checksum adds it (load_bits: integers sign- or zero-extended, floats as their bits); 0 for
+/// NULL.
+JOINERY_HOST_DEVICE inline std::uint64_t coalesced_bits(key_column const& a,
+                                                        std::int64_t const* ids_a,
+                                                        key_column const& b,
+                                                        std::int64_t const* ids_b, size_type i) {
+  auto const ra = ids_a[i];
+  if (ra >= 0 && valid_at(a, ra)) { return load_bits(a, ra); }
+  if (ids_b != nullptr && ids_b[i] >= 0 && valid_at(b, ids_b[i])) { return load_bits(b, ids_b[i]); }
+  return 0;
+}
+
 /// Whether the value at `row` is a floating-point NaN (false for integers).
 JOINERY_HOST_DEVICE inline bool is_nan_at(key_column const& c, size_type row) {
   if (c.cls != value_class::floating) { return false; }

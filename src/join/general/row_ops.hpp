@@ -21,6 +21,18 @@ struct encoded_keys {
   bool all_rows = true;
 };
 
+/// A column as the encoders read it (its mask only when it holds NULLs).
+inline key_column key_column_of(column_view const& c) {
+  key_column k;
+  k.data = c.data();
+  k.mask = c.null_count() > 0 ? c.null_mask() : nullptr;
+  k.width = static_cast<std::uint8_t>(size_of(c.type()));
+  k.cls = is_floating(c.type())  ? value_class::floating
+          : is_signed(c.type()) ? value_class::signed_int
+                                : value_class::unsigned_int;
+  return k;
+}
+
 class row_ops {
  public:
   virtual ~row_ops() = default;
@@ -49,6 +61,10 @@ class row_ops {
   /// be NULL.
   virtual column gather(column_view const& a, column_view const& ids_a, column_view const& b,
                         column_view const& ids_b) = 0;
+  /// The wrapping sum of what gather(a, ids_a, b, ids_b) would hold (NULLs add 0; integers
+  /// sign-extended, floats as their bits), without writing it.
+  virtual std::uint64_t gathered_checksum(column_view const& a, column_view const& ids_a,
+                                          column_view const& b, column_view const& ids_b) = 0;
   /// int64 ids as int32 (the caller checked they fit).
   virtual column narrow(column_view const& ids) = 0;
   /// Waits for the work queued so far.
