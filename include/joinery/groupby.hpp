@@ -25,7 +25,9 @@ enum class groupby_algorithm : std::uint8_t {
   multi_gpu,
 };
 
-enum class aggregation_kind : std::uint8_t { count, sum, min, max, avg };
+/// count: the group's rows (COUNT(*)); count_valid: its non-NULL values of the column
+/// (COUNT(column)). sum, min, max and avg skip NULL values and are NULL for a group without any.
+enum class aggregation_kind : std::uint8_t { count, sum, min, max, avg, count_valid };
 
 /// One aggregate over one column (count ignores the column).
 struct aggregation {
@@ -53,9 +55,10 @@ struct groupby_stats {
   double seconds = 0;
 };
 
-/// Result columns: the key, then one column per aggregation in request order. Types: count ->
-/// int64; sum -> int64 (signed input) / uint64 (unsigned), wrapping, or float64 (floating input);
-/// min/max -> the input type; avg -> float64 (exact integer sum / count).
+/// Result columns: the key (one column per key column), then one column per aggregation in
+/// request order. Types: count, count_valid -> int64; sum -> int64 (signed input) / uint64
+/// (unsigned), wrapping, or float64 (floating input); min/max -> the input type; avg -> float64
+/// (exact integer sum / count; over a column with NULLs, the int64 sum / count).
 struct groupby_result {
   table columns;
   groupby_stats stats;
@@ -65,6 +68,18 @@ struct groupby_result {
 /// Groups `input` by one key column. Results are allocated from `mr` (nullptr: host memory when
 /// the key column is host-resident or the CPU backend runs, else device memory).
 groupby_result groupby(table_view const& input, size_type key_column,
+                       std::vector<aggregation> const& aggregations,
+                       groupby_options const& options = {}, stream_ref stream = default_stream(),
+                       memory_resource_ref mr = nullptr);
+
+/// Groups on several key columns (up to 8, any integer or floating-point type, NULLs allowed):
+/// rows whose key columns are all equal form a group; NULL keys form one group per combination
+/// (SQL's GROUP BY), all NaNs one group, -0.0 that of 0.0. Aggregated values may be any integer
+/// or floating-point type with NULLs. One int32/int64/uint32/uint64 key without NULLs and
+/// 4-/8-byte values without NULLs is the one-key group-by above; the rest takes the general key
+/// path (keys packed into one integer; keys whose value ranges need more than 64 bits together
+/// are refused). With sort_by_key the groups are ordered by the key columns, NULLs last.
+groupby_result groupby(table_view const& input, std::vector<size_type> const& key_columns,
                        std::vector<aggregation> const& aggregations,
                        groupby_options const& options = {}, stream_ref stream = default_stream(),
                        memory_resource_ref mr = nullptr);

@@ -1,7 +1,10 @@
 // Names of the types every operation shares (include/joinery/common.hpp).
 #include <joinery/common.hpp>
 
+#include "core/backend_check.hpp"
 #include "core/enum_names.hpp"
+
+#include <joinery/memory.hpp>
 
 #include <array>
 
@@ -24,5 +27,16 @@ std::string_view to_string(exchange_method m) noexcept { return detail::name_of(
 exchange_method exchange_method_from_string(std::string_view s) {
   return detail::parse_name<exchange_method>(exchange_names, s, "exchange method");
 }
+
+namespace detail {
+
+void expect_gpu_backend_available() {
+  JOINERY_EXPECTS(built_with_cuda(), "the GPU backend was requested but joinery was built "
+                                     "without CUDA; use the cpu backend");
+  JOINERY_EXPECTS(device_count() > 0, "the GPU backend was requested but no GPU is present; "
+                                      "use the cpu backend");
+}
+
+}  // namespace detail
 
 }  // namespace joinery

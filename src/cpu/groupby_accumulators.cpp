@@ -184,6 +184,7 @@ agg_plan make_plan(table_view const& input, std::vector<aggregation> const& aggs
     o.kind = a.kind;
     switch (a.kind) {
       case aggregation_kind::count:
+      case aggregation_kind::count_valid:  // the general key path hands over no NULLs
         o.acc = find_or_add(p, acc_kind::count, type_id::int64, -1);
         break;
       case aggregation_kind::sum: {
@@ -358,6 +359,7 @@ void write_output(output_spec const& o, agg_plan const& plan, std::vector<std::b
   auto const* src = accs[static_cast<std::size_t>(o.acc)];
   switch (o.kind) {
     case aggregation_kind::count:
+    case aggregation_kind::count_valid:
     case aggregation_kind::min:
     case aggregation_kind::max: std::memcpy(out, src, n * plan.accs[o.acc].ops.width); return;
     case aggregation_kind::sum:

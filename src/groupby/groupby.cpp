@@ -1,8 +1,10 @@
 // The public group-by: checks the request, resolves backend and algorithm, runs.
 #include <joinery/groupby.hpp>
 
+#include "core/backend_check.hpp"
 #include "core/cancel.hpp"
 #include "cpu/cpu_groupby.hpp"
+#include "groupby/general_groupby.hpp"
 #if defined(JOINERY_HAS_CUDA)
 #include "groupby/gpu/gpu_groupby.hpp"
 #include "groupby/multi_gpu/multi_gpu_groupby.hpp"
@@ -100,7 +102,8 @@ groupby_result run_on_gpu(table_view const& input, size_type key_column,
 
 type_id aggregation_result_type(aggregation_kind k, type_id input) {
   switch (k) {
-    case aggregation_kind::count: return type_id::int64;
+    case aggregation_kind::count:
+    case aggregation_kind::count_valid: return type_id::int64;
     case aggregation_kind::sum:
       if (is_floating(input)) { return type_id::float64; }
       return is_signed(input) ? type_id::int64 : type_id::uint64;
@@ -129,12 +132,26 @@ std::vector<groupby_algorithm> groupby_algorithms_on(backend b) {
   return groupby_algorithms_on(backend::cpu);
 }
 
+groupby_result groupby(table_view const& input, std::vector<size_type> const& key_columns,
+                       std::vector<aggregation> const& aggregations,
+                       groupby_options const& options, stream_ref stream,
+                       memory_resource_ref mr) {
+  detail::throw_if_cancelled();
+  if (detail::needs_general_groupby(input, key_columns, aggregations)) {
+    return detail::general_groupby(input, key_columns, aggregations, options, stream, mr);
+  }
+  return groupby(input, key_columns.front(), aggregations, options, stream, mr);
+}
+
 groupby_result groupby(table_view const& input, size_type key_column,
                        std::vector<aggregation> const& aggregations,
                        groupby_options const& options, stream_ref stream,
                        memory_resource_ref mr) {
   scoped_range range("joinery::groupby");
   detail::throw_if_cancelled();
+  if (detail::needs_general_groupby(input, {key_column}, aggregations)) {
+    return detail::general_groupby(input, {key_column}, aggregations, options, stream, mr);
+  }
   auto const t0 = clock_type::now();
   JOINERY_EXPECTS(key_column >= 0 && key_column < input.num_columns(),
                   "group-by key column " + std::to_string(key_column) +
@@ -154,9 +171,6 @@ groupby_result groupby(table_view const& input, size_type key_column,
                                        std::string(to_string(t)) +
                                        " column; aggregated values must be 4- or 8-byte");
   }
-  for (auto const& c : input) {
-    JOINERY_EXPECTS(c.null_count() == 0, "group-by inputs with nulls are not supported yet");
-  }
 
   backend be = options.backend;
   if (be == backend::automatic) {
@@ -164,10 +178,7 @@ groupby_result groupby(table_view const& input, size_type key_column,
                                                                               : backend::cpu;
   }
   if (be == backend::gpu) {
-    JOINERY_EXPECTS(built_with_cuda(), "the GPU backend was requested but joinery was built "
-                                       "without CUDA; use the cpu backend");
-    JOINERY_EXPECTS(device_count() > 0, "the GPU backend was requested but no GPU is present; "
-                                        "use the cpu backend");
+    detail::expect_gpu_backend_available();
   }
   // automatic on the GPU: HGB while the groups fit its on-chip tables, else the sort group-by
   // (run_groupby decides while running); on the CPU: hash.

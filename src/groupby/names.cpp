@@ -11,8 +11,8 @@ namespace {
 constexpr std::array<std::string_view, 9> groupby_algorithm_names = {
   "automatic", "global_hash", "hash", "sort", "sort_transformed", "sort_dictionary", "partition",
   "partition_transformed", "multi_gpu"};
-constexpr std::array<std::string_view, 5> aggregation_names = {"count", "sum", "min", "max",
-                                                               "avg"};
+constexpr std::array<std::string_view, 6> aggregation_names = {"count", "sum", "min", "max",
+                                                               "avg", "count_valid"};
 }  // namespace
 
 std::string_view to_string(groupby_algorithm a) noexcept {

@@ -1,6 +1,7 @@
 // The public join: checks the request, resolves backend and algorithm, runs, shapes the result.
 #include <joinery/join.hpp>
 
+#include "core/backend_check.hpp"
 #include "core/cancel.hpp"
 #include "cpu/cpu_join.hpp"
 #include "join/choose.hpp"
@@ -258,10 +259,7 @@ join_result run(table_view const& build, size_type build_key, table_view const& 
     be = gpu_ok ? backend::gpu : backend::cpu;
   }
   if (be == backend::gpu) {
-    JOINERY_EXPECTS(built_with_cuda(), "the GPU backend was requested but joinery was built "
-                                       "without CUDA; use the cpu backend");
-    JOINERY_EXPECTS(device_count() > 0, "the GPU backend was requested but no GPU is present; "
-                                        "use the cpu backend");
+    detail::expect_gpu_backend_available();
   }
 
   join_algorithm algo = options.algorithm;

@@ -1,6 +1,7 @@
 // The general key path: several key columns, NULL and NaN keys, every integer width, floats,
 // nullable payloads, and all eight join kinds, on every algorithm of both backends, against a
 // brute-force reference that applies the SQL rules row pair by row pair.
+#include "support/columns.hpp"
 #include "support/oracle.hpp"
 
 #include <joinery/join.hpp>
@@ -15,27 +16,6 @@
 
 namespace joinery::test {
 namespace {
-
-/// A host column of `n` values from `value(i)`, NULL where `null(i)`.
-template <class T>
-column make_column(size_type n, std::function<T(size_type)> const& value,
-                   std::function<bool(size_type)> const& null = {}) {
-  std::vector<T> v(static_cast<std::size_t>(n));
-  for (size_type i = 0; i < n; ++i) { v[static_cast<std::size_t>(i)] = value(i); }
-  auto c = column::from_host(v);
-  if (null) {
-    size_type nulls = 0;
-    auto* mask = c.make_nullable();
-    for (size_type i = 0; i < n; ++i) {
-      if (null(i)) {
-        mask[i >> 3] = static_cast<std::uint8_t>(mask[i >> 3] & ~(1U << (i & 7)));
-        ++nulls;
-      }
-    }
-    c.set_null_count(nulls);
-  }
-  return c;
-}
 
 /// A value as the comparisons see it: its bits (integers sign-extended), nullopt for NULL.
 std::optional<std::uint64_t> value_at(column_view const& c, size_type i) {

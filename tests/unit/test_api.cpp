@@ -361,9 +361,13 @@ TEST(Api, GroupbyFloatAggregatesAndRefusals) {
   EXPECT_EQ(r.columns.column(3).to_vector<double>(), (std::vector<double>{8.0, 4.0}));
   EXPECT_EQ(r.columns.column(4).to_vector<double>(), (std::vector<double>{3.0, 8.0 / 3}));
   EXPECT_EQ(r.columns.column(5).to_vector<std::int64_t>(), (std::vector<std::int64_t>{2, 3}));
-  expect_refusal<logic_error>([&] { (void)groupby(in, 1, aggs); }, "group-by keys must be");
-  expect_refusal<logic_error>([&] { (void)groupby(in, 0, {{aggregation_kind::sum, 2}}); },
-                              "aggregated values must be 4- or 8-byte");
+  // A float key and a 2-byte value take the general key path.
+  auto const by_float = groupby(in, 1, {{aggregation_kind::count, -1}}, o);
+  EXPECT_EQ(by_float.columns.column(0).to_vector<double>(),
+            (std::vector<double>{-2.0, 1.5, 2.5, 4.0, 8.0}));
+  auto const small_sum = groupby(in, 0, {{aggregation_kind::sum, 2}, {aggregation_kind::max, 2}}, o);
+  EXPECT_EQ(small_sum.columns.column(1).to_vector<std::int64_t>(), (std::vector<std::int64_t>{7, 8}));
+  EXPECT_EQ(small_sum.columns.column(2).to_vector<std::int16_t>(), (std::vector<std::int16_t>{5, 4}));
   expect_refusal<logic_error>([&] { (void)groupby(in, 0, {{aggregation_kind::max, 9}}); },
                               "does not exist");
   groupby_options bad;

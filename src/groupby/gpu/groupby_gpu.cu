@@ -47,6 +47,7 @@ __global__ void finalize_kernel(output_desc d, size_type groups, size_type const
     auto const v = load_acc(d.op, d.in, d.acc, e);
     switch (d.kind) {
       case aggregation_kind::count:
+      case aggregation_kind::count_valid:  // the general key path hands over no NULLs
       case aggregation_kind::sum:
         // count, wrapping sums (the low word of an exact one) and double sums: 8 bytes as is.
         static_cast<unsigned long long*>(out)[i] = v.lo;
@@ -94,7 +95,10 @@ agg_plan make_plan(table_view const& input, std::vector<aggregation> const& aggs
     output_spec o;
     o.kind = a.kind;
     switch (a.kind) {
-      case aggregation_kind::count: o.acc = find_or_add(p, acc_op::count, value_kind::u64, -1); break;
+      case aggregation_kind::count:
+      case aggregation_kind::count_valid:  // the general key path hands over no NULLs
+        o.acc = find_or_add(p, acc_op::count, value_kind::u64, -1);
+        break;
       case aggregation_kind::sum: {
         auto const t = input.column(a.column).type();
         o.input = t;

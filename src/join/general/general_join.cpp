@@ -2,12 +2,12 @@
 // algorithm on those, and derive the requested kind and output form from its row ids.
 #include "join/general/general_join.hpp"
 
-#include "join/general/row_ops.hpp"
+#include "core/backend_check.hpp"
+#include "primitives/row_ops.hpp"
 
 #include <joinery/primitives/checksum.hpp>
 
 #include <algorithm>
-#include <bit>
 #include <chrono>
 #include <string>
 #include <utility>
@@ -108,40 +108,6 @@ side_columns place(table_view const& t, std::vector<size_type> const& used, bool
   return s;
 }
 
-/// Bits needed for the codes 0..top.
-int bits_for(std::uint64_t top) { return static_cast<int>(std::bit_width(top)); }
-
-/// Fills both layouts' fields from the columns' ranges over both sides; returns the bits the
-/// packed codes take (more than 64: the keys are hashed).
-int plan_fields(keys::row_ops& ops, keys::key_layout& b, size_type build_rows,
-                 keys::key_layout& p, size_type probe_rows) {
-  int shift = 0;
-  bool fits = true;
-  for (int i = 0; i < b.count; ++i) {
-    auto const rb = ops.scan_range(b.columns[i], build_rows, b.nans_equal);
-    auto const rp = ops.scan_range(p.columns[i], probe_rows, p.nans_equal);
-    auto lo = std::min(rb.min, rp.min);
-    auto hi = std::max(rb.max, rp.max);
-    if (lo > hi) { lo = hi = 0; }  // no valid value on either side
-    auto const range = hi - lo;
-    bool const null_code = b.nulls_equal && (rb.has_null || rp.has_null);
-    keys::key_field f;
-    f.min = lo;
-    f.null_code = range + 1;  // unused unless null_code
-    f.shift = shift;
-    int bits = bits_for(range);
-    if (null_code) {
-      bits = range == ~std::uint64_t{0} ? 65 : bits_for(range + 1);
-    }
-    shift += bits;
-    fits = fits && shift <= 64;
-    b.fields[i] = f;
-    p.fields[i] = f;
-  }
-  b.packed = p.packed = fits;
-  return shift;
-}
-
 /// The checksum of a gathered result column, floats summed as their bits. The gathers store 0
 /// under every NULL, so the values alone give the sum over the valid ones.
 std::uint64_t column_checksum(column const& c, stream_ref stream) {
@@ -209,10 +175,7 @@ join_result general_join(table_view const& build, std::vector<size_type> const& 
   };
   bool const on_device = be == backend::gpu;
   if (on_device) {
-    JOINERY_EXPECTS(built_with_cuda(), "the GPU backend was requested but joinery was built "
-                                       "without CUDA; use the cpu backend");
-    JOINERY_EXPECTS(device_count() > 0, "the GPU backend was requested but no GPU is present; "
-                                        "use the cpu backend");
+    expect_gpu_backend_available();
   }
   // Host-resident inputs without a resource get host results, as from the one-key path.
   if (mr == nullptr && on_device && !on_device_memory(build, used_build) &&
@@ -234,7 +197,7 @@ join_result general_join(table_view const& build, std::vector<size_type> const& 
     lb.columns[i] = keys::key_column_of(b.at(build_keys[static_cast<std::size_t>(i)]));
     lp.columns[i] = keys::key_column_of(p.at(probe_keys[static_cast<std::size_t>(i)]));
   }
-  auto const key_bits = plan_fields(*ops, lb, B, lp, P);
+  auto const key_bits = keys::plan_key_fields(*ops, {{&lb, B}, {&lp, P}});
   auto const key_type = key_bits <= 32 ? type_id::uint32 : type_id::uint64;
   auto eb = ops->encode(lb, B, key_type);
   auto ep = ops->encode(lp, P, key_type);

@@ -2,13 +2,15 @@
 // Internal: the row-wise steps of the general key path, on the host (OpenMP) or on the GPU. The
 // pipeline (general_join.cpp) is written once against this interface; each implementation keeps
 // its columns in its own memory space (host, or device memory of the current GPU).
-#include "join/general/key_encoding.hpp"
+#include "primitives/key_encoding.hpp"
 
 #include <joinery/column.hpp>
 #include <joinery/memory.hpp>
 
 #include <cstdint>
 #include <memory>
+#include <utility>
+#include <vector>
 
 namespace joinery::detail::keys {
 
@@ -31,6 +33,17 @@ inline key_column key_column_of(column_view const& c) {
           : is_signed(c.type()) ? value_class::signed_int
                                 : value_class::unsigned_int;
   return k;
+}
+
+/// Calls f(type_tag<U>{}) with the unsigned integer type of `width` bytes (1, 2, 4 or 8).
+template <class F>
+decltype(auto) with_unsigned_of_width(std::size_t width, F&& f) {
+  switch (width) {
+    case 1: return f(type_tag<std::uint8_t>{});
+    case 2: return f(type_tag<std::uint16_t>{});
+    case 4: return f(type_tag<std::uint32_t>{});
+    default: return f(type_tag<std::uint64_t>{});
+  }
 }
 
 class row_ops {
@@ -65,11 +78,26 @@ class row_ops {
   /// sign-extended, floats as their bits), without writing it.
   virtual std::uint64_t gathered_checksum(column_view const& a, column_view const& ids_a,
                                           column_view const& b, column_view const& ids_b) = 0;
+  /// A column without NULLs of type `out` (an integer at least as wide as c's, of the same
+  /// signedness, or c's own type): c's values, `fill` where c is NULL.
+  virtual column fill_nulls(column_view const& c, type_id out, std::uint64_t fill_bits) = 0;
+  /// int32 1 where c is valid, 0 where it is NULL.
+  virtual column validity_as_int32(column_view const& c) = 0;
+  /// Each row's rank among the column's distinct valid values (all NaNs one value), as uint32
+  /// (uint64 past 2^32 distinct values); NULL rows get the number of distinct values.
+  /// `dictionary` receives the distinct ordered values ascending (uint64).
+  virtual column dense_codes(key_column const& c, size_type rows, column& dictionary) = 0;
   /// int64 ids as int32 (the caller checked they fit).
   virtual column narrow(column_view const& ids) = 0;
   /// Waits for the work queued so far.
   virtual void synchronize() = 0;
 };
+
+/// Plans the fields of layouts that share their key columns' meaning (the two sides of a join,
+/// or one table): each column's range over every side, its NULL code where NULLs are equal,
+/// column 0 in the highest bits. Returns the bits the codes take; above 64 the layouts are
+/// marked not packed (hashed).
+int plan_key_fields(row_ops& ops, std::vector<std::pair<key_layout*, size_type>> const& sides);
 
 std::unique_ptr<row_ops> make_host_row_ops();
 /// GPU implementation on `stream` (the device current on the calling thread); throws

@@ -1,7 +1,9 @@
 // The general key path's row steps on the host: OpenMP loops over host columns.
-#include "join/general/row_ops.hpp"
+#include "primitives/row_ops.hpp"
 
 #include <omp.h>
+
+#include <parallel/algorithm>
 
 #include <algorithm>
 #include <cstring>
@@ -254,6 +256,60 @@ class host_row_ops final : public row_ops {
 #pragma omp parallel for schedule(static) reduction(+ : sum)
     for (size_type i = 0; i < n; ++i) { sum += coalesced_bits(ka, ia, kb, ib, i); }
     return sum;
+  }
+
+  column fill_nulls(column_view const& c, type_id out_type, std::uint64_t fill_bits) override {
+    auto const n = c.size();
+    column out(out_type, n);
+    auto const k = key_column_of(c);
+    with_unsigned_of_width(size_of(out_type), [&](auto tag) {
+      using U = typename decltype(tag)::type;
+      auto* d = static_cast<U*>(out.data());
+#pragma omp parallel for schedule(static)
+      for (size_type i = 0; i < n; ++i) {
+        d[i] = static_cast<U>(valid_at(k, i) ? load_bits(k, i) : fill_bits);
+      }
+    });
+    return out;
+  }
+
+  column validity_as_int32(column_view const& c) override {
+    auto const n = c.size();
+    column out(type_id::int32, n);
+    auto const k = key_column_of(c);
+    auto* d = out.data_as<std::int32_t>();
+#pragma omp parallel for schedule(static)
+    for (size_type i = 0; i < n; ++i) { d[i] = valid_at(k, i) ? 1 : 0; }
+    return out;
+  }
+
+  column dense_codes(key_column const& c, size_type rows, column& dictionary) override {
+    std::vector<std::uint64_t> values;
+    values.reserve(static_cast<std::size_t>(rows));
+    for (size_type i = 0; i < rows; ++i) {
+      if (valid_at(c, i)) { values.push_back(ordered_value(c, i)); }
+    }
+    __gnu_parallel::sort(values.begin(), values.end());
+    values.erase(std::unique(values.begin(), values.end()), values.end());
+    auto const distinct = static_cast<size_type>(values.size());
+    dictionary = column(type_id::uint64, distinct);
+    if (distinct > 0) {
+      std::memcpy(dictionary.data(), values.data(), values.size() * sizeof(std::uint64_t));
+    }
+    bool const wide = distinct >= (size_type{1} << 32);
+    column out(wide ? type_id::uint64 : type_id::uint32, rows);
+    with_unsigned_of_width(wide ? 8 : 4, [&](auto tag) {
+      using U = typename decltype(tag)::type;
+      auto* d = static_cast<U*>(out.data());
+#pragma omp parallel for schedule(static)
+      for (size_type i = 0; i < rows; ++i) {
+        d[i] = static_cast<U>(
+          valid_at(c, i) ? std::lower_bound(values.begin(), values.end(), ordered_value(c, i)) -
+                             values.begin()
+                         : distinct);
+      }
+    });
+    return out;
   }
 
   column narrow(column_view const& ids) override {

@@ -31,9 +31,12 @@ struct key_field {
   std::uint64_t min = 0;        ///< smallest ordered value over both sides
   std::uint64_t null_code = 0;  ///< the code of a NULL where NULLs are equal (range + 1)
   int shift = 0;                ///< bit offset of the code in the packed key
+  int bits = 0;                 ///< bits of the code (0: one value)
+  bool null_coded = false;      ///< NULLs are equal and occur: null_code is in use
 };
 
-/// The key columns of one side and how their codes combine.
+/// The key columns of one side and how their codes combine. Column 0 takes the highest bits, so
+/// packed keys order as the key columns do, lexicographically (NULL after every value).
 struct key_layout {
   key_column columns[max_key_columns];
   key_field fields[max_key_columns];
@@ -91,22 +94,38 @@ JOINERY_HOST_DEVICE inline bool is_nan_at(key_column const& c, size_type row) {
          (bits & 0x000fffffffffffffULL) != 0;
 }
 
-/// The value as an unsigned number in which equal keys are equal: signed integers moved to
-/// unsigned order (sign bit flipped), floats as their bits with -0.0 as 0.0 and one NaN.
+/// The value as an unsigned number whose order is the values' order and in which equal keys are
+/// equal: signed integers with the sign bit flipped; floats with -0.0 as 0.0 and one NaN (above
+/// +infinity), negative ones bit-inverted and positive ones with the sign bit set.
 JOINERY_HOST_DEVICE inline std::uint64_t ordered_value(key_column const& c, size_type row) {
   auto bits = load_bits(c, row);
   switch (c.cls) {
     case value_class::signed_int: return bits ^ 0x8000000000000000ULL;
     case value_class::unsigned_int: return bits;
-    case value_class::floating:
-      if (c.width == 4) {
-        if ((bits & 0x7fffffffULL) == 0) { return 0; }
-        return is_nan_at(c, row) ? 0x7fc00000ULL : bits;
-      }
-      if ((bits & 0x7fffffffffffffffULL) == 0) { return 0; }
-      return is_nan_at(c, row) ? 0x7ff8000000000000ULL : bits;
+    case value_class::floating: {
+      bool const wide = c.width == 8;
+      std::uint64_t const sign = wide ? 0x8000000000000000ULL : 0x80000000ULL;
+      std::uint64_t const all = wide ? ~0ULL : 0xffffffffULL;
+      if ((bits & (sign - 1)) == 0) { bits = 0; }
+      if (is_nan_at(c, row)) { bits = wide ? 0x7ff8000000000000ULL : 0x7fc00000ULL; }
+      return (bits & sign) != 0 ? (~bits & all) : (bits | sign);
+    }
   }
   return bits;
+}
+
+/// The value bits (as load_bits gives them, truncated to the column's width) of an ordered value.
+JOINERY_HOST_DEVICE inline std::uint64_t value_bits_of(key_column const& c, std::uint64_t ordered) {
+  std::uint64_t const all = c.width == 8 ? ~0ULL : (1ULL << (8 * c.width)) - 1;
+  switch (c.cls) {
+    case value_class::signed_int: return (ordered ^ 0x8000000000000000ULL) & all;
+    case value_class::unsigned_int: return ordered & all;
+    case value_class::floating: {
+      std::uint64_t const sign = c.width == 8 ? 0x8000000000000000ULL : 0x80000000ULL;
+      return (ordered & sign) != 0 ? (ordered ^ sign) : (~ordered & all);
+    }
+  }
+  return ordered;
 }
 
 /// Whether a row can match any row: no NULL key unless NULLs are equal, no NaN unless NaNs are.

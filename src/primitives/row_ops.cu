@@ -1,9 +1,10 @@
 // The general key path's row steps on the GPU: elementwise kernels and CUB selections over
 // device columns, ordered on one stream.
 #include "core/cuda_try.hpp"
-#include "join/general/row_ops.hpp"
+#include "primitives/row_ops.hpp"
 
 #include <cub/block/block_reduce.cuh>
+#include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_select.cuh>
 #include <thrust/iterator/counting_iterator.h>
 
@@ -276,12 +277,7 @@ class device_row_ops final : public row_ops {
         two ? ids_b.data_as<std::int64_t>() : nullptr, n, static_cast<T*>(out.data()), v);
       JOINERY_CHECK_LAUNCH();
     };
-    switch (width) {
-      case 1: run(type_tag<std::uint8_t>{}); break;
-      case 2: run(type_tag<std::uint16_t>{}); break;
-      case 4: run(type_tag<std::uint32_t>{}); break;
-      default: run(type_tag<std::uint64_t>{}); break;
-    }
+    with_unsigned_of_width(width, run);
     if (n == 0) { return out; }
     auto const mask_bytes = null_mask_bytes(n);
     buffer mask(mask_bytes, device_resource(), stream_);
@@ -318,6 +314,103 @@ class device_row_ops final : public row_ops {
     JOINERY_CUDA_TRY(cudaMemcpyAsync(&h, d, sizeof(h), cudaMemcpyDeviceToHost, s_));
     JOINERY_CUDA_TRY(cudaStreamSynchronize(s_));
     return h;
+  }
+
+  column fill_nulls(column_view const& c, type_id out_type, std::uint64_t fill_bits) override {
+    auto const n = c.size();
+    auto out = make(out_type, n);
+    auto const k = key_column_of(c);
+    with_unsigned_of_width(size_of(out_type), [&](auto tag) {
+      using U = typename decltype(tag)::type;
+      auto* d = static_cast<U*>(out.data());
+      launch(n, [=] __device__(size_type i) {
+        d[i] = static_cast<U>(valid_at(k, i) ? load_bits(k, i) : fill_bits);
+      });
+    });
+    return out;
+  }
+
+  column validity_as_int32(column_view const& c) override {
+    auto const n = c.size();
+    auto out = make(type_id::int32, n);
+    auto const k = key_column_of(c);
+    auto* d = out.data_as<std::int32_t>();
+    launch(n, [=] __device__(size_type i) { d[i] = valid_at(k, i) ? 1 : 0; });
+    return out;
+  }
+
+  column dense_codes(key_column const& c, size_type rows, column& dictionary) override {
+    // The valid rows' ordered values, sorted, made unique: the dictionary.
+    auto flags = make(type_id::uint8, rows);
+    auto values = make(type_id::uint64, rows);
+    auto* f = flags.data_as<std::uint8_t>();
+    auto* v = values.data_as<std::uint64_t>();
+    launch(rows, [=] __device__(size_type i) {
+      bool const ok = valid_at(c, i);
+      f[i] = ok ? 1 : 0;
+      v[i] = ok ? ordered_value(c, i) : 0;
+    });
+    auto const valid_ids = select(flags, 1);
+    auto const n = valid_ids.size();
+    auto keys = make(type_id::uint64, n);
+    auto* k = keys.data_as<std::uint64_t>();
+    auto const* ids = valid_ids.view().data_as<std::int64_t>();
+    launch(n, [=] __device__(size_type i) { k[i] = v[ids[i]]; });
+    auto sorted = make(type_id::uint64, n);
+    std::size_t temp_bytes = 0;
+    JOINERY_CUDA_TRY(cub::DeviceRadixSort::SortKeys(nullptr, temp_bytes, k,
+                                                    sorted.data_as<std::uint64_t>(), n, 0, 64, s_));
+    {
+      buffer temp(temp_bytes, device_resource(), stream_);
+      JOINERY_CUDA_TRY(cub::DeviceRadixSort::SortKeys(temp.data(), temp_bytes, k,
+                                                      sorted.data_as<std::uint64_t>(), n, 0, 64,
+                                                      s_));
+    }
+    auto unique = make(type_id::uint64, n);
+    buffer count(sizeof(std::int64_t), device_resource(), stream_);
+    auto* count_ptr = static_cast<std::int64_t*>(count.data());
+    temp_bytes = 0;
+    JOINERY_CUDA_TRY(cub::DeviceSelect::Unique(nullptr, temp_bytes,
+                                               sorted.data_as<std::uint64_t>(),
+                                               unique.data_as<std::uint64_t>(), count_ptr, n, s_));
+    {
+      buffer temp(temp_bytes, device_resource(), stream_);
+      JOINERY_CUDA_TRY(cub::DeviceSelect::Unique(temp.data(), temp_bytes,
+                                                 sorted.data_as<std::uint64_t>(),
+                                                 unique.data_as<std::uint64_t>(), count_ptr, n,
+                                                 s_));
+    }
+    std::int64_t distinct = 0;
+    JOINERY_CUDA_TRY(
+      cudaMemcpyAsync(&distinct, count_ptr, sizeof(distinct), cudaMemcpyDeviceToHost, s_));
+    JOINERY_CUDA_TRY(cudaStreamSynchronize(s_));
+    dictionary = make(type_id::uint64, distinct);
+    copy_ids(reinterpret_cast<std::int64_t*>(dictionary.data()),
+             reinterpret_cast<std::int64_t const*>(unique.view().data()), distinct);
+    // Each row's rank: a binary search of the dictionary.
+    bool const wide = distinct >= (std::int64_t{1} << 32);
+    auto out = make(wide ? type_id::uint64 : type_id::uint32, rows);
+    auto const* dict = unique.view().data_as<std::uint64_t>();
+    with_unsigned_of_width(wide ? 8 : 4, [&](auto tag) {
+      using U = typename decltype(tag)::type;
+      auto* d = static_cast<U*>(out.data());
+      launch(rows, [=] __device__(size_type i) {
+        if (f[i] == 0) {
+          d[i] = static_cast<U>(distinct);
+          return;
+        }
+        auto const x = v[i];
+        size_type lo = 0;
+        size_type hi = distinct;
+        while (lo < hi) {
+          auto const mid = lo + (hi - lo) / 2;
+          if (dict[mid] < x) { lo = mid + 1; } else { hi = mid; }
+        }
+        d[i] = static_cast<U>(lo);
+      });
+    });
+    synchronize();  // the temporaries above are freed on return
+    return out;
   }
 
   column narrow(column_view const& ids) override {

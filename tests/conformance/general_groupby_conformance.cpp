@@ -1,0 +1,289 @@
+// The group-by's general key path: several key columns, NULL and NaN keys, 1-/2-byte and float
+// keys, values with NULLs (SQL's aggregates: NULLs skipped, NULL where a group has no value,
+// COUNT(*) against COUNT(column)), on every group-by algorithm of both backends, against a
+// reference written with std::map.
+#include "support/columns.hpp"
+#include "support/oracle.hpp"
+
+#include <joinery/groupby.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <random>
+#include <string>
+
+namespace joinery::test {
+namespace {
+
+/// A value as a number (for sums, min, max, avg) and as canonical bits (for keys: -0.0 as 0.0,
+/// one NaN).
+double number_at(column_view const& c, size_type i) {
+  return dispatch_type(c.type(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    return static_cast<double>(static_cast<T const*>(c.data())[i]);
+  });
+}
+
+std::optional<std::uint64_t> key_at(column_view const& c, size_type i) {
+  if (!c.is_valid(i)) { return std::nullopt; }
+  if (is_floating(c.type())) {
+    double d = number_at(c, i);
+    if (d == 0) { d = 0; }
+    if (std::isnan(d)) { return ~std::uint64_t{0}; }
+    std::uint64_t b;
+    std::memcpy(&b, &d, 8);
+    return b;
+  }
+  return dispatch_type(c.type(), [&](auto tag) -> std::uint64_t {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_floating_point_v<T>) {
+      return 0;
+    } else if constexpr (std::is_signed_v<T>) {
+      return static_cast<std::uint64_t>(static_cast<std::int64_t>(static_cast<T const*>(c.data())[i]));
+    } else {
+      return static_cast<std::uint64_t>(static_cast<T const*>(c.data())[i]);
+    }
+  });
+}
+
+/// One output cell: NULL, or a number (compared with a relative tolerance for float64 results).
+using cell = std::optional<double>;
+using group_cells = std::vector<cell>;
+
+struct groupby_case {
+  std::string name;
+  table input;
+  std::vector<size_type> keys;
+  std::vector<aggregation> aggs;
+};
+
+std::vector<group_cells> reference(groupby_case const& c) {
+  auto const t = c.input.view();
+  std::map<std::vector<std::optional<std::uint64_t>>, std::vector<size_type>> groups;
+  for (size_type r = 0; r < t.num_rows(); ++r) {
+    std::vector<std::optional<std::uint64_t>> k;
+    for (auto col : c.keys) { k.push_back(key_at(t.column(col), r)); }
+    groups[k].push_back(r);
+  }
+  std::vector<group_cells> out;
+  for (auto const& [k, rows] : groups) {
+    group_cells g;
+    auto const first = rows.front();
+    for (auto col : c.keys) {
+      auto const& kc = t.column(col);
+      g.push_back(kc.is_valid(first) ? cell(number_at(kc, first)) : std::nullopt);
+      if (g.back() && std::isnan(*g.back())) { g.back() = std::numeric_limits<double>::infinity(); }
+      if (g.back() && *g.back() == 0) { g.back() = 0.0; }
+    }
+    for (auto const& a : c.aggs) {
+      if (a.kind == aggregation_kind::count) {
+        g.push_back(static_cast<double>(rows.size()));
+        continue;
+      }
+      auto const& v = t.column(a.column);
+      double sum = 0, lo = INFINITY, hi = -INFINITY;
+      std::int64_t n = 0;
+      for (auto r : rows) {
+        if (!v.is_valid(r)) { continue; }
+        auto const x = number_at(v, r);
+        sum += x;
+        lo = std::min(lo, x);
+        hi = std::max(hi, x);
+        ++n;
+      }
+      switch (a.kind) {
+        case aggregation_kind::count_valid: g.push_back(static_cast<double>(n)); break;
+        case aggregation_kind::sum: g.push_back(n ? cell(sum) : std::nullopt); break;
+        case aggregation_kind::min: g.push_back(n ? cell(lo) : std::nullopt); break;
+        case aggregation_kind::max: g.push_back(n ? cell(hi) : std::nullopt); break;
+        case aggregation_kind::avg: g.push_back(n ? cell(sum / static_cast<double>(n)) : std::nullopt); break;
+        case aggregation_kind::count: break;
+      }
+    }
+    out.push_back(std::move(g));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<group_cells> cells_of(table const& result, std::size_t keys) {
+  auto const host = place(result.view(), memory_space::host);
+  auto const t = host.view();
+  std::vector<group_cells> out;
+  for (size_type r = 0; r < t.num_rows(); ++r) {
+    group_cells g;
+    for (size_type c = 0; c < t.num_columns(); ++c) {
+      auto const& col = t.column(c);
+      if (!col.is_valid(r)) {
+        g.push_back(std::nullopt);
+        continue;
+      }
+      double x = number_at(col, r);
+      // The sums of unsigned / signed integer columns are their 64-bit words.
+      if (static_cast<std::size_t>(c) < keys && std::isnan(x)) { x = std::numeric_limits<double>::infinity(); }
+      g.push_back(x);
+    }
+    out.push_back(std::move(g));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void expect_same_groups(std::vector<group_cells> const& want, std::vector<group_cells> const& got) {
+  ASSERT_EQ(want.size(), got.size());
+  for (std::size_t g = 0; g < want.size(); ++g) {
+    ASSERT_EQ(want[g].size(), got[g].size());
+    for (std::size_t c = 0; c < want[g].size(); ++c) {
+      ASSERT_EQ(want[g][c].has_value(), got[g][c].has_value()) << "group " << g << " column " << c;
+      if (!want[g][c]) { continue; }
+      auto const w = *want[g][c];
+      auto const x = *got[g][c];
+      if (w == x) { continue; }  // infinities too
+      EXPECT_NEAR(w, x, 1e-9 * std::max(1.0, std::fabs(w))) << "group " << g << " column " << c;
+    }
+  }
+}
+
+std::vector<groupby_case> cases() {
+  std::vector<groupby_case> v;
+  std::mt19937_64 rng(7);
+  auto const pick = [&](std::int64_t lo, std::int64_t hi) {
+    return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
+  };
+  auto const every = [](size_type k, size_type r) { return [k, r](size_type i) { return i % k == r; }; };
+  std::vector<aggregation> const all_kinds = {
+    {aggregation_kind::count, -1}, {aggregation_kind::count_valid, 2}, {aggregation_kind::sum, 2},
+    {aggregation_kind::min, 2},    {aggregation_kind::max, 2},         {aggregation_kind::avg, 2},
+    {aggregation_kind::sum, 3},    {aggregation_kind::min, 3},         {aggregation_kind::max, 3}};
+  {
+    groupby_case c{"two_int32_keys_nullable_values", {}, {0, 1}, all_kinds};
+    std::vector<column> t;
+    size_type const n = 2000;
+    t.push_back(make_column<std::int32_t>(n, [&](size_type) { return static_cast<std::int32_t>(pick(-4, 4)); }));
+    t.push_back(make_column<std::int32_t>(n, [&](size_type) { return static_cast<std::int32_t>(pick(1000, 1012)); }));
+    t.push_back(make_column<std::int64_t>(n, [&](size_type) { return pick(-1000000, 1000000); }, every(5, 2)));
+    t.push_back(make_column<std::int8_t>(n, [&](size_type) { return static_cast<std::int8_t>(pick(-100, 100)); }));
+    c.input = table(std::move(t));
+    v.push_back(std::move(c));
+  }
+  {
+    groupby_case c{"nullable_int16_and_float64_keys", {}, {0, 1}, all_kinds};
+    double const fv[] = {0.0, -0.0, 2.5, -7.25, std::nan(""), 1e10};
+    std::vector<column> t;
+    size_type const n = 1500;
+    t.push_back(make_column<std::int16_t>(n, [&](size_type) { return static_cast<std::int16_t>(pick(-2, 2)); }, every(7, 3)));
+    t.push_back(make_column<double>(n, [&](size_type) { return fv[pick(0, 5)]; }, every(9, 1)));
+    t.push_back(make_column<float>(n, [&](size_type) { return static_cast<float>(pick(-50, 50)) * 0.5F; }, every(3, 0)));
+    t.push_back(make_column<std::uint16_t>(n, [&](size_type) { return static_cast<std::uint16_t>(pick(0, 65535)); }));
+    c.input = table(std::move(t));
+    v.push_back(std::move(c));
+  }
+  {
+    groupby_case c{"nullable_int32_key_and_an_all_null_value", {}, {0}, all_kinds};
+    std::vector<column> t;
+    size_type const n = 700;
+    t.push_back(make_column<std::int32_t>(n, [&](size_type i) { return static_cast<std::int32_t>(i % 50); }, every(4, 1)));
+    t.push_back(make_column<std::int32_t>(n, [](size_type i) { return static_cast<std::int32_t>(i); }));
+    t.push_back(make_column<std::uint32_t>(n, [](size_type) { return 5U; }, [](size_type) { return true; }));
+    t.push_back(make_column<std::int64_t>(n, [](size_type i) { return i * 3; }, every(2, 0)));
+    c.input = table(std::move(t));
+    v.push_back(std::move(c));
+  }
+  return v;
+}
+
+struct algo_case {
+  backend be;
+  groupby_algorithm algo;
+};
+
+std::vector<algo_case> algorithms() {
+  std::vector<algo_case> v;
+  for (auto be : {backend::cpu, backend::gpu}) {
+    for (auto a : groupby_algorithms_on(be)) {
+      if (a != groupby_algorithm::multi_gpu) { v.push_back({be, a}); }
+    }
+  }
+  return v;
+}
+
+class GeneralGroupby : public ::testing::TestWithParam<algo_case> {};
+
+TEST_P(GeneralGroupby, KeysAndNullsMatchReference) {
+  auto const a = GetParam();
+  if (a.be == backend::gpu && device_count() == 0) {
+    GTEST_SKIP() << "no GPU present: GPU conformance runs on a lent GPU (scripts/device-check.sh)";
+  }
+  for (auto const& c : cases()) {
+    SCOPED_TRACE(c.name);
+    auto const want = reference(c);
+    std::vector<memory_space> spaces{memory_space::host};
+    if (a.be == backend::gpu) { spaces.push_back(memory_space::device); }
+    for (auto space : spaces) {
+      auto const input = place(c.input.view(), space);
+      groupby_options o;
+      o.algorithm = a.algo;
+      o.backend = a.be;
+      auto const r = groupby(input, c.keys, c.aggs, o);
+      expect_same_groups(want, cells_of(r.columns, c.keys.size()));
+      for (std::size_t j = 0; j < c.aggs.size(); ++j) {
+        auto const in = c.aggs[j].kind == aggregation_kind::count
+                          ? type_id::int64 : c.input.column(c.aggs[j].column).type();
+        EXPECT_EQ(r.columns.column(static_cast<size_type>(c.keys.size() + j)).type(),
+                  aggregation_result_type(c.aggs[j].kind, in));
+      }
+      // Sorted: the key columns ascending, NULLs last.
+      o.sort_by_key = true;
+      auto const sorted = groupby(input, c.keys, c.aggs, o);
+      auto const host = place(sorted.columns.view(), memory_space::host);
+      auto const hv = host.view();
+      for (size_type g = 1; g < hv.num_rows(); ++g) {
+        std::vector<std::pair<bool, double>> prev, cur;
+        for (std::size_t k = 0; k < c.keys.size(); ++k) {
+          auto const& col = hv.column(static_cast<size_type>(k));
+          auto const at = [&](size_type r) {
+            double x = col.is_valid(r) ? number_at(col, r) : 0;
+            if (std::isnan(x)) { x = std::numeric_limits<double>::infinity(); }
+            return std::pair{!col.is_valid(r), x};
+          };
+          prev.push_back(at(g - 1));
+          cur.push_back(at(g));
+        }
+        ASSERT_LT(prev, cur) << "groups " << g - 1 << " and " << g << " out of order";
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllAlgorithms, GeneralGroupby, ::testing::ValuesIn(algorithms()),
+                         [](auto const& info) {
+                           return std::string(to_string(info.param.be)) + "_" +
+                                  std::string(to_string(info.param.algo));
+                         });
+
+TEST(GeneralGroupbyRequest, RefusesBadColumnsAndRanksWideKeys) {
+  std::vector<column> cols;
+  cols.push_back(make_column<std::int64_t>(4, [](size_type i) { return i << 62; }));
+  cols.push_back(make_column<std::int64_t>(4, [](size_type i) { return -i; }));
+  table const t(std::move(cols));
+  groupby_options o;
+  o.backend = backend::cpu;
+  EXPECT_THROW(groupby(t, std::vector<size_type>{}, {}, o), logic_error);
+  EXPECT_THROW(groupby(t, {0, 7}, {}, o), logic_error);
+  EXPECT_THROW(groupby(t, {0, 1}, {{aggregation_kind::count_valid, 9}}, o), logic_error);
+  // Two int64 columns spanning their whole range: ranked, not packed; still two groups.
+  std::vector<column> wide;
+  wide.push_back(make_column<std::int64_t>(2, [](size_type i) {
+    return i == 0 ? std::numeric_limits<std::int64_t>::min() : std::numeric_limits<std::int64_t>::max(); }));
+  wide.push_back(make_column<std::int64_t>(2, [](size_type i) { return i == 0 ? -1 : 1; }));
+  table const w(std::move(wide));
+  auto const r = groupby(w, {0, 1}, {{aggregation_kind::count, -1}}, o);
+  EXPECT_EQ(r.num_groups(), 2);
+}
+
+}  // namespace
+}  // namespace joinery::test
