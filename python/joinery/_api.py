@@ -10,7 +10,7 @@ from ._inputs import DEVICE, InputTable, read_table
 from ._outputs import Stats, assemble, check_result_form, index_arrays
 
 _HOW = ("inner", "left", "right", "full", "outer", "semi", "anti")
-_AGGREGATIONS = ("count", "sum", "min", "max", "mean", "avg")
+_AGGREGATIONS = ("count", "size", "len", "sum", "min", "max", "mean", "avg")
 _UNITS = {"": 1, "b": 1, "k": 10**3, "kb": 10**3, "m": 10**6, "mb": 10**6, "g": 10**9,
           "gb": 10**9, "t": 10**12, "tb": 10**12, "kib": 2**10, "mib": 2**20, "gib": 2**30,
           "tib": 2**40}
@@ -31,16 +31,6 @@ def _budget_bytes(budget) -> int | None:
             return int(float(m.group(1)) * _UNITS[m.group(2).lower()])
         raise ValueError(f"device_budget {budget!r}: expected a size such as '8GiB' or '512MB'")
     raise TypeError("device_budget must be a number of bytes or a string such as '8GiB'")
-
-
-def _one_key(value, what: str) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, Sequence) and len(value) == 1 and isinstance(value[0], str):
-        return value[0]
-    if isinstance(value, Sequence) and len(value) > 1:
-        raise ValueError(f"{what}: joinery groups on one key column for now, got {list(value)}")
-    raise TypeError(f"{what} must be a column name, got {value!r}")
 
 
 def _key_list(value, what: str) -> list[str]:
@@ -203,19 +193,24 @@ def _aggregation_list(aggs) -> list[tuple[str, str]]:
 def group_by(table, by, aggs, *, algorithm: str = "auto", backend: str = "auto",
              sort: bool = False, result: str | None = None, return_stats: bool = False,
              device: int = 0):
-    """Groups ``table`` by one key column and aggregates other columns per group.
+    """Groups ``table`` by one or several key columns and aggregates other columns per group.
+
+    A null key is a group of its own (SQL's GROUP BY), all NaNs one group; aggregates skip
+    null values and are null for a group that has none.
 
     Args:
         table: as for :func:`join`.
-        by: the key column's name (or a one-element list).
+        by: the key column's name, or a list of names (up to 8).
         aggs: ``{"v": ["sum", "max"], "w": "mean"}`` or ``[("v", "sum"), ("w", "mean")]``;
-            aggregations "count", "sum", "min", "max", "mean" (also "avg"). Result columns are
-            the key, then ``<column>_<aggregation>`` in request order (pyarrow's names).
-            count -> int64; sum -> int64 / uint64 (wrapping) or float64; min / max -> the
-            column's type; mean -> float64.
+            aggregations "count" (non-null values, as pandas and polars count), "size" or
+            "len" (rows), "sum", "min", "max", "mean" (also "avg"). Result columns are the
+            keys, then ``<column>_<aggregation>`` in request order (pyarrow's names).
+            count / size -> int64; sum -> int64 / uint64 (wrapping) or float64; min / max ->
+            the column's type; mean -> float64.
         algorithm: "auto" or a joinery group-by algorithm (``joinery.algorithms("group_by")``).
         backend: "auto", "cpu" or "gpu".
-        sort: order the groups by key (ascending); otherwise in no particular order.
+        sort: order the groups by the keys (ascending, nulls last); otherwise in no particular
+            order.
         result, return_stats, device: as for :func:`join`.
 
     Example:
@@ -226,13 +221,13 @@ def group_by(table, by, aggs, *, algorithm: str = "auto", backend: str = "auto",
     """
     check_result_form(result)
     input_table = read_table(table, "table")
-    key = _one_key(by, "by")
-    key_index = input_table.index_of(key, "table")
+    keys = _key_list(by, "by")
+    key_indices = [input_table.index_of(k, "table") for k in keys]
     pairs = _aggregation_list(aggs)
     requests = [(kind, input_table.index_of(column, "table")) for column, kind in pairs]
-    native = _native.group_by(input_table.columns, key_index, requests, algorithm, backend,
+    native = _native.group_by(input_table.columns, key_indices, requests, algorithm, backend,
                               bool(sort), device)
-    names = [key] + [f"{column}_{kind}" for column, kind in pairs]
+    names = list(keys) + [f"{column}_{kind}" for column, kind in pairs]
     value = assemble(native, list(range(len(names))), names,
                      result or _default_form(input_table))
     return (value, Stats.of(native)) if return_stats else value

@@ -341,78 +341,39 @@ result_columns join_columns(std::vector<input_column> left, std::vector<size_typ
   return run_interruptible([request = std::move(request)] { return run_join(request); });
 }
 
-// The library aggregates 4- and 8-byte values: aggregated 1- and 2-byte integer columns in host
-// memory are widened to 4 bytes (one copy), and their min / max narrowed back afterwards.
-input_column widened(input_column const& in) {
-  auto const t = in.view.type();
-  auto const wide = is_signed(t) ? type_id::int32 : type_id::uint32;
-  auto out = std::make_shared<column>(wide, in.view.size());
-  dispatch_type(t, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    if constexpr (sizeof(T) < 4 && !std::is_floating_point_v<T>) {
-      using W = std::conditional_t<std::is_signed_v<T>, std::int32_t, std::uint32_t>;
-      auto const* src = static_cast<T const*>(in.view.data());
-      auto* dst = static_cast<W*>(out->data());
-      for (size_type i = 0; i < in.view.size(); ++i) { dst[i] = static_cast<W>(src[i]); }
-    }
-  });
-  return input_column{out->view(), -1, out, in.chunks_gathered};
-}
-
-std::shared_ptr<column> narrowed(column const& wide, type_id t) {
-  auto out = std::make_shared<column>(t, wide.size());
-  dispatch_type(t, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    if constexpr (sizeof(T) < 4 && !std::is_floating_point_v<T>) {
-      using W = std::conditional_t<std::is_signed_v<T>, std::int32_t, std::uint32_t>;
-      auto const* src = static_cast<W const*>(wide.view().data());
-      auto* dst = static_cast<T*>(out->data());
-      for (size_type i = 0; i < wide.size(); ++i) { dst[i] = static_cast<T>(src[i]); }
-    }
-  });
-  return out;
-}
-
-result_columns group_by_columns(std::vector<input_column> input, size_type key,
+result_columns group_by_columns(std::vector<input_column> input, std::vector<size_type> keys,
                                 std::vector<std::pair<std::string, size_type>> const& aggs,
                                 std::string const& algorithm, std::string const& backend_name,
                                 bool sort, int device) {
   std::vector<aggregation> aggregations;
-  std::vector<type_id> narrow_to;  // per aggregation: the type min / max go back to, or the result's
-  std::vector<type_id> original;
-  for (auto const& c : input) { original.push_back(c.view.type()); }
+  for (auto k : keys) {
+    if (k < 0 || k >= static_cast<size_type>(input.size())) {
+      throw nb::index_error("key column index out of range");
+    }
+  }
   for (auto const& [kind, column_index] : aggs) {
     if (column_index < 0 || column_index >= static_cast<size_type>(input.size())) {
       throw nb::index_error("aggregated column index out of range");
     }
-    auto const k = aggregation_kind_from_string(kind == "mean" ? "avg" : kind);
-    aggregations.push_back({k, column_index});
-    auto& col = input[static_cast<std::size_t>(column_index)];
-    auto const t = original[static_cast<std::size_t>(column_index)];
-    bool const small = size_of(t) < 4 && !is_floating(t);
-    narrow_to.push_back(small && (k == aggregation_kind::min || k == aggregation_kind::max) ? t : type_id::float64);
-    if (small && col.view.type() == t && column_index != key && host_accessible(col.view.space())) {
-      col = widened(col);
-    }
+    // pandas' and polars' names: count counts non-NULL values, size / len the rows.
+    auto const k = kind == "mean"                   ? aggregation_kind::avg
+                   : kind == "count"                ? aggregation_kind::count_valid
+                   : kind == "size" || kind == "len" ? aggregation_kind::count
+                                                    : aggregation_kind_from_string(kind);
+    aggregations.push_back({k, k == aggregation_kind::count ? size_type{-1} : column_index});
   }
   groupby_options o;
   o.algorithm = groupby_algorithm_from_string(internal_name(algorithm));
   o.backend = backend_from_string(backend_name);
   o.sort_by_key = sort;
   o.device = device_of(input, {}, device);
-  return run_interruptible([input = std::move(input), key, aggregations, narrow_to, o] {
+  return run_interruptible([input = std::move(input), keys, aggregations, o] {
     auto const t0 = std::chrono::steady_clock::now();
-    auto result = groupby(table_view(views_of(input)), key, aggregations, o);
+    auto result = groupby(table_view(views_of(input)), keys, aggregations, o);
     double const call_seconds = seconds_since(t0);
     result_columns out;
     out.device = o.device;
     for (auto& c : result.columns.release()) { out.columns.push_back(share(std::move(c))); }
-    for (std::size_t a = 0; a < narrow_to.size(); ++a) {
-      auto& c = out.columns[a + 1];
-      if (narrow_to[a] != type_id::float64 && host_accessible(c->space()) && c->type() != narrow_to[a]) {
-        c = narrowed(*c, narrow_to[a]);
-      }
-    }
     auto const& s = result.stats;
     out.stats = {std::string(to_string(s.algorithm)), std::string(to_string(s.backend)), "",
                  s.seconds, call_seconds, s.bytes_moved, {}};
@@ -476,7 +437,7 @@ NB_MODULE(_native, m) {
   m.def("join", &join_columns, "left"_a, "left_keys"_a, "right"_a, "right_keys"_a, "how"_a,
         "output"_a, "left_payloads"_a, "right_payloads"_a, "algorithm"_a, "backend"_a,
         "strategy"_a, "device_budget"_a.none(), "device"_a, "index_type"_a, "nulls_equal"_a);
-  m.def("group_by", &group_by_columns, "input"_a, "key"_a, "aggs"_a, "algorithm"_a, "backend"_a,
+  m.def("group_by", &group_by_columns, "input"_a, "keys"_a, "aggs"_a, "algorithm"_a, "backend"_a,
         "sort"_a, "device"_a);
   m.def("device_count", [] { return joinery::device_count(); });
   m.def("busy_calls", [] { return worker_pool::instance().busy(); },

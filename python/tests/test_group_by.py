@@ -86,3 +86,38 @@ def test_stats(backend):
     table = {"k": np.arange(1000, dtype=np.int32) % 10, "v": np.arange(1000, dtype=np.int32)}
     _, stats = joinery.group_by(table, "k", {"v": "sum"}, return_stats=True, backend=backend)
     assert stats.backend == backend and stats.algorithm != "automatic" and stats.seconds > 0
+
+
+def test_several_keys_and_nulls_match_pyarrow(backend):
+    rng = np.random.default_rng(5)
+    n = 3000
+
+    def column(values, type_, share=0.1):
+        return pa.array(values, type_, mask=rng.random(n) < share)
+    table = pa.table({"k1": column(rng.integers(-3, 3, n), pa.int16()),
+                      "k2": column(rng.choice([0.5, 2.25, -7.0, 1e10], n), pa.float64()),
+                      "v": column(rng.integers(-1000, 1000, n), pa.int32(), 0.3),
+                      "w": column(rng.random(n), pa.float64(), 0.3)})
+    aggs = [(c, a) for c in ("v", "w") for a in ("count", "sum", "min", "max", "mean")]
+    for algorithm in joinery.algorithms("group_by", backend):
+        if algorithm == "multi_gpu":
+            continue
+        got = joinery.group_by(table, ["k1", "k2"], aggs, algorithm=algorithm, backend=backend,
+                               result="arrow")
+        want = table.group_by(["k1", "k2"]).aggregate(aggs)
+        names = ["k1", "k2"] + [f"{c}_{a}" for c, a in aggs]
+        assert got.column_names == names
+        rows = lambda t: sorted(zip(*[t.column(x).to_pylist() for x in names]),  # noqa: E731
+                                key=lambda r: tuple((v is None, v or 0) for v in r))
+        for g, w in zip(rows(got), rows(want.select(names)), strict=True):
+            assert g[:2] == w[:2]
+            for x, y in zip(g[2:], w[2:]):
+                assert (x is None) == (y is None)
+                if x is not None:
+                    assert x == pytest.approx(y, rel=1e-9)
+        sorted_groups = joinery.group_by(table, ["k1", "k2"], {"v": "size"}, sort=True,
+                                         algorithm=algorithm, backend=backend, result="arrow")
+        keys = list(zip(sorted_groups["k1"].to_pylist(), sorted_groups["k2"].to_pylist()))
+        order = lambda k: tuple((v is None, v or 0) for v in k)  # noqa: E731
+        assert keys == sorted(keys, key=order)
+        assert sum(sorted_groups["v_size"].to_pylist()) == n

@@ -320,13 +320,12 @@ class device_row_ops final : public row_ops {
     auto const n = c.size();
     auto out = make(out_type, n);
     auto const k = key_column_of(c);
-    with_unsigned_of_width(size_of(out_type), [&](auto tag) {
-      using U = typename decltype(tag)::type;
-      auto* d = static_cast<U*>(out.data());
-      launch(n, [=] __device__(size_type i) {
-        d[i] = static_cast<U>(valid_at(k, i) ? load_bits(k, i) : fill_bits);
-      });
-    });
+    switch (size_of(out_type)) {
+      case 1: fill_typed(k, n, fill_bits, static_cast<std::uint8_t*>(out.data())); break;
+      case 2: fill_typed(k, n, fill_bits, static_cast<std::uint16_t*>(out.data())); break;
+      case 4: fill_typed(k, n, fill_bits, static_cast<std::uint32_t*>(out.data())); break;
+      default: fill_typed(k, n, fill_bits, static_cast<std::uint64_t*>(out.data())); break;
+    }
     return out;
   }
 
@@ -391,24 +390,11 @@ class device_row_ops final : public row_ops {
     bool const wide = distinct >= (std::int64_t{1} << 32);
     auto out = make(wide ? type_id::uint64 : type_id::uint32, rows);
     auto const* dict = unique.view().data_as<std::uint64_t>();
-    with_unsigned_of_width(wide ? 8 : 4, [&](auto tag) {
-      using U = typename decltype(tag)::type;
-      auto* d = static_cast<U*>(out.data());
-      launch(rows, [=] __device__(size_type i) {
-        if (f[i] == 0) {
-          d[i] = static_cast<U>(distinct);
-          return;
-        }
-        auto const x = v[i];
-        size_type lo = 0;
-        size_type hi = distinct;
-        while (lo < hi) {
-          auto const mid = lo + (hi - lo) / 2;
-          if (dict[mid] < x) { lo = mid + 1; } else { hi = mid; }
-        }
-        d[i] = static_cast<U>(lo);
-      });
-    });
+    if (wide) {
+      rank_typed(f, v, dict, distinct, rows, out.data_as<std::uint64_t>());
+    } else {
+      rank_typed(f, v, dict, distinct, rows, out.data_as<std::uint32_t>());
+    }
     synchronize();  // the temporaries above are freed on return
     return out;
   }
@@ -422,6 +408,39 @@ class device_row_ops final : public row_ops {
   }
 
   void synchronize() override { JOINERY_CUDA_TRY(cudaStreamSynchronize(s_)); }
+
+  // Public: an extended __device__ lambda's enclosing function may not be private.
+  template <class U>
+  void fill_typed(key_column k, size_type n, std::uint64_t fill_bits, U* d) {
+    launch(n, [=] __device__(size_type i) {
+      d[i] = static_cast<U>(valid_at(k, i) ? load_bits(k, i) : fill_bits);
+    });
+  }
+
+  /// d[i]: the index of v[i] in the sorted `dict` (a binary search), or `distinct` where f[i]
+  /// is 0 (NULL).
+  template <class U>
+  void rank_typed(std::uint8_t const* f, std::uint64_t const* v, std::uint64_t const* dict,
+                  size_type distinct, size_type rows, U* d) {
+    launch(rows, [=] __device__(size_type i) {
+      if (f[i] == 0) {
+        d[i] = static_cast<U>(distinct);
+        return;
+      }
+      auto const x = v[i];
+      size_type lo = 0;
+      size_type hi = distinct;
+      while (lo < hi) {
+        auto const mid = lo + (hi - lo) / 2;
+        if (dict[mid] < x) {
+          lo = mid + 1;
+        } else {
+          hi = mid;
+        }
+      }
+      d[i] = static_cast<U>(lo);
+    });
+  }
 
  private:
   column make(type_id t, size_type n) { return column(t, n, device_resource(), stream_); }

@@ -347,6 +347,14 @@ TEST_F(Cli, SeveralKeyColumnsNullKeysAndEveryJoinKind) {
                  "give both the same number");
 }
 
+TEST_F(Cli, GroupbyOnSeveralKeysWithNullKeysAndValues) {
+  write_text("g.csv", "a:int8,b,v\n1,10,5\n1,10,\n1,,7\n,10,2\n1,10,3\n");
+  auto const o = run("groupby --input " + path("g.csv") +
+                     " --key a,b --agg count,count_valid:v,sum:v,min:v --sort" + on_backend());
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_EQ(o.out, "a,b,count,count_valid_v,sum_v,min_v\n1,10,3,2,8,3\n1,,1,1,7,7\n,10,1,1,2,2\n");
+}
+
 TEST_F(Cli, GroupbyMatchesOracle) {
   ASSERT_EQ(run("gen --kind foreign --rows 20000 --domain 300 --zipf 0.7 --payloads 2 "
                 "--payload-type int64 -o " + path("g.csv")).status, 0);

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
@@ -51,15 +52,20 @@ std::vector<agg_item> parse_aggs(std::string const& list) {
 void run_groupby(groupby_args const& a) {
   auto const items = parse_aggs(a.aggs);
   a.output.check();
-  // Only the key and the aggregated columns are read.
-  std::vector<std::string> wanted{a.key};
+  // Only the keys and the aggregated columns are read.
+  auto const key_names = split(a.key);
+  JOINERY_EXPECTS(!key_names.empty(), "--key names no column (e.g. --key k or --key a,b)");
+  auto wanted = key_names;
   for (auto const& it : items) {
-    if (!it.column.empty()) { wanted.push_back(it.column); }
+    if (!it.column.empty() && std::find(wanted.begin(), wanted.end(), it.column) == wanted.end()) {
+      wanted.push_back(it.column);
+    }
   }
   auto const in = io::read_table(a.input, wanted);
-  auto const key = in.column_index(a.key);
+  std::vector<size_type> keys;
+  for (auto const& n : key_names) { keys.push_back(in.column_index(n)); }
   std::vector<aggregation> aggs;
-  std::vector<std::string> names{a.key};
+  std::vector<std::string> names = key_names;
   for (auto const& it : items) {
     if (it.kind == aggregation_kind::count) {
       aggs.push_back({it.kind, -1});
@@ -75,7 +81,7 @@ void run_groupby(groupby_args const& a) {
   o.sort_by_key = a.sort;
   if (!a.devices.empty()) { o.devices = parse_devices(a.devices, "--devices"); }
   o.exchange = exchange_method_from_string(a.exchange);
-  auto const r = groupby(in.view(), key, aggs, o);
+  auto const r = groupby(in.view(), keys, aggs, o);
   if (a.output.given()) {
     a.output.write(names, r.columns.view());
   } else if (!a.summary) {
@@ -95,11 +101,14 @@ void run_groupby(groupby_args const& a) {
 
 void add_groupby(CLI::App& app) {
   auto args = std::make_shared<groupby_args>();
-  auto* c = app.add_subcommand("groupby", "group one relation by a key and aggregate");
+  auto* c = app.add_subcommand("groupby", "group one relation by key columns and aggregate");
   c->add_option("--input", args->input, "CSV file or .npy directory")->required();
-  c->add_option("--key", args->key, "key column")->required();
+  c->add_option("--key", args->key,
+                "key column(s): K or A,B,... (a NULL key is a group, as in SQL)")
+    ->required();
   c->add_option("--agg", args->aggs,
-                "aggregates, comma separated: sum:COL, min:COL, max:COL, avg:COL, count")
+                "aggregates, comma separated: sum:COL, min:COL, max:COL, avg:COL, "
+                "count_valid:COL (non-NULL values), count (rows); NULL values are skipped")
     ->required();
   c->add_option("--algorithm", args->algorithm,
                 "automatic, global_hash, hash, sort, sort_transformed, sort_dictionary, "
@@ -110,7 +119,7 @@ void add_groupby(CLI::App& app) {
                 "may repeat (several ranks on one GPU)");
   c->add_option("--exchange", args->exchange,
                 "multi_gpu: how partial groups move between GPUs: automatic, peer_copy or nccl");
-  c->add_flag("--sort", args->sort, "order the groups by key");
+  c->add_flag("--sort", args->sort, "order the groups by the key columns (NULLs last)");
   add_output_options(c, args->output, false, "; without it and --summary, CSV to stdout");
   c->add_flag("--summary", args->summary,
               "print one JSON object: rows, checksum, algorithm, backend, seconds");
