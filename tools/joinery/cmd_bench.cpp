@@ -1,6 +1,7 @@
 // joinery bench: named experiments, warm-up, median of N runs, JSON lines out.
 #include "bench_groupby_gpu.hpp"
 #include "bench_multi_gpu.hpp"
+#include "bench_keys.hpp"
 #include "bench_out_of_core.hpp"
 #include "bench_primitives.hpp"
 #include "cli.hpp"
@@ -683,6 +684,18 @@ void run_bench(bench_args const& a) {
     o.date = today();
     o.parts = a.parts;
     run_out_of_core_bench(o);
+  } else if (a.experiment == "general-keys") {
+    keys_bench_args k;
+    k.rows = rows_or(a, std::int64_t{1} << 26);
+    k.backend = a.backend == "auto" ? "gpu" : a.backend;
+    k.runs = a.runs;
+    k.warmup = a.warmup;
+    k.out = a.out;
+    k.seed = a.seed;
+    k.revision = git_revision();
+    k.date = today();
+    k.parts = a.parts;
+    run_keys_bench(k);
   } else if (a.experiment == "multi-gpu") {
     multi_gpu_bench_args m;
     m.rows = rows_or(a, std::int64_t{1} << 26);
@@ -698,7 +711,7 @@ void run_bench(bench_args const& a) {
     throw input_error("unknown experiment '" + a.experiment +
                       "'; known: join, groupby, cpu-join-scaling, cpu-groupby, cpu-bandwidth, "
                       "smoke, primitives, gpu-joins, wide-joins, gpu-groupby, out-of-core, "
-                      "multi-gpu");
+                      "multi-gpu, general-keys");
   }
 }
 
@@ -769,7 +782,8 @@ void add_bench(CLI::App& app) {
                 "primitives, hierarchical rows: rings of 2^N staging slots a digit, N in 0..8");
   c->add_option("--parts", args->parts,
                 "out-of-core: sections to run, comma-separated: link, default, index, streamed, "
-                "cpu (default: all); multi-gpu: exchange, A, B, groupby");
+                "cpu (default: all); multi-gpu: exchange, A, B, groupby; general-keys: join, "
+                "nulls, groupby");
   c->add_option("--seed", args->seed, "random seed");
   c->add_option("--tuning", args->groupby_tuning,
                 std::string("gpu-groupby: KEY=VALUE[,KEY=VALUE...] for the GPU group-bys' tuning "
