@@ -1,0 +1,124 @@
+"""joinery against DuckDB's SQL on TPC-H-shaped tables: orders x lineitem, customer outer joins
+with NULLs in the output, and lineitem grouped by (l_returnflag, l_linestatus) as in Q1. The
+tables follow TPC-H's shapes (sparse order keys, a third of the customers without orders,
+flags as one-letter codes, dates as day numbers) at a size that runs in CI."""
+import math
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import joinery
+
+duckdb = pytest.importorskip("duckdb")
+
+
+def tpch_like(seed=19):
+    rng = np.random.default_rng(seed)
+    customers = 1500
+    custkey = np.arange(1, customers + 1, dtype=np.int32)
+    customer = pa.table({"c_custkey": custkey,
+                         "c_nationkey": rng.integers(0, 25, customers).astype(np.int8),
+                         "c_acctbal": np.round(rng.uniform(-999.99, 9999.99, customers), 2)})
+    orders_n = 15000
+    # TPC-H: order keys are sparse (8 of every 32), customers with custkey % 3 == 0 order nothing.
+    orderkey = (np.arange(orders_n, dtype=np.int64) // 8) * 32 + np.arange(orders_n) % 8 + 1
+    buyers = custkey[custkey % 3 != 0]
+    o_custkey = rng.choice(buyers, orders_n)
+    o_custkey[:40] = customers + 1 + np.arange(40)  # orders of customers not in the table
+    orders = pa.table({"o_orderkey": orderkey,
+                       "o_custkey": o_custkey.astype(np.int32),
+                       "o_orderdate": pa.array(rng.integers(8035, 10591, orders_n), pa.int32()),
+                       "o_totalprice": np.round(rng.uniform(800, 500000, orders_n), 2)})
+    lines = rng.integers(1, 8, orders_n)
+    n = int(lines.sum())
+    l_orderkey = np.repeat(orderkey, lines)
+    flags = np.frombuffer(b"ANR", np.int8)
+    status = np.frombuffer(b"FO", np.int8)
+    discount = pa.array(np.round(rng.uniform(0, 0.1, n), 2), pa.float64(),
+                        mask=rng.random(n) < 0.05)  # some NULL discounts
+    lineitem = pa.table({"l_orderkey": l_orderkey,
+                         "l_linenumber": np.concatenate([np.arange(1, k + 1) for k in lines]).astype(np.int32),
+                         "l_quantity": rng.integers(1, 51, n).astype(np.int32),
+                         "l_extendedprice": np.round(rng.uniform(900, 105000, n), 2),
+                         "l_discount": discount,
+                         "l_returnflag": flags[rng.integers(0, 3, n)],
+                         "l_linestatus": status[rng.integers(0, 2, n)],
+                         "l_shipdate": pa.array(rng.integers(8036, 10713, n), pa.int32())})
+    return customer, orders, lineitem
+
+
+def canonical_rows(table, columns):
+    data = [table.column(c).to_pylist() for c in columns]
+    return sorted(zip(*data), key=lambda r: tuple((v is None, v if v is not None else 0) for v in r))
+
+
+def assert_same_rows(got, want):
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        for x, y in zip(g, w):
+            if isinstance(y, float) and x is not None:
+                assert math.isclose(x, y, rel_tol=1e-9, abs_tol=1e-9), (g, w)
+            else:
+                assert x == y, (g, w)
+
+
+@pytest.fixture(scope="module")
+def tables():
+    return tpch_like()
+
+
+def test_orders_join_lineitem_carries_dates_and_prices(backend, tables):
+    _, orders, lineitem = tables
+    got = joinery.join(lineitem, orders, left_on="l_orderkey", right_on="o_orderkey",
+                       backend=backend, result="arrow")
+    want = duckdb.sql("select l_orderkey, l_linenumber, l_quantity, l_extendedprice, l_discount, "
+                      "l_returnflag, l_linestatus, l_shipdate, o_custkey, o_orderdate, "
+                      "o_totalprice from lineitem join orders on l_orderkey = o_orderkey"
+                      ).arrow().read_all()
+    columns = ["l_orderkey", "l_linenumber", "l_quantity", "l_extendedprice", "l_discount",
+               "l_returnflag", "l_linestatus", "l_shipdate", "o_custkey", "o_orderdate",
+               "o_totalprice"]
+    assert got.num_rows == lineitem.num_rows
+    assert_same_rows(canonical_rows(got, columns), canonical_rows(want, columns))
+
+
+@pytest.mark.parametrize("how,sql", [("left", "left join"), ("full", "full outer join"),
+                                     ("right", "right join"), ("anti", "anti join"),
+                                     ("semi", "semi join")])
+def test_customer_outer_joins_orders_with_nulls(backend, tables, how, sql):
+    customer, orders, _ = tables
+    got = joinery.join(customer, orders, left_on="c_custkey", right_on="o_custkey", how=how,
+                       backend=backend, result="arrow")
+    if how in ("semi", "anti"):
+        columns = ["c_custkey", "c_nationkey", "c_acctbal"]
+        want = duckdb.sql(f"select {', '.join(columns)} from customer {sql} orders "
+                          "on c_custkey = o_custkey").arrow().read_all()
+    else:
+        # The key comes out once: the customer's, the order's where there is no customer.
+        columns = ["c_custkey", "c_nationkey", "c_acctbal", "o_orderkey", "o_orderdate",
+                   "o_totalprice"]
+        want = duckdb.sql("select coalesce(c_custkey, o_custkey) as c_custkey, c_nationkey, "
+                          f"c_acctbal, o_orderkey, o_orderdate, o_totalprice from customer {sql} "
+                          "orders on c_custkey = o_custkey").arrow().read_all()
+    assert_same_rows(canonical_rows(got, columns), canonical_rows(want, columns))
+    if how in ("left", "full", "anti"):
+        assert got.column(columns[-1]).null_count > 0 or how == "anti"
+
+
+def test_lineitem_grouped_by_flag_and_status_as_q1(backend, tables):
+    _, _, lineitem = tables
+    aggs = [("l_quantity", "sum"), ("l_extendedprice", "sum"), ("l_quantity", "mean"),
+            ("l_extendedprice", "mean"), ("l_discount", "mean"), ("l_discount", "count"),
+            ("l_discount", "min"), ("l_discount", "max"), ("l_orderkey", "size")]
+    got = joinery.group_by(lineitem, ["l_returnflag", "l_linestatus"], aggs, sort=True,
+                           backend=backend, result="arrow")
+    want = duckdb.sql("select l_returnflag, l_linestatus, sum(l_quantity), sum(l_extendedprice), "
+                      "avg(l_quantity), avg(l_extendedprice), avg(l_discount), count(l_discount), "
+                      "min(l_discount), max(l_discount), count(*) from lineitem "
+                      "group by l_returnflag, l_linestatus "
+                      "order by l_returnflag, l_linestatus").fetchall()
+    names = ["l_returnflag", "l_linestatus"] + [f"{c}_{a}" for c, a in aggs]
+    rows = list(zip(*[got.column(n).to_pylist() for n in names]))
+    assert len(rows) == 6
+    assert_same_rows(rows, [tuple(r) for r in want])
