@@ -399,6 +399,20 @@ class device_row_ops final : public row_ops {
     return out;
   }
 
+  column negate(column_view const& keys) override {
+    auto const n = keys.size();
+    auto out = make(type_id::uint64, n);
+    auto* d = out.data_as<std::uint64_t>();
+    if (keys.type() == type_id::uint64) {
+      auto const* k = keys.data_as<std::uint64_t>();
+      launch(n, [=] __device__(size_type i) { d[i] = 0ULL - k[i]; });
+    } else {
+      auto const* k = keys.data_as<std::uint32_t>();
+      launch(n, [=] __device__(size_type i) { d[i] = 0ULL - static_cast<std::uint64_t>(k[i]); });
+    }
+    return out;
+  }
+
   column narrow(column_view const& ids) override {
     auto out = make(type_id::int32, ids.size());
     auto const* in = ids.data_as<std::int64_t>();

@@ -87,6 +87,8 @@ class row_ops {
   /// (uint64 past 2^32 distinct values); NULL rows get the number of distinct values.
   /// `dictionary` receives the distinct ordered values ascending (uint64).
   virtual column dense_codes(key_column const& c, size_type rows, column& dictionary) = 0;
+  /// uint64 (2^64 - k) for each key k (uint32 or uint64): what cancels k in a wrapping sum.
+  virtual column negate(column_view const& keys) = 0;
   /// int64 ids as int32 (the caller checked they fit).
   virtual column narrow(column_view const& ids) = 0;
   /// Waits for the work queued so far.

@@ -312,6 +312,19 @@ class host_row_ops final : public row_ops {
     return out;
   }
 
+  column negate(column_view const& keys) override {
+    auto const n = keys.size();
+    column out(type_id::uint64, n);
+    auto* d = out.data_as<std::uint64_t>();
+    bool const wide = keys.type() == type_id::uint64;
+#pragma omp parallel for schedule(static)
+    for (size_type i = 0; i < n; ++i) {
+      d[i] = std::uint64_t{0} - (wide ? keys.data_as<std::uint64_t>()[i]
+                                      : std::uint64_t{keys.data_as<std::uint32_t>()[i]});
+    }
+    return out;
+  }
+
   column narrow(column_view const& ids) override {
     column out(type_id::int32, ids.size());
     auto const* in = ids.data_as<std::int64_t>();

@@ -259,6 +259,22 @@ std::vector<general_case> general_cases() {
     c.probe = table(std::move(p));
     v.push_back(std::move(c));
   }
+  {  // uint8 and int64 keys, every row matchable, plain integer payloads: the left kinds'
+     // table and aggregate come straight from the algorithm
+    general_case c{"packed_plain_payloads", {}, {}, {0, 1}, {0, 1}, {2, 3}, {2}};
+    auto const side = [&](size_type n) {
+      std::vector<column> t;
+      t.push_back(make_column<std::uint8_t>(n, [&](size_type) {
+        return static_cast<std::uint8_t>(pick(250, 255)); }));
+      t.push_back(make_column<std::int64_t>(n, [&](size_type) { return pick(-3, 3) << 40; }));
+      t.push_back(make_column<std::int16_t>(n, [](size_type i) { return static_cast<std::int16_t>(-i); }));
+      t.push_back(make_column<std::uint64_t>(n, [](size_type i) { return ~std::uint64_t{0} - i; }));
+      return table(std::move(t));
+    };
+    c.build = side(140);
+    c.probe = side(190);
+    v.push_back(std::move(c));
+  }
   {  // int8, uint16 and int64 keys with NULLs on both sides; float payloads
     general_case c{"narrow_keys_with_nulls", {}, {}, {0, 1, 2}, {0, 1, 2}, {3}, {3}};
     auto const side = [&](size_type n, size_type null_mod) {

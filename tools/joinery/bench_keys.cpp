@@ -88,9 +88,12 @@ class keys_bench {
     o.probe_payloads = pp;
     auto const [t, last] = log_.time([&] {
       auto const r = join(build, bk, probe, pk, o);
+      nlohmann::json phases = nlohmann::json::object();
+      for (auto const& ph : r.stats.phases) { phases[ph.name] = ph.seconds; }
       return nlohmann::json{{"rows_out", r.aggregate.count},
                             {"checksum", r.aggregate.checksum},
-                            {"algorithm", std::string(to_string(r.stats.algorithm))}};
+                            {"algorithm", std::string(to_string(r.stats.algorithm))},
+                            {"phases", phases}};
     });
     auto const s = median(t);
     auto j = last;
@@ -183,8 +186,11 @@ class keys_bench {
     std::vector<aggregation> aggs{{aggregation_kind::sum, t.num_columns() - 1}};
     auto const [tm, last] = log_.time([&] {
       auto const r = groupby(t, keys, aggs, o);
+      nlohmann::json phases = nlohmann::json::object();
+      for (auto const& ph : r.stats.phases) { phases[ph.name] = ph.seconds; }
       return nlohmann::json{{"groups", r.num_groups()},
-                            {"algorithm", std::string(to_string(r.stats.algorithm))}};
+                            {"algorithm", std::string(to_string(r.stats.algorithm))},
+                            {"phases", phases}};
     });
     auto const s = median(tm);
     auto j = last;

@@ -124,6 +124,56 @@ column move_to(column&& c, memory_resource_ref mr, stream_ref stream) {
   return column::copy_of(c.view(), mr, stream);
 }
 
+/// The table or aggregate form of a left kind straight from the algorithm, on packed keys that
+/// every row has: the probe side carries its key columns as payloads (and, for the aggregate
+/// form, the packed key negated, so that the checksum of the packed key cancels out and the
+/// checksum is that of the key columns).
+join_result packed_key_join(side_columns const& b, side_columns const& p, keys::encoded_keys& eb,
+                            keys::encoded_keys& ep, std::vector<size_type> const& probe_keys,
+                            join_options const& options, keys::row_ops& ops, stream_ref stream,
+                            memory_resource_ref mr) {
+  std::vector<column_view> build{eb.keys.view()};
+  std::vector<column_view> probe{ep.keys.view()};
+  join_options eo = options;
+  eo.build_payloads.clear();
+  eo.probe_payloads.clear();
+  for (auto c : options.build_payloads) {
+    eo.build_payloads.push_back(static_cast<size_type>(build.size()));
+    build.push_back(b.at(c));
+  }
+  for (auto c : probe_keys) {
+    eo.probe_payloads.push_back(static_cast<size_type>(probe.size()));
+    probe.push_back(p.at(c));
+  }
+  for (auto c : options.probe_payloads) {
+    eo.probe_payloads.push_back(static_cast<size_type>(probe.size()));
+    probe.push_back(p.at(c));
+  }
+  column negated;
+  if (options.output == output_form::aggregate) {
+    negated = ops.negate(ep.keys.view());
+    eo.probe_payloads.push_back(static_cast<size_type>(probe.size()));
+    probe.push_back(negated.view());
+  }
+  auto r = join(table_view(std::move(build)), 0, table_view(std::move(probe)), 0, eo, stream, mr);
+  if (options.output == output_form::table) {
+    // [packed key, build payloads, probe keys, probe payloads] -> [keys, build, probe payloads]
+    auto cols = r.columns.release();
+    bool const with_build = options.kind != join_kind::left_semi &&
+                            options.kind != join_kind::left_anti;
+    auto const nb = with_build ? options.build_payloads.size() : std::size_t{0};
+    auto const nk = probe_keys.size();
+    std::vector<column> out;
+    for (std::size_t i = 0; i < nk; ++i) { out.push_back(std::move(cols[1 + nb + i])); }
+    for (std::size_t i = 0; i < nb; ++i) { out.push_back(std::move(cols[1 + i])); }
+    for (std::size_t i = 1 + nb + nk; i < cols.size(); ++i) { out.push_back(std::move(cols[i])); }
+    r.aggregate.checksum = 0;
+    for (auto const& c : out) { r.aggregate.checksum += column_checksum(c, stream); }
+    r.columns = table(std::move(out));
+  }
+  return r;
+}
+
 }  // namespace
 
 bool needs_general_path(table_view const& build, std::vector<size_type> const& build_keys,
@@ -205,6 +255,21 @@ join_result general_join(table_view const& build, std::vector<size_type> const& 
   auto const encode_seconds = seconds_since(t0);
 
   bool const exact = lb.packed;
+  // Packed keys, a left kind, every row matchable and plain integer payloads: the algorithm
+  // makes the table or aggregate itself, the key columns riding along as probe payloads.
+  auto const plain = [](side_columns const& side, std::vector<size_type> const& cols) {
+    return std::all_of(cols.begin(), cols.end(), [&](size_type c) {
+      return side.at(c).null_count() == 0 && !is_floating(side.at(c).type());
+    });
+  };
+  if (exact && is_left_kind(kind) && eb.all_rows && ep.all_rows && materialize &&
+      plain(b, options.build_payloads) && plain(p, options.probe_payloads) &&
+      plain(p, probe_keys)) {
+    auto result = packed_key_join(b, p, eb, ep, probe_keys, options, *ops, stream, mr);
+    result.stats.phases.insert(result.stats.phases.begin(), {"encode keys", encode_seconds});
+    result.stats.seconds = seconds_since(t0);
+    return result;
+  }
   auto engine_kind = join_kind::inner;
   if (exact && is_left_kind(kind)) { engine_kind = kind; }
   if (exact && kind == join_kind::full_outer) { engine_kind = join_kind::left_outer; }
