@@ -1,5 +1,7 @@
 #include <joinery/column.hpp>
 
+#include "core/transfer.hpp"
+
 #include <cstring>
 #include <vector>
 
@@ -37,8 +39,7 @@ std::uint8_t* column::make_nullable() {
     if (host_accessible(space())) {
       std::memset(mask_.data(), 0xff, mask_.size());
     } else {
-      std::vector<std::uint8_t> const ones(mask_.size(), 0xff);
-      copy_bytes(mask_.data(), space(), ones.data(), memory_space::host, ones.size(), data_.stream());
+      detail::fill_device_bytes(mask_.data(), 0xff, mask_.size(), data_.stream());
     }
     null_count_ = 0;
   }

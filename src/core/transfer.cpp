@@ -204,6 +204,13 @@ void staged_download(void* dst, void const* src, std::size_t bytes, cudaStream_t
 
 }  // namespace
 
+void fill_device_bytes(void* dst, std::uint8_t value, std::size_t bytes, stream_ref stream) {
+  if (bytes == 0) { return; }
+  auto const s = static_cast<cudaStream_t>(stream.handle());
+  JOINERY_CUDA_TRY(cudaMemsetAsync(dst, value, bytes, s));
+  JOINERY_CUDA_TRY(cudaStreamSynchronize(s));
+}
+
 void host_device_copy(void* dst, memory_space dst_space, void const* src, memory_space src_space,
                       std::size_t bytes, stream_ref stream) {
   JOINERY_EXPECTS((dst_space == memory_space::device) != (src_space == memory_space::device),
@@ -248,6 +255,10 @@ void upload_segments(std::vector<copy_segment> const&, memory_space, stream_ref)
 }
 void host_device_copy(void*, memory_space, void const*, memory_space, std::size_t, stream_ref) {
   JOINERY_FAIL("copying device memory needs the GPU backend, but joinery was built without CUDA");
+}
+
+void fill_device_bytes(void*, std::uint8_t, std::size_t, stream_ref) {
+  JOINERY_FAIL("filling device memory needs the GPU backend, but joinery was built without CUDA");
 }
 #endif
 

@@ -6,6 +6,7 @@
 #include <joinery/memory.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 namespace joinery::detail {
@@ -39,6 +40,9 @@ void upload_segments(std::vector<copy_segment> const& segments, memory_space src
 /// memcpy split over the host's threads (OpenMP) when `bytes` is large enough.
 void parallel_memcpy(void* dst, void const* src, std::size_t bytes);
 
+/// Sets `bytes` bytes of device memory at `dst` to `value`, ordered on `stream`; returns once
+/// done.
+void fill_device_bytes(void* dst, std::uint8_t value, std::size_t bytes, stream_ref stream);
 /// Copies between host (pageable or pinned) and device memory, ordered on `stream`; returns once
 /// the copy has completed. Exactly one side must be device memory.
 void host_device_copy(void* dst, memory_space dst_space, void const* src, memory_space src_space,

@@ -21,6 +21,13 @@ unsigned grid_for(size_type n) {
   return static_cast<unsigned>(blocks < 1 ? 1 : (blocks > 65535 * 4 ? 65535 * 4 : blocks));
 }
 
+/// Blocks of the reductions: enough to fill the GPU, few enough that their one atomic each on
+/// a single word does not queue up (one block per 256 rows of 2^26 rows made them 8x slower).
+unsigned reduce_grid_for(size_type n) {
+  auto const g = grid_for(n);
+  return g < 1024 ? g : 1024;
+}
+
 /// f(i) for every i < n, grid-stride.
 template <class F>
 __global__ void rows_kernel(size_type n, F f) {
@@ -142,7 +149,7 @@ class device_row_ops final : public row_ops {
     JOINERY_CUDA_TRY(
       cudaMemcpyAsync(acc.data(), &init, sizeof(init), cudaMemcpyHostToDevice, s_));
     if (rows > 0) {
-      range_kernel<<<grid_for(rows), block_threads, 0, s_>>>(
+      range_kernel<<<reduce_grid_for(rows), block_threads, 0, s_>>>(
         c, rows, nans_equal, static_cast<range_accumulator*>(acc.data()));
       JOINERY_CHECK_LAUNCH();
     }
@@ -306,7 +313,7 @@ class device_row_ops final : public row_ops {
     buffer sum(sizeof(unsigned long long), device_resource(), stream_);
     auto* d = static_cast<unsigned long long*>(sum.data());
     JOINERY_CUDA_TRY(cudaMemsetAsync(d, 0, sizeof(unsigned long long), s_));
-    coalesced_sum_kernel<<<grid_for(n), block_threads, 0, s_>>>(
+    coalesced_sum_kernel<<<reduce_grid_for(n), block_threads, 0, s_>>>(
       key_column_of(a), ids_a.data_as<std::int64_t>(), two ? key_column_of(b) : key_column{},
       two ? ids_b.data_as<std::int64_t>() : nullptr, n, d);
     JOINERY_CHECK_LAUNCH();
