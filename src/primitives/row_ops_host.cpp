@@ -21,16 +21,20 @@ std::vector<size_type> thread_offsets(std::vector<size_type> const& counts) {
   return first;
 }
 
-/// Calls f(begin, end, thread) for one contiguous share of [0, n) per thread.
+/// Calls f(begin, end, share) for each of `shares` contiguous shares of [0, n), every share
+/// exactly once however many threads the team really has (fewer inside a caller's parallel
+/// region or with OMP_DYNAMIC).
 template <class F>
-void for_each_share(size_type n, int threads, F&& f) {
-#pragma omp parallel num_threads(threads)
+void for_each_share(size_type n, int shares, F&& f) {
+  auto const per = (n + shares - 1) / shares;
+#pragma omp parallel num_threads(shares)
   {
-    auto const t = omp_get_thread_num();
-    auto const per = (n + threads - 1) / threads;
-    auto const begin = std::min(n, per * t);
-    auto const end = std::min(n, begin + per);
-    f(begin, end, t);
+    int const team = omp_get_num_threads();
+    for (int t = omp_get_thread_num(); t < shares; t += team) {
+      auto const begin = std::min(n, per * t);
+      auto const end = std::min(n, begin + per);
+      f(begin, end, t);
+    }
   }
 }
 

@@ -404,6 +404,38 @@ INSTANTIATE_TEST_SUITE_P(AllAlgorithms, GeneralJoin, ::testing::ValuesIn(equalit
                                   std::string(to_string(info.param.algo));
                          });
 
+TEST(GeneralJoinRequest, SameResultFromInsideACallersParallelRegion) {
+  // Inside a caller's OpenMP region the library's own regions get one thread (nested
+  // parallelism is off): every share of the rows must still be visited.
+  // Keys whose second half lies outside the first half's range, and NULLs in both halves.
+  general_case c{"ordered_keys", {}, {}, {0, 1}, {0, 1}, {}, {}};
+  auto const side = [](size_type n, bool reversed) {
+    std::vector<column> t;
+    auto const id = [=](size_type i) { return reversed ? n - 1 - i : i; };
+    t.push_back(make_column<std::int32_t>(n, [=](size_type i) {
+      return static_cast<std::int32_t>(id(i) / 10); }, [=](size_type i) { return id(i) % 17 == 3; }));
+    t.push_back(make_column<std::int64_t>(n, [=](size_type i) { return id(i) % 10 * 1000; }));
+    return table(std::move(t));
+  };
+  c.build = side(1000, false);
+  c.probe = side(1000, true);
+  join_options o;
+  o.backend = backend::cpu;
+  o.output = output_form::aggregate;
+  o.build_payloads = c.build_payloads;
+  o.probe_payloads = c.probe_payloads;
+  auto const outside = join(c.build, c.build_keys, c.probe, c.probe_keys, o);
+  join_aggregate inside;
+#pragma omp parallel num_threads(2)
+  {
+#pragma omp single
+    inside = join(c.build, c.build_keys, c.probe, c.probe_keys, o).aggregate;
+  }
+  EXPECT_EQ(outside.aggregate.count, 1000U - 59U);  // the rows without a NULL key
+  EXPECT_EQ(inside.count, outside.aggregate.count);
+  EXPECT_EQ(inside.checksum, outside.aggregate.checksum);
+}
+
 TEST(GeneralJoinRequest, RefusesWhatItCannotDo) {
   std::vector<column> cols;
   cols.push_back(make_column<std::int32_t>(4, [](size_type i) { return static_cast<std::int32_t>(i); }));

@@ -130,11 +130,12 @@ column move_to(column&& c, memory_resource_ref mr, stream_ref stream) {
 /// checksum is that of the key columns).
 join_result packed_key_join(side_columns const& b, side_columns const& p, keys::encoded_keys& eb,
                             keys::encoded_keys& ep, std::vector<size_type> const& probe_keys,
-                            join_options const& options, keys::row_ops& ops, stream_ref stream,
-                            memory_resource_ref mr) {
+                            join_options const& options, backend be, keys::row_ops& ops,
+                            stream_ref stream, memory_resource_ref mr) {
   std::vector<column_view> build{eb.keys.view()};
   std::vector<column_view> probe{ep.keys.view()};
   join_options eo = options;
+  eo.backend = be;  // where the keys were encoded
   eo.build_payloads.clear();
   eo.probe_payloads.clear();
   for (auto c : options.build_payloads) {
@@ -265,7 +266,7 @@ join_result general_join(table_view const& build, std::vector<size_type> const& 
   if (exact && is_left_kind(kind) && eb.all_rows && ep.all_rows && materialize &&
       plain(b, options.build_payloads) && plain(p, options.probe_payloads) &&
       plain(p, probe_keys)) {
-    auto result = packed_key_join(b, p, eb, ep, probe_keys, options, *ops, stream, mr);
+    auto result = packed_key_join(b, p, eb, ep, probe_keys, options, be, *ops, stream, mr);
     result.stats.phases.insert(result.stats.phases.begin(), {"encode keys", encode_seconds});
     result.stats.seconds = seconds_since(t0);
     return result;
