@@ -194,17 +194,12 @@ groupby_result general_groupby(table_view const& input, std::vector<size_type> c
 
   auto ops = on_device ? keys::make_device_row_ops(stream) : keys::make_host_row_ops();
   // The columns read, where the operations can read them.
-  std::vector<column> owned;
-  std::vector<column_view> views = input.columns();
-  auto const readable = [&](size_type c) {
-    auto& v = views[static_cast<std::size_t>(c)];
-    bool const ok = on_device ? v.space() == memory_space::device : host_accessible(v.space());
-    if (!ok) {
-      owned.push_back(column::copy_of(v, on_device ? device_resource() : host_resource(), stream));
-      v = owned.back().view();
-    }
-    return v;
-  };
+  std::vector<size_type> used = key_columns;
+  for (auto const& a : aggregations) {
+    if (a.kind != aggregation_kind::count) { used.push_back(a.column); }
+  }
+  auto const readable_input = keys::make_readable(input, used, ops->space(), stream);
+  auto const readable = [&](size_type c) { return readable_input.at(c); };
   auto const rows = input.num_rows();
 
   keys::key_layout layout;
@@ -343,7 +338,7 @@ groupby_result general_groupby(table_view const& input, std::vector<size_type> c
   }
   groupby_result result;
   for (auto& c : out) {
-    if (mr->space() != memory_space::host) { c = column::copy_of(c.view(), mr, stream); }
+    c = keys::moved_to(std::move(c), mr, stream);
   }
   result.columns = table(std::move(out));
   result.stats = std::move(engine.stats);

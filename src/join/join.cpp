@@ -6,6 +6,7 @@
 #include "cpu/cpu_join.hpp"
 #include "join/choose.hpp"
 #include "join/general/general_join.hpp"
+#include "primitives/row_ops.hpp"
 #include "cpu/match_list.hpp"
 #ifdef JOINERY_HAS_CUDA
 #include "join/gpu/gpu_join.hpp"
@@ -101,11 +102,6 @@ host_inputs to_host(table_view const& t) {
   }
   h.view = table_view(std::move(views));
   return h;
-}
-
-column move_to(column&& c, memory_resource* mr, stream_ref stream) {
-  if (mr == nullptr || mr->space() == c.space()) { return std::move(c); }
-  return column::copy_of(c.view(), mr, stream);
 }
 
 }  // namespace
@@ -327,10 +323,12 @@ join_result run(table_view const& build, size_type build_key, table_view const& 
   }
   auto const match_bytes = static_cast<std::uint64_t>(result.aggregate.count) * 2 * id_bytes;
   if (mr != nullptr && mr->space() != memory_space::host) {
-    result.build_rows = move_to(std::move(result.build_rows), mr, stream);
-    result.probe_rows = move_to(std::move(result.probe_rows), mr, stream);
+    result.build_rows = detail::keys::moved_to(std::move(result.build_rows), mr, stream);
+    result.probe_rows = detail::keys::moved_to(std::move(result.probe_rows), mr, stream);
     std::vector<column> cols;
-    for (auto& c : result.columns.columns()) { cols.push_back(move_to(std::move(c), mr, stream)); }
+    for (auto& c : result.columns.columns()) {
+      cols.push_back(detail::keys::moved_to(std::move(c), mr, stream));
+    }
     result.columns = table(std::move(cols));
   }
   result.stats.algorithm = algo;

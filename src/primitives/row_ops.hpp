@@ -6,6 +6,7 @@
 
 #include <joinery/column.hpp>
 #include <joinery/memory.hpp>
+#include <joinery/table.hpp>
 
 #include <cstdint>
 #include <memory>
@@ -44,6 +45,44 @@ decltype(auto) with_unsigned_of_width(std::size_t width, F&& f) {
     case 4: return f(type_tag<std::uint32_t>{});
     default: return f(type_tag<std::uint64_t>{});
   }
+}
+
+/// The columns of a table as row operations in `space` read them: those `used` names copied
+/// there where they are not readable (device kernels read device memory; pinned memory would
+/// serve, but random gathers over the link are slow; host operations read host and pinned
+/// memory). `at(c)` indexes like the table's columns.
+struct readable_columns {
+  std::vector<column> owned;
+  std::vector<column_view> views;
+  [[nodiscard]] column_view const& at(size_type c) const {
+    return views[static_cast<std::size_t>(c)];
+  }
+};
+
+inline readable_columns make_readable(table_view const& t, std::vector<size_type> const& used,
+                                      memory_space space, stream_ref stream) {
+  readable_columns r;
+  r.views = t.columns();
+  r.owned.reserve(used.size());
+  bool const on_device = space == memory_space::device;
+  for (auto c : used) {
+    auto& v = r.views[static_cast<std::size_t>(c)];
+    bool const readable = on_device ? v.space() == memory_space::device
+                                    : host_accessible(v.space());
+    if (readable) { continue; }
+    r.owned.push_back(
+      column::copy_of(v, on_device ? device_resource() : host_resource(), stream));
+    v = r.owned.back().view();
+  }
+  return r;
+}
+
+/// `c` in the space of `mr` (as it is when `mr` is null or already its space).
+inline column moved_to(column&& c, memory_resource_ref mr, stream_ref stream) {
+  if (mr == nullptr || mr->space() == c.space() || (c.size() == 0 && c.view().data() == nullptr)) {
+    return std::move(c);
+  }
+  return column::copy_of(c.view(), mr, stream);
 }
 
 class row_ops {

@@ -79,35 +79,6 @@ backend resolve_backend(join_options const& options) {
   return gpu ? backend::gpu : backend::cpu;
 }
 
-/// One side's columns as the row operations read them: the columns it uses copied into the
-/// operations' memory space where they are not readable there.
-struct side_columns {
-  std::vector<column> owned;
-  std::vector<column_view> views;
-  [[nodiscard]] column_view const& at(size_type c) const {
-    return views[static_cast<std::size_t>(c)];
-  }
-};
-
-side_columns place(table_view const& t, std::vector<size_type> const& used, bool on_device,
-                   stream_ref stream) {
-  side_columns s;
-  s.views = t.columns();
-  s.owned.reserve(used.size());
-  for (auto c : used) {
-    auto const& v = s.views[static_cast<std::size_t>(c)];
-    // The kernels read device memory (pinned memory too, but the gathers' random reads over
-    // the link would be slow); the host operations read host and pinned memory.
-    bool const readable = on_device ? v.space() == memory_space::device
-                                    : host_accessible(v.space());
-    if (readable) { continue; }
-    s.owned.push_back(
-      column::copy_of(v, on_device ? device_resource() : host_resource(), stream));
-    s.views[static_cast<std::size_t>(c)] = s.owned.back().view();
-  }
-  return s;
-}
-
 /// The checksum of a gathered result column, floats summed as their bits. The gathers store 0
 /// under every NULL, so the values alone give the sum over the valid ones.
 std::uint64_t column_checksum(column const& c, stream_ref stream) {
@@ -117,18 +88,11 @@ std::uint64_t column_checksum(column const& c, stream_ref stream) {
   return checksum(column_view(type, v.data(), v.size(), v.space()), stream);
 }
 
-column move_to(column&& c, memory_resource_ref mr, stream_ref stream) {
-  if (mr == nullptr || mr->space() == c.space() || (c.size() == 0 && c.view().data() == nullptr)) {
-    return std::move(c);
-  }
-  return column::copy_of(c.view(), mr, stream);
-}
-
 /// The table or aggregate form of a left kind straight from the algorithm, on packed keys that
 /// every row has: the probe side carries its key columns as payloads (and, for the aggregate
 /// form, the packed key negated, so that the checksum of the packed key cancels out and the
 /// checksum is that of the key columns).
-join_result packed_key_join(side_columns const& b, side_columns const& p, keys::encoded_keys& eb,
+join_result packed_key_join(keys::readable_columns const& b, keys::readable_columns const& p, keys::encoded_keys& eb,
                             keys::encoded_keys& ep, std::vector<size_type> const& probe_keys,
                             join_options const& options, backend be, keys::row_ops& ops,
                             stream_ref stream, memory_resource_ref mr) {
@@ -234,8 +198,8 @@ join_result general_join(table_view const& build, std::vector<size_type> const& 
     mr = host_resource();
   }
   auto ops = on_device ? keys::make_device_row_ops(stream) : keys::make_host_row_ops();
-  auto const b = place(build, used_build, on_device, stream);
-  auto const p = place(probe, used_probe, on_device, stream);
+  auto const b = keys::make_readable(build, used_build, ops->space(), stream);
+  auto const p = keys::make_readable(probe, used_probe, ops->space(), stream);
   auto const B = build.num_rows();
   auto const P = probe.num_rows();
 
@@ -258,7 +222,7 @@ join_result general_join(table_view const& build, std::vector<size_type> const& 
   bool const exact = lb.packed;
   // Packed keys, a left kind, every row matchable and plain integer payloads: the algorithm
   // makes the table or aggregate itself, the key columns riding along as probe payloads.
-  auto const plain = [](side_columns const& side, std::vector<size_type> const& cols) {
+  auto const plain = [](keys::readable_columns const& side, std::vector<size_type> const& cols) {
     return std::all_of(cols.begin(), cols.end(), [&](size_type c) {
       return side.at(c).null_count() == 0 && !is_floating(side.at(c).type());
     });
@@ -360,8 +324,8 @@ join_result general_join(table_view const& build, std::vector<size_type> const& 
         if (build_side) { br = ops->narrow(br); }
         if (probe_side) { pr = ops->narrow(pr); }
       }
-      if (build_side) { result.build_rows = move_to(std::move(br), mr, stream); }
-      if (probe_side) { result.probe_rows = move_to(std::move(pr), mr, stream); }
+      if (build_side) { result.build_rows = keys::moved_to(std::move(br), mr, stream); }
+      if (probe_side) { result.probe_rows = keys::moved_to(std::move(pr), mr, stream); }
       break;
     case output_form::aggregate:
       // Summed where the values are, nothing written.
@@ -375,7 +339,7 @@ join_result general_join(table_view const& build, std::vector<size_type> const& 
         cols.push_back(ops->gather(a, ia, fb, ib));
         result.aggregate.checksum += column_checksum(cols.back(), stream);
       });
-      for (auto& c : cols) { c = move_to(std::move(c), mr, stream); }
+      for (auto& c : cols) { c = keys::moved_to(std::move(c), mr, stream); }
       result.columns = table(std::move(cols));
       break;
     }
