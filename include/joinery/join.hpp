@@ -129,6 +129,17 @@ struct join_tuning {
   /// streamed: probe rows per chunk; 0 (the default): as many as the device memory budget
   /// leaves room for, at most 2^24.
   size_type streamed_chunk_rows = 0;
+  /// triton: rows per chunk of its partitioning pass; 0 (the default): chosen from the budget,
+  /// at most 2^24.
+  size_type triton_chunk_rows = 0;
+  /// triton: radix bits of its host-memory partitioning (1 to 12); 0 (the default): chosen from
+  /// the data size and the device memory budget.
+  int triton_partition_bits = 0;
+  /// triton: share of the partitions (the first ones, by number) kept in device memory instead
+  /// of host memory, in [0, 1] (Lutz et al.'s Figure 19); empty (the default): all of them when
+  /// the partitioned data fits half of the device memory budget, else a third of the budget's
+  /// worth (the rest holds the partition pairs being joined).
+  std::optional<double> triton_cached_share;
   /// multi_gpu_*: how buckets move between GPUs (peer copies or NCCL).
   exchange_method exchange = exchange_method::automatic;
 };
@@ -177,6 +188,9 @@ struct join_stats {
   std::vector<phase_time> phases;
   std::uint64_t bytes_moved = 0;  ///< bytes read and written by the algorithm (estimate)
   double seconds = 0;             ///< wall time of the whole call
+  /// triton: the share of the partitioned rows kept in device memory; the others crossed the
+  /// link to host memory and back.
+  double cached_share = 0;
   /// Table form on the GPU: the strategy used (gfur or gftr; automatic where none applies, e.g.
   /// the CPU backend) and the cost model's predicted materialization seconds of each (0 when the
   /// algorithm has no choice: the no-partitioning hash join gathers in probe order, i.e. gfur).

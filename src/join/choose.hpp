@@ -41,4 +41,10 @@ inline constexpr size_type streamed_aggregate_min_rows = size_type{1} << 22;
 bool prefer_streamed(bool band, memory_space probe_space, std::size_t in_gpu_bytes,
                      std::size_t budget, bool aggregate_output = false, size_type probe_rows = 0);
 
+/// Whether a join that automatic streams (prefer_streamed) runs triton instead: when the build
+/// side, which the streamed join keeps on the device with its hash table (about twice its key
+/// bytes), would take more than half the budget and leave too little for the probe chunks.
+bool prefer_triton(std::size_t build_input_bytes, std::size_t build_table_bytes,
+                   std::size_t budget);
+
 }  // namespace joinery::detail

@@ -171,6 +171,11 @@ bool prefer_streamed(bool band, memory_space probe_space, std::size_t in_gpu_byt
           probe_rows >= streamed_aggregate_min_rows);
 }
 
+bool prefer_triton(std::size_t build_input_bytes, std::size_t build_table_bytes,
+                   std::size_t budget) {
+  return build_input_bytes + build_table_bytes > budget / 2;
+}
+
 join_algorithm automatic_join_algorithm(backend be, std::vector<join_algorithm> const& available,
                                         bool band, size_type build_rows, size_type probe_rows) {
   auto const usable = [&](join_algorithm a) {
@@ -213,7 +218,7 @@ join_result run(table_view const& build, size_type build_key, table_view const& 
                 stream_ref stream, memory_resource_ref mr) {
   scoped_range range("joinery::join");
   auto const t0 = clock_type::now();
-  (void)sink;  // only the GPU's streamed join delivers batch by batch
+  (void)sink;  // only the GPU's streamed and triton joins deliver batch by batch
 
   check_columns(build, "build", build_key, options.build_payloads);
   check_columns(probe, "probe", probe_key, options.probe_payloads);
@@ -276,6 +281,15 @@ join_result run(table_view const& build, size_type build_key, table_view const& 
       if (detail::prefer_streamed(band, probe.column(probe_key).space(), need, budget,
                                   options.output == output_form::aggregate, probe.num_rows())) {
         algo = join_algorithm::streamed;
+        // The streamed join's build side and table: two slots of 8-byte keys a row at its load
+        // factor, beside the build columns it reads.
+        auto const build_in = input_bytes(build, build_key, options.build_payloads, options);
+        auto const table = static_cast<std::size_t>(
+          static_cast<double>(build.num_rows()) * 8.0 / options.hash_load_factor);
+        if (join_supported(be, join_algorithm::triton, options.kind, options.pred.kind) &&
+            detail::prefer_triton(build_in, table, budget)) {
+          algo = join_algorithm::triton;
+        }
       }
     }
   }
@@ -301,6 +315,9 @@ join_result run(table_view const& build, size_type build_key, table_view const& 
       algo == join_algorithm::streamed
         ? detail::gpu::streamed_join(build, build_key, probe, probe_key, options, sink, stream,
                                      out_mr)
+      : algo == join_algorithm::triton
+        ? detail::gpu::triton_join(build, build_key, probe, probe_key, options, sink, stream,
+                                   out_mr)
       : is_multi_gpu(algo)
         ? detail::multi_gpu::multi_gpu_join(algo, build, build_key, probe, probe_key, options,
                                             stream, out_mr)
@@ -378,8 +395,9 @@ join_result join_batches(table_view const& build, std::vector<size_type> const& 
                         : run(build, build_keys[0], probe, probe_keys[0], options, &sink, stream,
                               mr);
   if (result.form == output_form::aggregate ||
-      (!general && result.stats.algorithm == join_algorithm::streamed)) {
-    return result;  // streamed delivered its batches itself
+      (!general && (result.stats.algorithm == join_algorithm::streamed ||
+                    result.stats.algorithm == join_algorithm::triton))) {
+    return result;  // streamed and triton delivered their batches themselves
   }
   join_result totals;
   totals.form = result.form;

@@ -93,5 +93,16 @@ TEST(JoinChoice, HostDataPastTheBudgetIsStreamed) {
   EXPECT_FALSE(detail::prefer_streamed(false, memory_space::device, small, 139 * gib, true, two_to(28)));
 }
 
+// A build side that the streamed join could not keep on the device beside its chunks goes to
+// triton: 2^31 rows of 4-byte keys and payloads (16 GiB, 32 GiB of table) under an 8 GiB budget,
+// while 2^27 of them (1 GiB, 2 GiB of table) stay streamed.
+TEST(JoinChoice, BuildSidesPastHalfTheBudgetGoToTriton) {
+  auto const gib = std::size_t{1} << 30;
+  EXPECT_TRUE(detail::prefer_triton(16 * gib, 32 * gib, 8 * gib));
+  EXPECT_FALSE(detail::prefer_triton(1 * gib, 2 * gib, 8 * gib));
+  EXPECT_TRUE(detail::prefer_triton(1 * gib, 2 * gib, 4 * gib));
+  EXPECT_FALSE(detail::prefer_triton(16 * gib, 32 * gib, 139 * gib));
+}
+
 }  // namespace
 }  // namespace joinery::test

@@ -102,6 +102,11 @@ class out_of_core_bench {
     join_algorithm algo = join_algorithm::automatic;
     output_form form = output_form::aggregate;
     std::size_t budget = 0;
+    /// Bytes of a row's key and of its one payload (the default join's 4 + 4, Lutz's 8 + 8).
+    double key_bytes = 4;
+    double payload_bytes = 4;
+    /// triton: the share of partitions cached on the device (negative: the library's choice).
+    double cached_share = -1;
   };
 
   /// The join of `build` and `probe` (key in column 0, one payload) as the case says.
@@ -111,6 +116,7 @@ class out_of_core_bench {
     o.algorithm = c.algo;
     o.output = c.form;
     o.device_memory_budget = c.budget;
+    if (c.cached_share >= 0) { o.tuning.triton_cached_share = c.cached_share; }
     if (c.form != output_form::index) {
       o.build_payloads = {1};
       o.probe_payloads = {1};
@@ -123,18 +129,30 @@ class out_of_core_bench {
                             {"rows_out", r.aggregate.count},
                             {"checksum", r.aggregate.checksum},
                             {"op_seconds", r.stats.seconds},
+                            {"cached_share", r.stats.cached_share},
                             {"phases", phases}};
     });
     auto const med = median(t);
     // Bytes that must cross each way: the columns read once, the result once.
-    auto const in_row = c.form == output_form::index ? 4.0 : 8.0;
+    auto const in_row = c.form == output_form::index ? c.key_bytes : c.key_bytes + c.payload_bytes;
+    auto const rows = static_cast<double>(c.build_rows + c.probe_rows);
     double h2d = 0;
     double d2h = 0;
     if (c.space != memory_space::device && c.be == backend::gpu) {
-      h2d = in_row * static_cast<double>(c.build_rows + c.probe_rows);
+      h2d = in_row * rows;
       if (c.form == output_form::index) { d2h = 16.0 * last["rows_out"].get<double>(); }
     }
-    auto const roofline = std::max(h2d / (h2d_pinned_ * 1e9), d2h / (d2h_pinned_ * 1e9));
+    auto roofline = std::max(h2d / (h2d_pinned_ * 1e9), d2h / (d2h_pinned_ * 1e9));
+    // Triton's two passes: the inputs up while the uncached partitions go down, then those
+    // partitions up again (the aggregate form carries key + payload sum, 16 bytes a row).
+    if (last["algorithm_used"] == "triton") {
+      auto const share = cached_share_used(last);
+      auto const spilled = (1.0 - share) * rows * (c.key_bytes + 8.0);
+      h2d += spilled;
+      d2h += spilled;
+      roofline = std::max((h2d - spilled) / (h2d_pinned_ * 1e9), spilled / (d2h_pinned_ * 1e9)) +
+                 spilled / (h2d_pinned_ * 1e9);
+    }
     nlohmann::json j = last;
     j.erase("phases");
     j["case"] = c.name;
@@ -145,6 +163,8 @@ class out_of_core_bench {
     j["algorithm"] = std::string(to_string(c.algo));
     j["output"] = std::string(to_string(c.form));
     if (c.budget != 0) { j["device_budget"] = c.budget; }
+    if (last["algorithm_used"] != "triton") { j.erase("cached_share"); }
+    if (c.algo == join_algorithm::triton) { j["cached_share_asked"] = c.cached_share; }
     j["seconds"] = t;
     j["median_s"] = med;
     j["throughput_gtuples_s"] = static_cast<double>(c.build_rows + c.probe_rows) / med / 1e9;
@@ -160,13 +180,20 @@ class out_of_core_bench {
     log_.record(j);
   }
 
+  /// The share of partitioned rows a triton run kept on the device (join_stats::cached_share).
+  static double cached_share_used(nlohmann::json const& last) {
+    return last.contains("cached_share") ? last["cached_share"].get<double>() : 0.0;
+  }
+
   static table relation(std::int64_t rows, bool primary, std::int64_t domain, std::uint64_t seed,
-                        memory_space space) {
+                        memory_space space, type_id key = type_id::int32,
+                        type_id payload = type_id::int32) {
     gen::relation_spec s;
     s.rows = rows;
     s.kind = primary ? gen::key_kind::primary : gen::key_kind::foreign;
+    s.key_type = key;
     s.domain = domain;
-    s.payload_types = {type_id::int32};
+    s.payload_types = {payload};
     s.seed = seed;
     auto t = gen::generate(s);
     if (space == memory_space::host) { return t; }
@@ -217,6 +244,81 @@ class out_of_core_bench {
         auto const probe = relation(s, false, r, a_.seed + 1, memory_space::pinned_host);
         run_join({"streamed", r, s, memory_space::pinned_host, backend::gpu,
                   join_algorithm::streamed}, build, probe);
+      }
+    }
+    if (log_.wants("triton")) { run_triton(); }
+    if (log_.wants("cliff")) { run_cliff(); }
+    if (log_.wants("ratio")) { run_ratio(); }
+  }
+
+  join_case lutz_case(std::string name, std::int64_t r, std::int64_t s, join_algorithm algo,
+                      std::size_t budget) {
+    join_case c{std::move(name), r, s, memory_space::pinned_host, backend::gpu, algo};
+    c.budget = budget;
+    c.key_bytes = 8;
+    c.payload_bytes = 8;
+    return c;
+  }
+
+  /// No cliff: Lutz's workload from 1/4 to 8 times a 1 GiB budget (2^23 to 2^28 rows a side),
+  /// automatic's choice and triton at every size.
+  void run_cliff() {
+    auto const i64 = type_id::int64;
+    std::size_t const budget = std::size_t{1} << 30;
+    for (std::int64_t n = std::int64_t{1} << 23; n <= std::min<std::int64_t>(a_.triton_max_rows, std::int64_t{1} << 28); n *= 2) {
+      auto const build = relation(n, true, 0, a_.seed, memory_space::pinned_host, i64, i64);
+      auto const probe = relation(n, false, n, a_.seed + 1, memory_space::pinned_host, i64, i64);
+      for (auto algo : {join_algorithm::automatic, join_algorithm::triton}) {
+        run_join(lutz_case("cliff", n, n, algo, budget), build, probe);
+      }
+    }
+  }
+
+  /// Lutz's Figure 21: build:probe from 1:1 to 1:32 at a constant 2^29 rows in all, with a
+  /// budget of 1/8 of the data.
+  void run_ratio() {
+    auto const i64 = type_id::int64;
+    std::int64_t const total = std::min<std::int64_t>(std::int64_t{1} << 29, 2 * a_.triton_max_rows);
+    std::size_t const budget = static_cast<std::size_t>(total) * 16 / 8;
+    for (std::int64_t k : {1, 2, 4, 8, 16, 32}) {
+      auto const r = total / (1 + k);
+      auto const s = total - r;
+      auto const build = relation(r, true, 0, a_.seed, memory_space::pinned_host, i64, i64);
+      auto const probe = relation(s, false, r, a_.seed + 1, memory_space::pinned_host, i64, i64);
+      run_join(lutz_case("ratio", r, s, join_algorithm::triton, budget), build, probe);
+    }
+  }
+
+  /// Lutz et al.'s workload: |R| = |S| of <8-byte key, 8-byte payload> tuples, every probe key
+  /// matching one build key, in pinned host memory; triton with the whole device and with a
+  /// budget of 1/8 of the data, the in-GPU radix join beside it where the data fits, the CPU
+  /// backend at the smallest size; then the cached share swept at one size (their Figure 19).
+  void run_triton() {
+    auto const i64 = type_id::int64;
+    auto const space = memory_space::pinned_host;
+    for (std::int64_t n = std::int64_t{1} << 27; n <= a_.triton_max_rows; n *= 2) {
+      auto const build = relation(n, true, 0, a_.seed, space, i64, i64);
+      auto const probe = relation(n, false, n, a_.seed + 1, space, i64, i64);
+      auto const data = static_cast<std::size_t>(2 * n) * 16;
+      auto tri = [&](std::size_t budget, double share) {
+        auto c = lutz_case("triton", n, n, join_algorithm::triton, budget);
+        c.cached_share = share;
+        run_join(c, build, probe);
+      };
+      tri(0, -1);
+      tri(data / 8, -1);
+      join_case in_gpu{"triton", n, n, space, backend::gpu, join_algorithm::radix_hash};
+      in_gpu.key_bytes = 8;
+      in_gpu.payload_bytes = 8;
+      run_join(in_gpu, build, probe);
+      if (n == std::int64_t{1} << 27) {
+        join_case cpu{"triton", n, n, space, backend::cpu, join_algorithm::radix_hash};
+        cpu.key_bytes = 8;
+        cpu.payload_bytes = 8;
+        run_join(cpu, build, probe);
+      }
+      if (n == std::int64_t{1} << 28) {
+        for (double share : {0.0, 0.25, 0.5, 1.0}) { tri(0, share); }
       }
     }
   }

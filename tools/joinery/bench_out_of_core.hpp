@@ -9,13 +9,17 @@ struct out_of_core_bench_args {
   /// |S| of the default join (|R| = |S| / 2), and the largest |S| of the streamed sweep.
   std::int64_t rows = std::int64_t{1} << 28;
   std::int64_t max_rows = std::int64_t{1} << 32;
+  /// Largest |R| = |S| of the triton section (its inputs and partitioned copies must fit host
+  /// memory: 2^29 a side takes 16 GiB of inputs and 16 GiB of pinned partitions).
+  std::int64_t triton_max_rows = std::int64_t{1} << 29;
   int runs = 3;
   int warmup = 1;
   std::string out;  // append JSON lines here ("" = none)
   std::uint64_t seed = 42;
   std::string revision;
   std::string date;
-  /// Sections to run, comma-separated: link, default, index, streamed, cpu (empty: all).
+  /// Sections to run, comma-separated: link, default, index, streamed, cpu, triton, cliff, ratio
+  /// (empty: all).
   std::string parts;
 };
 
@@ -26,6 +30,7 @@ struct out_of_core_bench_args {
 /// data (the ceiling) and on the CPU backend (the floor); the index form to host memory; and the
 /// streamed sweep, |R| = 2^27 with |S| from 2^28 to max_rows in pinned memory. Every line
 /// records the bytes that cross each way, the link roofline and the fraction of it reached.
+/// The triton section runs Lutz et al.'s workload (see run_triton in the source).
 void run_out_of_core_bench(out_of_core_bench_args const& a);
 
 }  // namespace joinery::cli

@@ -675,7 +675,10 @@ void run_bench(bench_args const& a) {
   } else if (a.experiment == "out-of-core") {
     out_of_core_bench_args o;
     o.rows = rows_or(a, std::int64_t{1} << 28);
-    if (a.max_rows != bench_args{}.max_rows) { o.max_rows = parse_size(a.max_rows, "--max-rows"); }
+    if (a.max_rows != bench_args{}.max_rows) {
+      o.max_rows = parse_size(a.max_rows, "--max-rows");
+      o.triton_max_rows = o.max_rows;
+    }
     o.runs = a.runs;
     o.warmup = a.warmup;
     o.out = a.out;

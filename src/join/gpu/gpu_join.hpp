@@ -146,6 +146,16 @@ join_result streamed_join(table_view const& build, size_type build_key, table_vi
                           std::function<void(join_result&&)> const* deliver, stream_ref stream,
                           memory_resource* mr);
 
+/// The Triton join (Lutz et al. 2022; triton_join.cu): both sides hash-partitioned by the GPU
+/// into pinned host memory (a share of the partitions kept on the device), then the partition
+/// pairs copied back group by group and joined by the in-GPU radix join, the next group's copy
+/// overlapping the current join. For sides larger than the device memory budget. Results are
+/// delivered group by group to `deliver`, or gathered into the returned result.
+join_result triton_join(table_view const& build, size_type build_key, table_view const& probe,
+                        size_type probe_key, join_options const& options,
+                        std::function<void(join_result&&)> const* deliver, stream_ref stream,
+                        memory_resource* mr);
+
 /// The radix bits the radix join partitions a build side of `build_rows` keys by.
 int radix_hash_join_bits(size_type build_rows, type_id key_type);
 

@@ -2,6 +2,7 @@
 // Internal, host-only: the GPU joins' inputs on the device and the pieces of their output forms
 // that every driver shares (run_join.cu defines them; streamed_join.cu uses them too).
 #include <joinery/column.hpp>
+#include <joinery/join.hpp>
 #include <joinery/table.hpp>
 
 #include <cstdint>
@@ -29,6 +30,16 @@ column gather_nullable(column_view const& src, column_view const& rows, stream_r
 
 /// *sum (device) += the wrapping sum of a device column's values, sign-extended.
 void add_column_sum(column_view const& col, unsigned long long* sum, stream_ref stream);
+
+/// Same-typed pieces (masks included) one after another, in the space of `mr` (streamed_join.cu).
+column concatenate(std::vector<column> const& pieces, type_id type, memory_resource* mr,
+                   stream_ref stream);
+
+/// The batches of a join delivered piece by piece (streamed, triton) as one result in `total`:
+/// the index form's row ids (join_options::index_type), or the table's columns of `table_types`.
+void concatenate_batches(std::vector<join_result>& batches, join_options const& options,
+                         bool probe_only, std::vector<type_id> const& table_types,
+                         join_result& total, memory_resource* mr, stream_ref stream);
 
 /// `c` in the space of `mr` (unchanged when mr is null or already there).
 column to_space(column&& c, memory_resource* mr, stream_ref stream);

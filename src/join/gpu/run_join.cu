@@ -24,7 +24,7 @@ namespace joinery::detail::gpu {
 std::vector<join_algorithm> join_algorithms() {
   return {join_algorithm::nested_loop, join_algorithm::indexed_nested_loop,
           join_algorithm::sort_merge, join_algorithm::radix_hash,
-          join_algorithm::no_partition_hash, join_algorithm::streamed,
+          join_algorithm::no_partition_hash, join_algorithm::streamed, join_algorithm::triton,
           join_algorithm::multi_gpu_sort_merge, join_algorithm::multi_gpu_hash};
 }
 

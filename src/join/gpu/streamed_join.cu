@@ -8,6 +8,7 @@
 #include "join/gpu/gpu_join.hpp"
 #include "join/gpu/join_common.cuh"
 #include "join/gpu/join_inputs.hpp"
+#include "join/gpu/upload_worker.hpp"
 
 #include <joinery/primitives/gather.hpp>
 
@@ -69,7 +70,15 @@ void offset_ids(column& ids, size_type offset, stream_ref stream) {
   JOINERY_CHECK_LAUNCH();
 }
 
-/// Concatenation of same-typed pieces (masks included) in the space of `mr`.
+
+/// The probe columns of one chunk that cross the link, on the device: owned[c] holds column c
+/// (chunk_rows long) when c is read and host-resident, else it is empty.
+struct probe_slot {
+  std::vector<column> owned;
+};
+
+}  // namespace
+
 column concatenate(std::vector<column> const& pieces, type_id type, memory_resource* mr,
                    stream_ref stream) {
   size_type rows = 0;
@@ -116,64 +125,34 @@ column concatenate(std::vector<column> const& pieces, type_id type, memory_resou
   return out;
 }
 
-/// One host thread that runs the chunk uploads in order, kept for the whole join: a thread per
-/// chunk would also start a fresh OpenMP team for each staged copy.
-class upload_worker {
- public:
-  explicit upload_worker(int device) : thread_([this, device] { loop(device); }) {}
-  upload_worker(upload_worker const&) = delete;
-  upload_worker& operator=(upload_worker const&) = delete;
-  ~upload_worker() {
-    {
-      std::lock_guard lock(mutex_);
-      stop_ = true;
+void concatenate_batches(std::vector<join_result>& batches, join_options const& options,
+                         bool probe_only, std::vector<type_id> const& table_types,
+                         join_result& total, memory_resource* mr, stream_ref stream) {
+  auto pieces_of = [&](auto&& pick) {
+    std::vector<column> pieces;
+    for (auto& b : batches) { pieces.push_back(std::move(pick(b))); }
+    return pieces;
+  };
+  if (options.output == output_form::index) {
+    auto const ids = options.index_type;
+    if (!probe_only) {
+      total.build_rows =
+        concatenate(pieces_of([](join_result& r) -> column& { return r.build_rows; }), ids, mr, stream);
     }
-    ready_.notify_one();
-    thread_.join();
+    total.probe_rows =
+      concatenate(pieces_of([](join_result& r) -> column& { return r.probe_rows; }), ids, mr, stream);
+    return;
   }
-  template <class F>
-  auto submit(F&& f) {
-    std::packaged_task<std::invoke_result_t<F>()> task(std::forward<F>(f));
-    auto result = task.get_future();
-    {
-      std::lock_guard lock(mutex_);
-      tasks_.emplace_back([t = std::make_shared<decltype(task)>(std::move(task))] { (*t)(); });
+  std::vector<column> cols;
+  for (std::size_t k = 0; k < table_types.size(); ++k) {
+    std::vector<column> pieces;
+    for (auto& b : batches) {
+      if (b.columns.num_columns() > 0) { pieces.push_back(std::move(b.columns.columns()[k])); }
     }
-    ready_.notify_one();
-    return result;
+    cols.push_back(concatenate(pieces, table_types[k], mr, stream));
   }
-
- private:
-  void loop(int device) {
-    bool const device_set = cudaSetDevice(device) == cudaSuccess;
-    for (;;) {
-      std::function<void()> task;
-      {
-        std::unique_lock lock(mutex_);
-        ready_.wait(lock, [&] { return stop_ || !tasks_.empty(); });
-        if (tasks_.empty()) { return; }
-        task = std::move(tasks_.front());
-        tasks_.pop_front();
-      }
-      if (!device_set) { (void)cudaGetLastError(); }
-      task();  // exceptions travel to the future
-    }
-  }
-
-  std::mutex mutex_;
-  std::condition_variable ready_;
-  std::deque<std::function<void()>> tasks_;
-  bool stop_ = false;
-  std::thread thread_;  // last: started once the members above exist
-};
-
-/// The probe columns of one chunk that cross the link, on the device: owned[c] holds column c
-/// (chunk_rows long) when c is read and host-resident, else it is empty.
-struct probe_slot {
-  std::vector<column> owned;
-};
-
-}  // namespace
+  total.columns = joinery::table(std::move(cols));
+}
 
 join_result streamed_join(table_view const& build, size_type build_key, table_view const& probe,
                           size_type probe_key, join_options const& options,
@@ -462,32 +441,11 @@ join_result streamed_join(table_view const& build, size_type build_key, table_vi
   // One result: the batches' columns concatenated in the result's space.
   if (deliver == nullptr && !aggregate_form) {
     t0 = clock_type::now();
-    auto* const out_mr = mr != nullptr ? mr : dev;
-    auto const ids = index_form ? options.index_type : type_id::int64;
-    auto gather_pieces = [&](auto&& pick) {
-      std::vector<column> pieces;
-      for (auto& bt : batches) { pieces.push_back(std::move(pick(bt))); }
-      return pieces;
-    };
-    if (index_form) {
-      if (!probe_only) {
-        total.build_rows = concatenate(gather_pieces([](join_result& r) -> column& { return r.build_rows; }),
-                                       ids, out_mr, stream);
-      }
-      total.probe_rows = concatenate(gather_pieces([](join_result& r) -> column& { return r.probe_rows; }),
-                                     ids, out_mr, stream);
-    } else {
-      std::vector<type_id> types{key_type};
-      for (auto c : build_payloads) { types.push_back(build.column(c).type()); }
-      for (auto c : probe_payloads) { types.push_back(probe.column(c).type()); }
-      std::vector<column> cols;
-      for (std::size_t k = 0; k < types.size(); ++k) {
-        std::vector<column> pieces;
-        for (auto& bt : batches) { pieces.push_back(std::move(bt.columns.columns()[k])); }
-        cols.push_back(concatenate(pieces, types[k], out_mr, stream));
-      }
-      total.columns = joinery::table(std::move(cols));
-    }
+    std::vector<type_id> types{key_type};
+    for (auto c : build_payloads) { types.push_back(build.column(c).type()); }
+    for (auto c : probe_payloads) { types.push_back(probe.column(c).type()); }
+    concatenate_batches(batches, options, probe_only, types, total, mr != nullptr ? mr : dev,
+                        stream);
     JOINERY_CUDA_TRY(cudaStreamSynchronize(to_cuda(stream)));
     phase("result assembly", t0);
   }
