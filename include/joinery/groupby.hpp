@@ -23,6 +23,10 @@ enum class groupby_algorithm : std::uint8_t {
   /// Several GPUs (groupby_options::devices): each GPU aggregates a share of the rows, partial
   /// groups are exchanged by key and aggregated again (sort_by_key: by key range).
   multi_gpu,
+  /// Host-resident input streamed through the GPU in chunks (the next chunk's copy overlapping
+  /// this one's aggregation); each chunk's partial groups stay on the device and are merged
+  /// there whenever they outgrow a chunk, then aggregated once more at the end.
+  streamed,
 };
 
 /// count: the group's rows (COUNT(*)); count_valid: its non-NULL values of the column
@@ -45,6 +49,9 @@ struct groupby_options {
   /// partial groups move between them.
   std::vector<int> devices;
   exchange_method exchange = exchange_method::automatic;
+  /// streamed: input rows per chunk; 0 (the default): from the device memory budget, at most
+  /// 2^24.
+  size_type streamed_chunk_rows = 0;
 };
 
 struct groupby_stats {

@@ -51,6 +51,34 @@ std::uint64_t input_bytes(table_view const& input) {
   return bytes;
 }
 
+/// The columns a group-by reads: the key and the aggregated ones.
+std::vector<size_type> used_columns(size_type key_column, std::vector<aggregation> const& aggs) {
+  std::vector<size_type> used{key_column};
+  for (auto const& a : aggs) {
+    if (a.kind != aggregation_kind::count &&
+        std::find(used.begin(), used.end(), a.column) == used.end()) {
+      used.push_back(a.column);
+    }
+  }
+  return used;
+}
+
+/// Whether automatic streams a host-resident input through the GPU: when the columns it reads,
+/// copied whole with the in-GPU group-by's working memory (about twice more), would not fit the
+/// device memory budget.
+bool prefer_streamed(table_view const& input, size_type key_column,
+                     std::vector<aggregation> const& aggs, groupby_options const& options) {
+  if (!host_accessible(input.column(key_column).space())) { return false; }
+  std::size_t bytes = 0;
+  for (auto c : used_columns(key_column, aggs)) {
+    bytes += static_cast<std::size_t>(input.num_rows()) * size_of(input.column(c).type());
+  }
+  auto const budget = options.device_memory_budget != 0
+                        ? options.device_memory_budget
+                        : get_device_info(options.device).free_memory / 10 * 9;
+  return 3 * bytes > budget;
+}
+
 /// The GPU backend: inputs in host memory are copied to the device first; results come from `mr`
 /// (a device resource), or are copied into a host `mr` at the end. Without `mr` they land where
 /// the key column lives (host input, host result, as the join does).
@@ -62,14 +90,14 @@ groupby_result run_on_gpu(table_view const& input, size_type key_column,
 #if defined(JOINERY_HAS_CUDA)
   if (mr == nullptr && host_accessible(input.column(key_column).space())) { mr = host_resource(); }
   auto* dev_mr = (mr != nullptr && mr->space() == memory_space::device) ? mr : device_resource();
+  // Only the columns the group-by reads cross; the others keep their views (never read).
   std::vector<column> owned;
-  std::vector<column_view> views;
-  for (auto const& c : input) {
-    if (c.space() == memory_space::device) {
-      views.push_back(c);
-    } else {
-      owned.push_back(column::copy_of(c, dev_mr, stream));
-      views.push_back(owned.back().view());
+  std::vector<column_view> views(input.columns());
+  for (auto c : used_columns(key_column, aggregations)) {
+    auto& v = views[static_cast<std::size_t>(c)];
+    if (v.space() != memory_space::device) {
+      owned.push_back(column::copy_of(v, dev_mr, stream));
+      v = owned.back().view();
     }
   }
   table_view const device_input(std::move(views));
@@ -122,6 +150,7 @@ std::vector<groupby_algorithm> groupby_algorithms_on(backend b) {
     {
       auto v = detail::gpu::groupby_algorithms();
       v.push_back(groupby_algorithm::multi_gpu);
+      v.push_back(groupby_algorithm::streamed);
       return v;
     }
 #else
@@ -194,6 +223,19 @@ groupby_result groupby(table_view const& input, size_type key_column,
                  " backend in this build; available there: " + (names.empty() ? "none" : names));
   }
 
+  // automatic on the GPU streams host-resident input whose copy would not fit the budget.
+  if (be == backend::gpu && algo == groupby_algorithm::automatic &&
+      prefer_streamed(input, key_column, aggregations, options)) {
+    algo = groupby_algorithm::streamed;
+  }
+  if (be == backend::gpu && algo == groupby_algorithm::streamed) {
+#if defined(JOINERY_HAS_CUDA)
+    auto r = detail::gpu::streamed_groupby(input, key_column, aggregations, options, stream, mr);
+    r.stats.bytes_moved = input_bytes(input);
+    r.stats.seconds = std::chrono::duration<double>(clock_type::now() - t0).count();
+    return r;
+#endif
+  }
   if (be == backend::gpu && algo == groupby_algorithm::multi_gpu) {
 #if defined(JOINERY_HAS_CUDA)
     auto r = detail::multi_gpu::multi_gpu_groupby(input, key_column, aggregations, options, stream, mr);

@@ -8,9 +8,9 @@
 namespace joinery {
 
 namespace {
-constexpr std::array<std::string_view, 9> groupby_algorithm_names = {
+constexpr std::array<std::string_view, 10> groupby_algorithm_names = {
   "automatic", "global_hash", "hash", "sort", "sort_transformed", "sort_dictionary", "partition",
-  "partition_transformed", "multi_gpu"};
+  "partition_transformed", "multi_gpu", "streamed"};
 constexpr std::array<std::string_view, 6> aggregation_names = {"count", "sum", "min", "max",
                                                                "avg", "count_valid"};
 }  // namespace

@@ -216,6 +216,29 @@ TEST_F(Cli, TritonJoinsUnderASmallBudgetOnTheGpu) {
   EXPECT_EQ(j["checksum"].get<std::uint64_t>(), expected.checksum);
 }
 
+// The streamed group-by under a budget that its input's columns would not fit copied whole:
+// every group's sum the same as the CPU backend's; on the CPU backend it is refused by name.
+TEST_F(Cli, StreamedGroupbyUnderASmallBudgetOnTheGpu) {
+  ASSERT_EQ(run("gen --kind foreign --rows 2000000 --domain 5000 --payloads 2 -o " + path("g_npy")).status, 0);
+  auto const cmd = [&](std::string const& extra) {
+    return "groupby --input " + path("g_npy") + " --key key --agg count,sum:p0,max:p1,avg:p1 --sort" +
+           extra;
+  };
+  auto const streamed = cmd(" --algorithm streamed --device-budget 8MiB" + on_backend());
+  if (test_backend() == "cpu") {
+    expect_refused(streamed, "not available on the cpu backend");
+    return;
+  }
+  auto const got = run(streamed);
+  ASSERT_EQ(got.status, 0) << got.err;
+  auto const want = run(cmd(" --backend cpu"));
+  ASSERT_EQ(want.status, 0) << want.err;
+  EXPECT_EQ(got.out, want.out);
+  auto const summary = run(cmd(" --device-budget 8MiB --summary" + on_backend()));
+  ASSERT_EQ(summary.status, 0) << summary.err;
+  EXPECT_EQ(nlohmann::json::parse(summary.out)["algorithm"], "streamed");
+}
+
 // A result written batch by batch (the streamed join on the GPU delivers one per probe chunk):
 // the file holds every row, CSV and .npy alike, stdout too, and a kept target stays untouched.
 TEST_F(Cli, StreamedResultsAreWrittenBatchByBatch) {

@@ -179,6 +179,11 @@ std::vector<group_row> oracle_groupby(table_view const& input, size_type key_col
         continue;
       }
       auto const c = input.column(a.column);
+      if (a.kind == aggregation_kind::count_valid) {
+        g.exact.push_back(static_cast<std::uint64_t>(
+          std::count_if(members.begin(), members.end(), [&](size_type i) { return c.is_valid(i); })));
+        continue;
+      }
       bool const fp = is_floating(c.type());
       switch (a.kind) {
         case aggregation_kind::sum:
@@ -217,7 +222,8 @@ std::vector<group_row> oracle_groupby(table_view const& input, size_type key_col
           g.approx.push_back(static_cast<double>(s / static_cast<long double>(members.size())));
           break;
         }
-        case aggregation_kind::count: break;
+        case aggregation_kind::count:
+        case aggregation_kind::count_valid: break;
       }
     }
     out.push_back(std::move(g));

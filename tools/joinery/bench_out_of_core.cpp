@@ -6,6 +6,7 @@
 
 #include <joinery/error.hpp>
 #include <joinery/gen.hpp>
+#include <joinery/groupby.hpp>
 #include <joinery/join.hpp>
 
 #include <nlohmann/json.hpp>
@@ -197,9 +198,7 @@ class out_of_core_bench {
     s.seed = seed;
     auto t = gen::generate(s);
     if (space == memory_space::host) { return t; }
-    std::vector<column> cols;
-    for (auto const& c : t.view()) { cols.push_back(column::copy_of(c, resource_for(space))); }
-    return table(std::move(cols));
+    return relation_copy(t, space);
   }
 
   void run() {
@@ -249,6 +248,76 @@ class out_of_core_bench {
     if (log_.wants("triton")) { run_triton(); }
     if (log_.wants("cliff")) { run_cliff(); }
     if (log_.wants("ratio")) { run_ratio(); }
+    if (log_.wants("groupby")) { run_groupby(); }
+  }
+
+  /// The streamed group-by: groupby_rows rows of an int32 key over g groups and two int32
+  /// values in pinned host memory, SUM of both; beside it the in-GPU group-by after one copy,
+  /// the same on device-resident rows (the ceiling) and the CPU backend (the floor, at one g).
+  void run_groupby() {
+    auto const rows = a_.groupby_rows;
+    auto const roofline = static_cast<double>(rows) * 12.0 / (h2d_pinned_ * 1e9);
+    for (std::int64_t g : {std::int64_t{1}, std::int64_t{1} << 4, std::int64_t{1} << 10,
+                           std::int64_t{1} << 16, std::int64_t{1} << 20, std::int64_t{1} << 24}) {
+      gen::relation_spec s;
+      s.rows = rows;
+      s.kind = gen::key_kind::foreign;
+      s.domain = g;
+      s.payload_types = {type_id::int32, type_id::int32};
+      s.seed = a_.seed;
+      auto const host = gen::generate(s);
+      auto const pinned = relation_copy(host, memory_space::pinned_host);
+      std::vector<aggregation> const aggs{{aggregation_kind::sum, 1}, {aggregation_kind::sum, 2}};
+      auto one = [&](table const& t, memory_space space, backend be, groupby_algorithm algo) {
+        groupby_options o;
+        o.backend = be;
+        o.algorithm = algo;
+        auto const [times, last] = log_.time([&] {
+          auto const r = groupby(t.view(), 0, aggs, o);
+          nlohmann::json phases = nlohmann::json::object();
+          for (auto const& p : r.stats.phases) { phases[p.name] = p.seconds; }
+          return nlohmann::json{{"algorithm_used", std::string(to_string(r.stats.algorithm))},
+                                {"groups_out", r.num_groups()},
+                                {"op_seconds", r.stats.seconds},
+                                {"phases", phases}};
+        });
+        auto const med = median(times);
+        nlohmann::json j = last;
+        j.erase("phases");
+        j["case"] = "groupby";
+        j["rows"] = rows;
+        j["groups"] = g;
+        j["input_space"] = std::string(to_string(space));
+        j["backend"] = std::string(to_string(be));
+        j["algorithm"] = std::string(to_string(algo));
+        j["seconds"] = times;
+        j["median_s"] = med;
+        j["throughput_grows_s"] = static_cast<double>(rows) / med / 1e9;
+        j["link_h2d_gbs"] = h2d_pinned_;
+        if (space != memory_space::device && be == backend::gpu) {
+          j["bytes_h2d"] = static_cast<double>(rows) * 12.0;
+          j["roofline_s"] = roofline;
+          j["fraction_of_roofline"] = roofline / med;
+        }
+        j["phase_s"] = last["phases"];
+        log_.record(j);
+      };
+      one(pinned, memory_space::pinned_host, backend::gpu, groupby_algorithm::streamed);
+      one(pinned, memory_space::pinned_host, backend::gpu, groupby_algorithm::automatic);
+      {
+        auto const device = relation_copy(host, memory_space::device);
+        one(device, memory_space::device, backend::gpu, groupby_algorithm::automatic);
+      }
+      if (g == std::int64_t{1} << 10) {
+        one(host, memory_space::host, backend::cpu, groupby_algorithm::automatic);
+      }
+    }
+  }
+
+  static table relation_copy(table const& t, memory_space space) {
+    std::vector<column> cols;
+    for (auto const& c : t.view()) { cols.push_back(column::copy_of(c, resource_for(space))); }
+    return table(std::move(cols));
   }
 
   join_case lutz_case(std::string name, std::int64_t r, std::int64_t s, join_algorithm algo,

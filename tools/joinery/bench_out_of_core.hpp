@@ -12,14 +12,16 @@ struct out_of_core_bench_args {
   /// Largest |R| = |S| of the triton section (its inputs and partitioned copies must fit host
   /// memory: 2^29 a side takes 16 GiB of inputs and 16 GiB of pinned partitions).
   std::int64_t triton_max_rows = std::int64_t{1} << 29;
+  /// Rows of the streamed group-by section (int32 key, two int32 values: 12 bytes a row).
+  std::int64_t groupby_rows = std::int64_t{1} << 30;
   int runs = 3;
   int warmup = 1;
   std::string out;  // append JSON lines here ("" = none)
   std::uint64_t seed = 42;
   std::string revision;
   std::string date;
-  /// Sections to run, comma-separated: link, default, index, streamed, cpu, triton, cliff, ratio
-  /// (empty: all).
+  /// Sections to run, comma-separated: link, default, index, streamed, cpu, triton, cliff, ratio,
+  /// groupby (empty: all).
   std::string parts;
 };
 

@@ -19,6 +19,7 @@ struct groupby_args {
   std::string backend = "auto";
   std::string devices;
   std::string exchange = "automatic";
+  std::string device_budget;
   output_args output;
   bool sort = false;
   bool summary = false;
@@ -81,6 +82,9 @@ void run_groupby(groupby_args const& a) {
   o.sort_by_key = a.sort;
   if (!a.devices.empty()) { o.devices = parse_devices(a.devices, "--devices"); }
   o.exchange = exchange_method_from_string(a.exchange);
+  if (!a.device_budget.empty()) {
+    o.device_memory_budget = parse_bytes(a.device_budget, "--device-budget");
+  }
   auto const r = groupby(in.view(), keys, aggs, o);
   if (a.output.given()) {
     a.output.write(names, r.columns.view());
@@ -112,13 +116,16 @@ void add_groupby(CLI::App& app) {
     ->required();
   c->add_option("--algorithm", args->algorithm,
                 "automatic, global_hash, hash, sort, sort_transformed, sort_dictionary, "
-                "partition, partition_transformed, multi_gpu");
+                "partition, partition_transformed, multi_gpu, streamed");
   c->add_option("--backend", args->backend, "auto, cpu or gpu");
   c->add_option("--devices", args->devices,
                 "multi_gpu: the GPUs, one rank each, e.g. 0,1,2,3 or all (the default); a GPU "
                 "may repeat (several ranks on one GPU)");
   c->add_option("--exchange", args->exchange,
                 "multi_gpu: how partial groups move between GPUs: automatic, peer_copy or nccl");
+  c->add_option("--device-budget", args->device_budget,
+                "GPU backend: the most device memory the group-by may use, e.g. 8GiB (default: "
+                "the free memory); automatic streams host data that would not fit it");
   c->add_flag("--sort", args->sort, "order the groups by the key columns (NULLs last)");
   add_output_options(c, args->output, false, "; without it and --summary, CSV to stdout");
   c->add_flag("--summary", args->summary,

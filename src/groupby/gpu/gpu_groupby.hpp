@@ -87,6 +87,13 @@ struct groupby_tuning {
 };
 
 /// The GPU group-by algorithms of this build, in the order benchmarks list them.
+/// groupby_algorithm::streamed (streamed_groupby.cu): the input's key and aggregated columns
+/// streamed through the GPU in chunks, partial groups merged on the device.
+groupby_result streamed_groupby(table_view const& input, size_type key_column,
+                                std::vector<aggregation> const& aggregations,
+                                groupby_options const& options, stream_ref stream,
+                                memory_resource* mr);
+
 std::vector<groupby_algorithm> groupby_algorithms();
 
 /// Runs `algo` on device-resident `input` (checked by the caller: the key column

@@ -3,6 +3,8 @@
 // aggregation on each rank.
 #include "groupby/multi_gpu/multi_gpu_groupby.hpp"
 
+#include "groupby/partial_plan.hpp"
+
 #include "core/communicator.hpp"
 #include "core/rank_plan.hpp"
 #include "primitives/rank_exchange.hpp"
@@ -15,90 +17,6 @@
 
 namespace joinery::detail::multi_gpu {
 
-namespace {
-
-/// How each requested aggregate is made from partial ones. The share carries
-/// the key, the aggregated input columns, and the 32-bit halves of the 8-byte
-/// integer columns an average reads (appended by the ranks); partial aggregate
-/// j is column j + 1 of the partial and of the final results.
-struct aggregate_plan {
-  std::vector<size_type> carried;       // input columns: the key, then the aggregated ones
-  std::vector<size_type> halves_of;     // carried positions whose halves are appended
-  std::vector<aggregation> partial;     // over the share (carried columns, then halves)
-  std::vector<aggregation> final_aggs;  // over the partial result
-  struct output {
-    aggregation_kind kind = aggregation_kind::count;
-    int value = -1;  // partial index of the count / sum / min / max, or of an
-                     // average's sum
-    int high = -1;   // an 8-byte integer average: partial index of the high halves' sum
-    int count = -1;  // an average: partial index of the count
-    bool is_signed = false;
-  };
-  std::vector<output> outputs;
-
-  int partial_of(aggregation_kind k, size_type column) {
-    for (std::size_t j = 0; j < partial.size(); ++j) {
-      if (partial[j].kind == k && (k == aggregation_kind::count || partial[j].column == column)) {
-        return static_cast<int>(j);
-      }
-    }
-    partial.push_back({k, column});
-    return static_cast<int>(partial.size()) - 1;
-  }
-  size_type carried_at(size_type input_column) {
-    auto const it = std::find(carried.begin(), carried.end(), input_column);
-    if (it != carried.end()) { return static_cast<size_type>(it - carried.begin()); }
-    carried.push_back(input_column);
-    return static_cast<size_type>(carried.size()) - 1;
-  }
-};
-
-aggregate_plan plan_of(table_view const& input, size_type key,
-                       std::vector<aggregation> const& aggs) {
-  aggregate_plan p;
-  p.carried.push_back(key);
-  for (auto const& a : aggs) {
-    if (a.kind != aggregation_kind::count) { (void)p.carried_at(a.column); }
-  }
-  auto const first_half = static_cast<size_type>(p.carried.size());  // halves go after these
-  for (auto const& a : aggs) {
-    aggregate_plan::output o;
-    o.kind = a.kind;
-    if (a.kind == aggregation_kind::count) {
-      o.value = p.partial_of(aggregation_kind::count, -1);
-    } else if (a.kind != aggregation_kind::avg) {
-      o.value = p.partial_of(a.kind, p.carried_at(a.column));
-    } else {
-      auto const t = input.column(a.column).type();
-      auto const at = p.carried_at(a.column);
-      o.count = p.partial_of(aggregation_kind::count, -1);
-      o.is_signed = is_signed(t);
-      if (is_floating(t) || size_of(t) == 4) {
-        o.value = p.partial_of(aggregation_kind::sum,
-                               at);  // exact in 64 bits below 2^32 rows
-      } else {
-        auto it = std::find(p.halves_of.begin(), p.halves_of.end(), at);
-        if (it == p.halves_of.end()) {
-          p.halves_of.push_back(at);
-          it = p.halves_of.end() - 1;
-        }
-        auto const h = first_half + 2 * static_cast<size_type>(it - p.halves_of.begin());
-        o.high = p.partial_of(aggregation_kind::sum, h);
-        o.value = p.partial_of(aggregation_kind::sum, h + 1);  // the low halves
-      }
-    }
-    p.outputs.push_back(o);
-  }
-  for (std::size_t j = 0; j < p.partial.size(); ++j) {
-    auto const k = p.partial[j].kind;
-    auto const merged = k == aggregation_kind::count ? aggregation_kind::sum : k;
-    p.final_aggs.push_back({merged, static_cast<size_type>(j + 1)});
-  }
-  return p;
-}
-
-}  // namespace
-
 groupby_result multi_gpu_groupby(table_view const& input, size_type key_column,
                                  std::vector<aggregation> const& aggregations,
                                  groupby_options const& options, stream_ref stream,
@@ -109,7 +27,7 @@ groupby_result multi_gpu_groupby(table_view const& input, size_type key_column,
   }
   communicator const comm(devices, options.exchange);
   auto const n = static_cast<std::size_t>(comm.size());
-  auto const plan = plan_of(input, key_column, aggregations);
+  auto const plan = plan_partial_aggregates(input, key_column, aggregations);
 
   groupby_result result;
   phase_timer timer(result.stats.phases);

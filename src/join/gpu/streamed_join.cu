@@ -4,24 +4,16 @@
 // copied out. Every join kind and output form of the no-partitioning hash join, whose probe
 // this is; each chunk's result is delivered as it is made, or gathered into one result.
 #include "core/cancel.hpp"
-#include "core/transfer.hpp"  // upload_segments
+#include "core/upload_worker.hpp"
 #include "join/gpu/gpu_join.hpp"
 #include "join/gpu/join_common.cuh"
 #include "join/gpu/join_inputs.hpp"
-#include "join/gpu/upload_worker.hpp"
 
 #include <joinery/primitives/gather.hpp>
 
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
-#include <deque>
 #include <functional>
-#include <future>
-#include <memory>
-#include <mutex>
-#include <thread>
-#include <type_traits>
 #include <string>
 #include <utility>
 
@@ -70,12 +62,6 @@ void offset_ids(column& ids, size_type offset, stream_ref stream) {
   JOINERY_CHECK_LAUNCH();
 }
 
-
-/// The probe columns of one chunk that cross the link, on the device: owned[c] holds column c
-/// (chunk_rows long) when c is read and host-resident, else it is empty.
-struct probe_slot {
-  std::vector<column> owned;
-};
 
 }  // namespace
 
@@ -200,9 +186,6 @@ join_result streamed_join(table_view const& build, size_type build_key, table_vi
     build_bytes += sizeof(std::uint64_t) * static_cast<std::size_t>(build_rows);
   }
   std::size_t slot_row_bytes = 0;
-  bool const probe_on_device = std::all_of(probe_read.begin(), probe_read.end(), [&](size_type c) {
-    return probe.column(c).space() == memory_space::device;
-  });
   for (auto c : probe_read) {
     if (probe.column(c).space() != memory_space::device) { slot_row_bytes += width_of(probe, c); }
   }
@@ -250,79 +233,15 @@ join_result streamed_join(table_view const& build, size_type build_key, table_vi
   };
 
   // Two slots: the upload thread fills one while this thread joins the other.
-  int device = 0;
-  JOINERY_CUDA_TRY(cudaGetDevice(&device));
-  cuda_stream copy_stream;
-  std::vector<probe_slot> slots(probe_on_device ? 0 : 2);
-  auto worker = probe_on_device ? nullptr : std::make_unique<upload_worker>(device);
-  for (auto& slot : slots) {
-    slot.owned.resize(static_cast<std::size_t>(probe.num_columns()));
-    for (auto c : probe_read) {
-      if (probe.column(c).space() != memory_space::device) {
-        slot.owned[static_cast<std::size_t>(c)] = column(probe.column(c).type(), chunk_rows, dev, stream);
-      }
-    }
-  }
-  JOINERY_CUDA_TRY(cudaStreamSynchronize(to_cuda(stream)));
-  // The columns of chunk [begin, begin + rows): device-resident ones as views into the input,
-  // the others copied into `slot` (on the copy stream, by the calling thread).
-  auto chunk_view = [&](probe_slot* slot, size_type begin, size_type rows, bool copy) {
-    std::vector<column_view> cols;
-    std::vector<copy_segment> pageable, pinned;  // one staging pipeline for all columns
-    for (size_type c = 0; c < probe.num_columns(); ++c) {
-      auto const& in = probe.column(c);
-      bool const read = std::find(probe_read.begin(), probe_read.end(), c) != probe_read.end();
-      if (!read) {
-        cols.push_back(in);
-        continue;
-      }
-      auto const w = size_of(in.type());
-      auto const* src = static_cast<unsigned char const*>(in.data()) + static_cast<std::size_t>(begin) * w;
-      if (in.space() == memory_space::device) {
-        cols.emplace_back(in.type(), rows == 0 ? nullptr : src, rows, memory_space::device);
-        continue;
-      }
-      auto& dst = slot->owned[static_cast<std::size_t>(c)];
-      if (copy && rows > 0) {
-        (in.space() == memory_space::host ? pageable : pinned)
-          .push_back({dst.data(), src, static_cast<std::size_t>(rows) * w});
-      }
-      cols.emplace_back(in.type(), rows == 0 ? nullptr : dst.data(), rows, memory_space::device);
-    }
-    if (!pinned.empty()) { upload_segments(pinned, memory_space::pinned_host, copy_stream.ref()); }
-    if (!pageable.empty()) { upload_segments(pageable, memory_space::host, copy_stream.ref()); }
-    return cols;
-  };
-
-  auto const chunks = probe_rows == 0 ? size_type{0} : ceil_div(probe_rows, chunk_rows);
+  chunk_uploader uploads(probe, probe_read, chunk_rows, dev, stream);
+  auto const chunks = uploads.chunks();
   join_result total;
   total.form = options.output;
   std::vector<join_result> batches;
   double join_seconds = 0;
   double out_seconds = 0;
-  auto start_upload = [&](size_type i) {
-    auto const begin = i * chunk_rows;
-    auto const rows = std::min(chunk_rows, probe_rows - begin);
-    auto* slot = slots.empty() ? nullptr : &slots[static_cast<std::size_t>(i % 2)];
-    if (slot == nullptr) {  // nothing crosses: the views now
-      std::promise<std::vector<column_view>> ready;
-      ready.set_value(chunk_view(nullptr, begin, rows, false));
-      return ready.get_future();
-    }
-    return worker->submit([&chunk_view, slot, begin, rows] {
-      return chunk_view(slot, begin, rows, true);
-    });
-  };
   // The first chunk crosses while the build side is copied in and its table made.
-  std::future<std::vector<column_view>> next;
-  // An early exit waits for the upload in flight: it writes a slot through chunk_view.
-  struct settle {
-    std::future<std::vector<column_view>>& upload;
-    ~settle() {
-      if (upload.valid()) { upload.wait(); }
-    }
-  } const settle_next{next};
-  if (chunks > 0) { next = start_upload(0); }
+  if (chunks > 0) { uploads.start(0); }
   // Build side: onto the device, per-row payload sums (aggregate form), the table.
   auto t_build = clock_type::now();
   auto const b = on_device(build, build_key, build_payloads, stream);
@@ -356,10 +275,10 @@ join_result streamed_join(table_view const& build, size_type build_key, table_vi
   {
     for (size_type i = 0; i < chunks; ++i) {
       throw_if_cancelled();  // between chunks (joinery/cancel.hpp)
-      auto const cols = next.get();
+      auto const cols = uploads.take();
       // Chunk i - 1 is complete (this thread synchronized on it): its slot takes chunk i + 1.
-      if (i + 1 < chunks) { next = start_upload(i + 1); }
-      auto const begin = i * chunk_rows;
+      if (i + 1 < chunks) { uploads.start(i + 1); }
+      auto const begin = uploads.begin_of(i);
       auto const t_join = clock_type::now();
       auto const& pk = cols[static_cast<std::size_t>(probe_key)];
       join_request crq = rq;

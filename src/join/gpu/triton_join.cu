@@ -17,11 +17,10 @@
 // (aggregate form: the checksum needs nothing else).
 #include "core/cancel.hpp"
 #include "core/hash.hpp"
-#include "core/transfer.hpp"  // upload_segments
 #include "join/gpu/gpu_join.hpp"
 #include "join/gpu/join_common.cuh"
 #include "join/gpu/join_inputs.hpp"
-#include "join/gpu/upload_worker.hpp"
+#include "core/upload_worker.hpp"
 #include "primitives/row_ops.hpp"
 
 #include <joinery/primitives/checksum.hpp>
@@ -325,8 +324,8 @@ std::vector<segment> slice_of(std::vector<segment> const& segs, size_type skip, 
 
 /// Pass one over one side (see the file comment).
 partitioned_side partition_side(side_input const& in, int bits, size_type cached_parts,
-                                size_type arena_rows, size_type chunk_rows, int device,
-                                stream_ref stream, memory_resource* dev) {
+                                size_type arena_rows, size_type chunk_rows, stream_ref stream,
+                                memory_resource* dev) {
   partitioned_side out;
   out.in = &in;
   out.fanout = size_type{1} << bits;
@@ -341,59 +340,8 @@ partitioned_side partition_side(side_input const& in, int bits, size_type cached
     if (cb != 0) { out.cached_carried = buffer(static_cast<std::size_t>(arena_rows) * cb, dev, stream); }
   }
   size_type arena_used = 0;
-  auto const& t = *in.table;
-  bool const all_on_device = in.upload_row_bytes() == 0;
-
-  // Two upload slots, as the streamed join's: one filled by the worker while the other is read.
-  std::vector<std::vector<column>> slots(all_on_device ? 0 : 2);
-  for (auto& slot : slots) {
-    slot.resize(static_cast<std::size_t>(t.num_columns()));
-    for (auto c : in.read) {
-      if (t.column(c).space() != memory_space::device) {
-        slot[static_cast<std::size_t>(c)] = column(t.column(c).type(), chunk_rows, dev, stream);
-      }
-    }
-  }
-  JOINERY_CUDA_TRY(cudaStreamSynchronize(to_cuda(stream)));
-  cuda_stream copy_stream;
+  chunk_uploader uploads(*in.table, in.read, chunk_rows, dev, stream);
   cuda_stream out_stream;
-  auto worker = all_on_device ? nullptr : std::make_unique<upload_worker>(device);
-  auto chunk_view = [&](std::vector<column>* slot, size_type begin, size_type n) {
-    std::vector<column_view> cols(t.columns());
-    std::vector<copy_segment> pageable, pinned;
-    for (auto c : in.read) {
-      auto const& col = t.column(c);
-      auto const w = size_of(col.type());
-      auto const* src = static_cast<unsigned char const*>(col.data()) + static_cast<std::size_t>(begin) * w;
-      auto& v = cols[static_cast<std::size_t>(c)];
-      if (col.space() == memory_space::device) {
-        v = column_view(col.type(), n == 0 ? nullptr : src, n, memory_space::device);
-        continue;
-      }
-      auto& dst = (*slot)[static_cast<std::size_t>(c)];
-      if (n > 0) {
-        (col.space() == memory_space::host ? pageable : pinned)
-          .push_back({dst.data(), src, static_cast<std::size_t>(n) * w});
-      }
-      v = column_view(col.type(), n == 0 ? nullptr : dst.data(), n, memory_space::device);
-    }
-    if (!pinned.empty()) { upload_segments(pinned, memory_space::pinned_host, copy_stream.ref()); }
-    if (!pageable.empty()) { upload_segments(pageable, memory_space::host, copy_stream.ref()); }
-    return cols;
-  };
-  auto const chunks = rows == 0 ? size_type{0} : ceil_div(rows, chunk_rows);
-  auto start_upload = [&](size_type i) {
-    auto const begin = i * chunk_rows;
-    auto const n = std::min(chunk_rows, rows - begin);
-    if (worker == nullptr) {
-      std::promise<std::vector<column_view>> ready;
-      ready.set_value(chunk_view(nullptr, begin, n));
-      return ready.get_future();
-    }
-    auto* slot = &slots[static_cast<std::size_t>(i % 2)];
-    return worker->submit([&chunk_view, slot, begin, n] { return chunk_view(slot, begin, n); });
-  };
-  std::future<std::vector<column_view>> next;
   // Grouped chunks whose copies out are in flight, kept alive until they complete.
   struct in_flight {
     split_columns grouped;
@@ -401,22 +349,19 @@ partitioned_side partition_side(side_input const& in, int bits, size_type cached
     std::unique_ptr<stream_event> copied;
   };
   std::deque<in_flight> flying;
-  struct settle {  // an early exit waits for what still writes slots or reads grouped chunks
-    std::future<std::vector<column_view>>& upload;
+  struct settle {  // an early exit waits for the copies that still read grouped chunks
     stream_ref out;
-    ~settle() {
-      if (upload.valid()) { upload.wait(); }
-      (void)cudaStreamSynchronize(to_cuda(out));
-    }
-  } const settle_all{next, out_stream.ref()};
-  if (chunks > 0) { next = start_upload(0); }
+    ~settle() { (void)cudaStreamSynchronize(to_cuda(out)); }
+  } const settle_all{out_stream.ref()};
+  auto const chunks = uploads.chunks();
+  if (chunks > 0) { uploads.start(0); }
   auto const shift = static_cast<unsigned>(64 - bits);
   for (size_type i = 0; i < chunks; ++i) {
     throw_if_cancelled();
-    auto const cols = next.get();
-    if (i + 1 < chunks) { next = start_upload(i + 1); }
-    auto const begin = i * chunk_rows;
-    auto const n = std::min(chunk_rows, rows - begin);
+    auto const cols = uploads.take();
+    if (i + 1 < chunks) { uploads.start(i + 1); }
+    auto const begin = uploads.begin_of(i);
+    auto const n = uploads.rows_of(i);
     auto const& key = cols[static_cast<std::size_t>(in.key)];
     in_flight f;
     column_view carried;
@@ -649,15 +594,11 @@ join_result triton_join(table_view const& build, size_type build_key, table_view
   };
 
   std::vector<phase_time> phases;
-  int device = 0;
-  JOINERY_CUDA_TRY(cudaGetDevice(&device));
   auto t0 = clock_type::now();
-  auto const bp = partition_side(bs, bits, cached_parts, arena_rows_of(bs), chunk_rows, device,
-                                 stream, dev);
+  auto const bp = partition_side(bs, bits, cached_parts, arena_rows_of(bs), chunk_rows, stream, dev);
   phases.push_back({"partition build side", seconds_since(t0)});
   t0 = clock_type::now();
-  auto const pp = partition_side(ps, bits, cached_parts, arena_rows_of(ps), chunk_rows, device,
-                                 stream, dev);
+  auto const pp = partition_side(ps, bits, cached_parts, arena_rows_of(ps), chunk_rows, stream, dev);
   phases.push_back({"partition probe side", seconds_since(t0)});
 
   // Groups of consecutive partitions within the group limit; a group's probe side past what is
