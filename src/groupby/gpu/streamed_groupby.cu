@@ -2,9 +2,9 @@
 // chunk's copy overlaps this one's aggregation), only the key and the aggregated columns. Each
 // chunk is aggregated on the GPU into partial groups (partial_plan: counts, sums, minima, maxima,
 // exact 32-bit halves for the averages of 8-byte integers); the partial groups stay on the
-// device and are merged there whenever they outgrow a chunk, and a last merge gives the groups.
-// Few groups cost one small merge at the end; many groups cost a merge per chunk or so, still
-// on the device.
+// device, merged there when they outgrow a share of the budget, and a last merge gives the
+// groups. Few groups cost one small merge at the end; many groups one large one (and more when
+// they do not fit the budget's share).
 #include "core/cancel.hpp"
 #include "core/upload_worker.hpp"
 #include "groupby/gpu/gpu_groupby.hpp"
@@ -31,6 +31,10 @@ struct streamed_groupby_policy {
   double free_memory_share = 0.9;
   /// The partial groups may take this share of the budget; more is refused.
   double groups_share = 0.5;
+  /// Partial groups past this share of the budget are merged (concatenated and grouped again,
+  /// about five times their bytes at once); below it they wait for the last merge, which saves
+  /// a merge per chunk when every chunk holds millions of groups.
+  double merge_share = 0.08;
 };
 
 using clock_type = std::chrono::steady_clock;
@@ -106,6 +110,9 @@ groupby_result streamed_groupby(table_view const& input, size_type key_column,
                 std::max<size_type>(rows, 1)));
   auto const groups_limit = static_cast<size_type>(
     static_cast<double>(budget) * policy.groups_share / static_cast<double>(partial_row_bytes));
+  auto const merge_rows = std::max<size_type>(
+    chunk_rows, static_cast<size_type>(static_cast<double>(budget) * policy.merge_share /
+                                       static_cast<double>(partial_row_bytes)));
 
   groupby_result result;
   auto& phases = result.stats.phases;
@@ -162,7 +169,7 @@ groupby_result streamed_groupby(table_view const& input, size_type key_column,
       partial_rows += partial.columns.num_rows();
       partials.push_back(partial.columns.release());
       aggregate_seconds += seconds_since(t_chunk);
-      if (partials.size() > 1 && partial_rows > chunk_rows) {
+      if (partials.size() > 1 && partial_rows > merge_rows) {
         auto const t_merge = clock_type::now();
         merge(false);
         stream.synchronize();
