@@ -90,14 +90,14 @@ groupby_result run_on_gpu(table_view const& input, size_type key_column,
 #if defined(JOINERY_HAS_CUDA)
   if (mr == nullptr && host_accessible(input.column(key_column).space())) { mr = host_resource(); }
   auto* dev_mr = (mr != nullptr && mr->space() == memory_space::device) ? mr : device_resource();
-  // Only the columns the group-by reads cross; the others keep their views (never read).
   std::vector<column> owned;
-  std::vector<column_view> views(input.columns());
-  for (auto c : used_columns(key_column, aggregations)) {
-    auto& v = views[static_cast<std::size_t>(c)];
-    if (v.space() != memory_space::device) {
-      owned.push_back(column::copy_of(v, dev_mr, stream));
-      v = owned.back().view();
+  std::vector<column_view> views;
+  for (auto const& c : input) {
+    if (c.space() == memory_space::device) {
+      views.push_back(c);
+    } else {
+      owned.push_back(column::copy_of(c, dev_mr, stream));
+      views.push_back(owned.back().view());
     }
   }
   table_view const device_input(std::move(views));

@@ -56,9 +56,8 @@ struct triton_policy {
   /// and the radix join's working memory (its partitioned copies and sort scratch, about twice
   /// its inputs) fill the rest when only an aggregate comes back...
   double group_share_aggregate = 0.25;
-  /// ... and with row ids or a table coming back, the group's output takes output_share of it.
+  /// ... and with row ids or a table coming back, the group's output takes the rest.
   double group_share = 0.125;
-  double output_share = 0.375;
   /// Data that does not fit half the budget is cached in this share of it (the rest holds
   /// groups: fewer, larger groups cost fewer joins).
   double cache_share_of_budget = 1.0 / 3;
@@ -694,10 +693,14 @@ join_result triton_join(table_view const& build, size_type build_key, table_view
     readable_build = keys::make_readable(build, used_build, ops->space(), stream);
     readable_probe = keys::make_readable(probe, used_probe, ops->space(), stream);
   }
-  auto const out_budget =
-    options.device_memory_budget != 0
-      ? static_cast<std::size_t>(static_cast<double>(left) * policy.output_share)
-      : std::size_t{0};
+  // A group's output is checked against the budget as every GPU join checks its output (the
+  // row ids and, for a table, its columns; join_request::budget).
+  std::size_t table_row_bytes = 0;
+  if (table_form) {
+    table_row_bytes = size_of(key_type);
+    for (auto c : build_payloads) { table_row_bytes += size_of(build.column(c).type()); }
+    for (auto c : probe_payloads) { table_row_bytes += size_of(probe.column(c).type()); }
+  }
 
   join_result total;
   total.form = options.output;
@@ -723,7 +726,8 @@ join_result triton_join(table_view const& build, size_type build_key, table_view
     rq.three_phase = options.writer == output_writer::three_phase;
     rq.load_factor = options.hash_load_factor;
     rq.tuning = tuning;
-    rq.budget = out_budget;
+    rq.budget = options.device_memory_budget;
+    rq.extra_bytes_per_row = table_row_bytes;
     if (aggregate_form) {
       if (bs.carry == side_input::carry_type::row_sums) {
         rq.build_sums = static_cast<std::uint64_t const*>(sl.build_carried.data());
