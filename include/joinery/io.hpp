@@ -35,19 +35,36 @@ enum class output_format : std::uint8_t { csv, npy_directory };
 /// the extension of another format (.txt, .parquet, .json, .npy, ...) is refused (input_error).
 output_format output_format_of(std::filesystem::path const& path);
 
+/// How CSV is read beyond its format.
+struct csv_options {
+  /// Not an aggregate, so that `{"a"}` stays a list of column names (an empty list must be
+  /// spelled std::vector<std::string>{} beside these overloads).
+  csv_options() = default;
+  /// An unquoted field that reads exactly this (after blanks around it are dropped) is a null,
+  /// as an empty field is; empty: only empty fields are.
+  std::string null_literal;
+};
+
 /// CSV: a header row of names, then integer rows. A header field may carry its type as
 /// `name:int32` (int8..int64, uint8..uint64; also float32/float64); unannotated columns are int64,
-/// or uint64 when a value needs it. An empty field is a null. Lines end in '\n', "\r\n" or a
-/// lone '\r' (mixed freely); every line after the header is a row, except that empty lines at
-/// the end of the file are dropped (as DuckDB and pandas do): an empty line inside is an error
-/// naming it, or in a one-column file a null, but in a one-column file trailing nulls (empty
-/// last lines) are dropped too. Throws input_error with the file, line and column on a missing
-/// file, a ragged or blank row, a non-integer or out-of-range value, a first line over 1 MiB.
+/// or uint64 when a value needs it. An empty field is a null (and one reading
+/// csv_options::null_literal, unquoted). Fields may be quoted as RFC 4180 has it: `"..."` with
+/// `""` for a quote inside, holding commas and line breaks (a quoted number is read as the
+/// number; a quoted empty field is a null); names may be quoted too. Lines end in '\n', "\r\n"
+/// or a lone '\r' (mixed freely); every record after the header is a row, except that empty
+/// lines at the end of the file are dropped (as DuckDB and pandas do): an empty line inside is
+/// an error naming it, or in a one-column file a null, but in a one-column file trailing nulls
+/// (empty last lines) are dropped too. Throws input_error with the file, line and column on a
+/// missing file, a ragged or blank row, a non-integer or out-of-range value, a quote left open or
+/// text after a closing quote, a first line over 1 MiB.
 named_table read_csv(std::filesystem::path const& file);
+named_table read_csv(std::filesystem::path const& file, csv_options const& options);
 /// Only the named columns, in the order named (a name repeated is read once): the other fields
 /// are counted (a ragged row is still an error) but neither parsed nor stored. Throws input_error
 /// for a name the header lacks, listing the columns it has; logic_error for an empty list.
 named_table read_csv(std::filesystem::path const& file, std::vector<std::string> const& columns);
+named_table read_csv(std::filesystem::path const& file, std::vector<std::string> const& columns,
+                     csv_options const& options);
 /// Writes to a temporary name in the same directory and renames it when complete. Nulls are
 /// empty fields; columns other than int64 carry their type in the header; floats are written in
 /// their shortest round-trip form. A one-column table whose last row is null is refused
@@ -98,6 +115,10 @@ class table_writer {
 named_table read_table(std::filesystem::path const& path);
 /// Only the named columns, in the order named: read_csv or read_npy_dir with `columns`.
 named_table read_table(std::filesystem::path const& path, std::vector<std::string> const& columns);
+/// The same with CSV's options (a .npy directory ignores them).
+named_table read_table(std::filesystem::path const& path, csv_options const& options);
+named_table read_table(std::filesystem::path const& path, std::vector<std::string> const& columns,
+                       csv_options const& options);
 /// Throws what write_table would throw about `path` itself (its format, an existing target to
 /// keep), so that a caller can refuse before doing the work whose result it would write.
 void check_output_path(std::filesystem::path const& path,

@@ -1,6 +1,9 @@
-// CSV of numbers with a header row. The reader loads the whole file, cuts it into chunks at line
+// CSV of numbers with a header row. The reader loads the whole file, cuts it into chunks at record
 // boundaries and parses the chunks in parallel (OpenMP) straight into the output columns. Lines
-// end in '\n', "\r\n" or a lone '\r', mixed freely.
+// end in '\n', "\r\n" or a lone '\r', mixed freely. Fields may be quoted as RFC 4180 has it
+// ("" inside is a quote; a quoted field may hold commas and line breaks): a file with quotes has
+// its record boundaries found by one sequential pass that follows them, one without by the
+// parallel count of line ends.
 #include "io/io_detail.hpp"
 
 #include <algorithm>
@@ -110,6 +113,59 @@ char const* after_line_end(char const* e, char const* end) {
   return *e == '\r' && e + 1 != end && e[1] == '\n' ? e + 2 : e + 1;
 }
 
+/// The end of the record that starts at p: its first line end outside quotes, or `end`; adds the
+/// line ends inside its quotes to `inner_lines`.
+char const* find_record_end(char const* p, char const* end, size_type& inner_lines) {
+  bool in_quotes = false;
+  for (; p != end; ++p) {
+    auto const c = *p;
+    if (c == '"') {
+      in_quotes = !in_quotes;  // "" inside a quoted field toggles twice
+    } else if (c == '\n' || c == '\r') {
+      if (!in_quotes) { return p; }
+      if (c == '\n' || p + 1 == end || p[1] != '\n') { ++inner_lines; }
+    }
+  }
+  return end;
+}
+
+/// The end of the field that starts at p (at ',' or e): a quoted field ends after its closing
+/// quote (and any blanks); nullptr when text follows the closing quote. `quoted` and `escaped`
+/// say whether it was quoted and holds "" inside.
+char const* find_field_end(char const* p, char const* e, bool& quoted, bool& escaped) {
+  quoted = false;
+  escaped = false;
+  auto const* q = p;
+  while (q != e && is_blank(*q)) { ++q; }
+  if (q == e || *q != '"') {
+    while (p != e && *p != ',') { ++p; }
+    return p;
+  }
+  quoted = true;
+  for (++q; q != e; ++q) {
+    if (*q != '"') { continue; }
+    if (q + 1 != e && q[1] == '"') {
+      escaped = true;
+      ++q;
+      continue;
+    }
+    ++q;  // past the closing quote
+    while (q != e && is_blank(*q)) { ++q; }
+    return q == e || *q == ',' ? q : nullptr;
+  }
+  return nullptr;  // no closing quote in the record (the layout pass makes this rare)
+}
+
+/// The text of a field [b, e): without blanks around it, and without its quotes when quoted.
+void field_text(char const*& b, char const*& e, bool quoted) {
+  trim(b, e);
+  if (quoted) {
+    ++b;
+    --e;
+    trim(b, e);
+  }
+}
+
 /// Line ends in [b, e) that are not split from a '\n' after them. Reads e[0]: callers keep a
 /// byte after the data.
 size_type count_line_ends(char const* b, char const* e) {
@@ -123,75 +179,99 @@ size_type count_line_ends(char const* b, char const* e) {
 /// What parsing one chunk found besides the values.
 struct chunk_result {
   std::vector<std::vector<size_type>> nulls;  // per column, rows
-  std::vector<size_type> first_big;           // per column, first row above INT64_MAX
-  std::vector<size_type> first_negative;      // per column, first negative row
+  std::vector<size_type> first_big;           // per column, line of the first value above INT64_MAX
+  std::vector<size_type> first_negative;      // per column, line of the first negative value
   size_type error_row = -1;
   std::string error;
 };
 
 class csv_parser {
  public:
-  csv_parser(fs::path const& file, std::vector<csv_column>& cols)
-      : file_(file), cols_(cols), ncols_(cols.size()) {}
+  csv_parser(fs::path const& file, std::vector<csv_column>& cols, bool quoted_fields,
+             std::string null_literal)
+      : file_(file), cols_(cols), ncols_(cols.size()), quoted_fields_(quoted_fields),
+        null_literal_(std::move(null_literal)) {}
 
-  // Rows are lines after the header: every line is a row (trailing empty lines are cut off
-  // before parsing, blank lines inside are errors or nulls), so row i is line i + 2.
-  static size_type line_of(size_type row) { return row + 2; }
-
-  /// Parses the lines [p, end) holding rows first_row.. into the columns; stops at the first error.
+  /// Parses the records [p, end) holding rows first_row.. (the first on line first_line) into
+  /// the columns; stops at the first error.
   void parse_chunk(char const* p, char const* end, size_type first_row, size_type rows,
-                   chunk_result& r) const {
+                   size_type first_line, chunk_result& r) const {
     r.nulls.assign(ncols_, {});
     r.first_big.assign(ncols_, -1);
     r.first_negative.assign(ncols_, -1);
+    auto line = first_line;
     for (size_type row = first_row; row < first_row + rows; ++row) {
-      auto const* e = find_line_end(p, end);
-      if (!parse_line(p, e, row, r)) { return; }
+      size_type inner = 0;
+      auto const* e = quoted_fields_ ? find_record_end(p, end, inner) : find_line_end(p, end);
+      if (!parse_line(p, e, row, line, r)) { return; }
       p = after_line_end(e, end);
+      line += 1 + inner;
     }
   }
 
  private:
-  bool fail(chunk_result& r, size_type row, std::string msg) const {
+  bool fail(chunk_result& r, size_type row, size_type line, std::string msg) const {
     r.error_row = row;
-    r.error = "cannot read CSV " + quoted(file_) + ": line " + std::to_string(line_of(row)) +
-              ": " + std::move(msg);
+    r.error = "cannot read CSV " + quoted(file_) + ": line " + std::to_string(line) + ": " +
+              std::move(msg);
     return false;
   }
 
-  bool ragged(chunk_result& r, size_type row, char const* b, char const* e) const {
+  bool ragged(chunk_result& r, size_type row, size_type line, char const* b, char const* e) const {
     if (b == e) {
-      return fail(r, row, "is blank but the header has " + std::to_string(ncols_) +
-                            " columns (blank lines may only end the file)");
+      return fail(r, row, line, "is blank but the header has " + std::to_string(ncols_) +
+                                  " columns (blank lines may only end the file)");
     }
-    auto const fields = 1 + std::count(b, e, ',');
-    return fail(r, row, "has " + std::to_string(fields) + " fields but the header has " +
-                          std::to_string(ncols_));
+    std::size_t fields = 0;
+    bool quoted = false, escaped = false;
+    for (auto const* p = b;; ++fields) {
+      auto const* f = find_field_end(p, e, quoted, escaped);
+      if (f == nullptr) { break; }
+      if (f == e) {
+        ++fields;
+        break;
+      }
+      p = f + 1;
+    }
+    return fail(r, row, line, "has " + std::to_string(fields) + " fields but the header has " +
+                                std::to_string(ncols_));
   }
 
-  /// One line without its line end.
-  bool parse_line(char const* const line, char const* e, size_type row, chunk_result& r) const {
-    auto const* p = line;
+  /// One record without its line end.
+  bool parse_line(char const* const record, char const* e, size_type row, size_type line,
+                  chunk_result& r) const {
+    auto const* p = record;
     for (std::size_t j = 0; j < ncols_; ++j) {
-      auto const* f = p;
+      bool quoted = false, escaped = false;
+      auto const* f = quoted_fields_ ? find_field_end(p, e, quoted, escaped) : p;
+      if (f == nullptr) {
+        return fail(r, row, line, "field " + std::to_string(j + 1) + " ('" + cols_[j].name +
+                                    "'): text after its closing quote, or no closing quote");
+      }
       while (f != e && *f != ',') { ++f; }
       bool const last = j + 1 == ncols_;
-      if (last ? f != e : f == e) { return ragged(r, row, line, e); }
+      if (last ? f != e : f == e) { return ragged(r, row, line, record, e); }
       auto const* b = p;
       auto const* fe = f;
       p = f + 1;
       if (cols_[j].data == nullptr) { continue; }
-      trim(b, fe);
-      if (!parse_field(b, fe, j, row, r)) { return false; }
+      field_text(b, fe, quoted);
+      if (escaped) {
+        return fail(r, row, line, "column '" + cols_[j].name + "': '" + shown(b, fe) +
+                                    "' is not a number");
+      }
+      if (!parse_field(b, fe, quoted, j, row, line, r)) { return false; }
     }
     return true;
   }
 
-  bool parse_field(char const* b, char const* e, std::size_t j, size_type row,
-                   chunk_result& r) const {
+  bool parse_field(char const* b, char const* e, bool quoted, std::size_t j, size_type row,
+                   size_type line, chunk_result& r) const {
     auto const& c = cols_[j];
     auto const i = static_cast<std::size_t>(row);
-    if (b == e) {
+    bool const null_text = !quoted && !null_literal_.empty() &&
+                           std::string_view(b, static_cast<std::size_t>(e - b)) == null_literal_;
+    if (b == e || null_text) {
       // A null: a defined value underneath keeps the data deterministic.
       std::memset(static_cast<char*>(c.data) + i * size_of(c.type), 0, size_of(c.type));
       r.nulls[j].push_back(row);
@@ -202,13 +282,13 @@ class csv_parser {
       auto* out = static_cast<std::int64_t*>(c.data) + i;
       st = parse_value(b, e, *out);
       if (st == field_status::ok) {
-        if (*out < 0 && r.first_negative[j] < 0) { r.first_negative[j] = row; }
+        if (*out < 0 && r.first_negative[j] < 0) { r.first_negative[j] = line; }
       } else if (st == field_status::out_of_range && *b != '-') {
         std::uint64_t u = 0;
         st = parse_value(b, e, u);
         if (st == field_status::ok) {
           std::memcpy(out, &u, sizeof u);  // same bits; the column becomes uint64 at the end
-          if (r.first_big[j] < 0) { r.first_big[j] = row; }
+          if (r.first_big[j] < 0) { r.first_big[j] = line; }
         }
       }
     } else {
@@ -221,16 +301,18 @@ class csv_parser {
     auto const what = c.annotated ? std::string(to_string(c.type))
                                   : std::string("a 64-bit integer column");
     if (st == field_status::out_of_range) {
-      return fail(r, row, "column '" + c.name + "': value " + shown(b, e) +
+      return fail(r, row, line, "column '" + c.name + "': value " + shown(b, e) +
                             " is out of range for " + what);
     }
-    return fail(r, row, "column '" + c.name + "': '" + shown(b, e) + "' is not " +
+    return fail(r, row, line, "column '" + c.name + "': '" + shown(b, e) + "' is not " +
                           (is_floating(c.type) ? "a number" : "an integer"));
   }
 
   fs::path const& file_;
   std::vector<csv_column>& cols_;
   std::size_t ncols_;
+  bool quoted_fields_;
+  std::string null_literal_;
 };
 
 /// The header line [b, e), without its line end.
@@ -241,11 +323,26 @@ std::vector<csv_column> parse_header(fs::path const& file, char const* b, char c
   std::vector<csv_column> cols;
   std::set<std::string_view> seen;
   for (auto const* p = b;;) {
-    auto const* f = p;
-    while (f != e && *f != ',') { ++f; }
+    bool quoted = false, escaped = false;
+    auto const* f = find_field_end(p, e, quoted, escaped);
+    if (f == nullptr) {
+      fail("column " + std::to_string(cols.size() + 1) +
+           ": text after its closing quote, or no closing quote");
+    }
     auto const* nb = p;
     auto const* ne = f;
-    trim(nb, ne);
+    field_text(nb, ne, quoted);
+    std::string unquoted(nb, ne);
+    if (escaped) {  // "" inside a quoted name is one quote
+      std::string once;
+      for (std::size_t k = 0; k < unquoted.size(); ++k) {
+        once += unquoted[k];
+        if (unquoted[k] == '"' && k + 1 < unquoted.size() && unquoted[k + 1] == '"') { ++k; }
+      }
+      unquoted = std::move(once);
+    }
+    nb = unquoted.data();
+    ne = nb + unquoted.size();
     csv_column c;
     auto const colon = std::string_view(nb, static_cast<std::size_t>(ne - nb)).rfind(':');
     if (colon != std::string_view::npos) {
@@ -282,16 +379,21 @@ std::vector<csv_column> parse_header(fs::path const& file, char const* b, char c
   return cols;
 }
 
+/// Chunks the parallel parse cuts `len` bytes into.
+std::size_t chunk_target(std::size_t len) {
+  auto const min_bytes = std::max<std::size_t>(1, min_chunk_bytes.load(std::memory_order_relaxed));
+  int const threads = std::max(1, omp_get_max_threads());
+  return std::clamp<std::size_t>(len / min_bytes, 1,
+                                 static_cast<std::size_t>(threads) * chunks_per_thread);
+}
+
 /// Cuts the rows [d0, d1) (no line end at d1[-1]) into chunks at line starts for the parallel
 /// parse: every chunk holds whole lines, however many target sizes one line spans.
 std::vector<char const*> chunk_bounds(char const* d0, char const* d1) {
   std::vector<char const*> bounds{d0};
   if (d0 == d1) { return bounds; }
   auto const len = static_cast<std::size_t>(d1 - d0);
-  auto const min_bytes = std::max<std::size_t>(1, min_chunk_bytes.load(std::memory_order_relaxed));
-  int const threads = std::max(1, omp_get_max_threads());
-  auto const target = std::clamp<std::size_t>(
-    len / min_bytes, 1, static_cast<std::size_t>(threads) * chunks_per_thread);
+  auto const target = chunk_target(len);
   for (std::size_t k = 1; k < target; ++k) {
     auto const* at = d0 + len / target * k;
     if (at <= bounds.back()) { continue; }  // inside the line the last chunk ends with
@@ -303,7 +405,56 @@ std::vector<char const*> chunk_bounds(char const* d0, char const* d1) {
   return bounds;
 }
 
-named_table read_csv_columns(fs::path const& file, std::vector<std::string> const* wanted) {
+/// Chunks of whole records of a file with quoted fields, found by one pass that follows the
+/// quotes: bounds[k] starts chunk k, which holds rows[k] records from line lines[k] on.
+struct record_layout {
+  std::vector<char const*> bounds;
+  std::vector<size_type> rows;
+  std::vector<size_type> lines;
+};
+
+record_layout quoted_record_layout(char const* d0, char const* d1, fs::path const& file) {
+  record_layout out;
+  out.bounds.push_back(d0);
+  out.lines.push_back(2);
+  if (d0 == d1) {
+    out.bounds.push_back(d1);
+    out.rows.push_back(0);
+    return out;
+  }
+  auto const step = static_cast<std::size_t>(d1 - d0) / chunk_target(static_cast<std::size_t>(d1 - d0)) + 1;
+  size_type line = 2, rows = 0, quote_line = 0;
+  bool in_quotes = false;
+  for (auto const* p = d0; p != d1; ++p) {
+    auto const c = *p;
+    if (c == '"') {
+      if (!in_quotes) { quote_line = line; }
+      in_quotes = !in_quotes;
+      continue;
+    }
+    if (c != '\n' && c != '\r') { continue; }
+    if (c == '\r' && p + 1 != d1 && p[1] == '\n') { ++p; }
+    ++line;
+    if (in_quotes) { continue; }
+    ++rows;
+    if (static_cast<std::size_t>(p + 1 - out.bounds.back()) >= step && p + 1 != d1) {
+      out.rows.push_back(rows);
+      out.bounds.push_back(p + 1);
+      out.lines.push_back(line);
+      rows = 0;
+    }
+  }
+  if (in_quotes) {
+    throw input_error("cannot read CSV " + quoted(file) + ": line " + std::to_string(quote_line) +
+                      ": a quoted field has no closing quote before the end of the file");
+  }
+  out.rows.push_back(rows + 1);  // the last record has no line end
+  out.bounds.push_back(d1);
+  return out;
+}
+
+named_table read_csv_columns(fs::path const& file, std::vector<std::string> const* wanted,
+                             csv_options const& options) {
   scoped_range const range("joinery::io::read_csv");
   // One read of the whole file: parsing then never waits on I/O and can split freely.
   auto f = detail::open_for_reading(file, "CSV");
@@ -331,22 +482,6 @@ named_table read_csv_columns(fs::path const& file, std::vector<std::string> cons
   }
   auto cols = parse_header(file, p, header_end);
 
-  // The rows: every line is one; the line end of the last row and empty lines after it end the
-  // data rather than adding rows.
-  char const* const d0 = after_line_end(header_end, end);
-  char const* d1 = end;
-  while (d1 != d0 && (d1[-1] == '\n' || d1[-1] == '\r')) { --d1; }
-  auto const bounds = chunk_bounds(d0, d1);
-  auto const nchunks = bounds.size() - 1;
-  std::vector<size_type> chunk_rows(nchunks + 1, 0);
-#pragma omp parallel for schedule(static, 1)
-  for (std::size_t k = 0; k < nchunks; ++k) {
-    // Every chunk but the last ends after a line end; the last line has none.
-    chunk_rows[k + 1] = count_line_ends(bounds[k], bounds[k + 1]) + (k + 1 == nchunks ? 1 : 0);
-  }
-  for (std::size_t k = 0; k < nchunks; ++k) { chunk_rows[k + 1] += chunk_rows[k]; }
-  size_type const rows = chunk_rows[nchunks];
-
   // The columns to read, in the order asked for; the others are only counted.
   std::vector<std::size_t> picks;
   if (wanted == nullptr) {
@@ -356,6 +491,38 @@ named_table read_csv_columns(fs::path const& file, std::vector<std::string> cons
     for (auto const& c : cols) { names.push_back(c.name); }
     picks = detail::pick_columns(names, *wanted, "CSV " + quoted(file));
   }
+
+  // The rows: every line is one; the line end of the last row and empty lines after it end the
+  // data rather than adding rows.
+  char const* const d0 = after_line_end(header_end, end);
+  char const* d1 = end;
+  while (d1 != d0 && (d1[-1] == '\n' || d1[-1] == '\r')) { --d1; }
+  // Without quotes every line is a record: chunks cut anywhere and line ends counted in
+  // parallel. With quotes one pass follows them (a quoted line break is not a record's end).
+  bool const quoted_fields = d0 != d1 && std::memchr(d0, '"', static_cast<std::size_t>(d1 - d0)) != nullptr;
+  std::vector<char const*> bounds;
+  std::vector<size_type> chunk_rows{0};
+  std::vector<size_type> chunk_lines;
+  if (quoted_fields) {
+    auto layout = quoted_record_layout(d0, d1, file);
+    bounds = std::move(layout.bounds);
+    for (auto n : layout.rows) { chunk_rows.push_back(chunk_rows.back() + n); }
+    chunk_lines = std::move(layout.lines);
+  } else {
+    bounds = chunk_bounds(d0, d1);
+    auto const n = bounds.size() - 1;
+    chunk_rows.assign(n + 1, 0);
+#pragma omp parallel for schedule(static, 1)
+    for (std::size_t k = 0; k < n; ++k) {
+      // Every chunk but the last ends after a line end; the last line has none.
+      chunk_rows[k + 1] = count_line_ends(bounds[k], bounds[k + 1]) + (k + 1 == n ? 1 : 0);
+    }
+    for (std::size_t k = 0; k < n; ++k) { chunk_rows[k + 1] += chunk_rows[k]; }
+    for (std::size_t k = 0; k < n; ++k) { chunk_lines.push_back(chunk_rows[k] + 2); }
+  }
+  auto const nchunks = bounds.size() - 1;
+  size_type const rows = chunk_rows[nchunks];
+
   std::vector<column> out;
   out.reserve(picks.size());
   for (auto const j : picks) {
@@ -363,12 +530,12 @@ named_table read_csv_columns(fs::path const& file, std::vector<std::string> cons
     cols[j].data = out.back().data();
   }
 
-  csv_parser const parser(file, cols);
+  csv_parser const parser(file, cols, quoted_fields, options.null_literal);
   std::vector<chunk_result> results(nchunks);
 #pragma omp parallel for schedule(dynamic, 1)
   for (std::size_t k = 0; k < nchunks; ++k) {
     parser.parse_chunk(bounds[k], bounds[k + 1], chunk_rows[k], chunk_rows[k + 1] - chunk_rows[k],
-                       results[k]);
+                       chunk_lines[k], results[k]);
   }
   buf.reset();
   // Chunks are in file order, so the first failed chunk has the first error.
@@ -390,10 +557,9 @@ named_table read_csv_columns(fs::path const& file, std::vector<std::string> cons
     }
     if (big >= 0 && negative >= 0) {
       throw input_error("cannot read CSV " + quoted(file) + ": column '" + c.name +
-                        "' mixes negative values (line " +
-                        std::to_string(csv_parser::line_of(negative)) +
-                        ") with values above the int64 range (line " +
-                        std::to_string(csv_parser::line_of(big)) + "); no 64-bit type holds both");
+                        "' mixes negative values (line " + std::to_string(negative) +
+                        ") with values above the int64 range (line " + std::to_string(big) +
+                        "); no 64-bit type holds both");
     }
     if (big >= 0) {
       column wide(type_id::uint64, rows);
@@ -426,10 +592,19 @@ std::size_t set_csv_min_chunk_bytes(std::size_t bytes) {
 
 }  // namespace detail
 
-named_table read_csv(fs::path const& file) { return read_csv_columns(file, nullptr); }
+named_table read_csv(fs::path const& file) { return read_csv_columns(file, nullptr, csv_options{}); }
 
 named_table read_csv(fs::path const& file, std::vector<std::string> const& columns) {
-  return read_csv_columns(file, &columns);
+  return read_csv_columns(file, &columns, csv_options{});
+}
+
+named_table read_csv(fs::path const& file, csv_options const& options) {
+  return read_csv_columns(file, nullptr, options);
+}
+
+named_table read_csv(fs::path const& file, std::vector<std::string> const& columns,
+                     csv_options const& options) {
+  return read_csv_columns(file, &columns, options);
 }
 
 namespace detail {

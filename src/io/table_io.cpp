@@ -34,6 +34,19 @@ named_table read_table(fs::path const& path, std::vector<std::string> const& col
   return read_csv(path, columns);
 }
 
+named_table read_table(fs::path const& path, csv_options const& options) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) { return read_npy_dir(path); }
+  return read_csv(path, options);
+}
+
+named_table read_table(fs::path const& path, std::vector<std::string> const& columns,
+                       csv_options const& options) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) { return read_npy_dir(path, columns); }
+  return read_csv(path, columns, options);
+}
+
 namespace detail {
 
 std::string no_column_message(std::string_view name, std::vector<std::string> const& names) {

@@ -197,6 +197,30 @@ TEST_F(Cli, DeviceBudgetBoundsTheGpuAndIsParsedStrictly) {
   }
 }
 
+// CSV exported by a database: quoted text with commas around the columns read, a NULL literal
+// (--null), on both commands.
+TEST_F(Cli, QuotedCsvWithANullLiteral) {
+  write_text("orders.csv", "o_orderkey,o_comment,o_custkey\n1,\"rush, fragile\",10\n"
+                           "2,\"say \"\"hi\"\"\",NULL\n3,\"two\nlines\",30\n");
+  write_text("lineitem.csv", "l_orderkey,l_qty\n1,5\n1,7\n2,NULL\n3,1\n4,9\n");
+  auto const j = run("join --build " + path("orders.csv") + " --probe " + path("lineitem.csv") +
+                     " --build-key o_orderkey --probe-key l_orderkey --build-columns o_custkey"
+                     " --probe-columns l_qty --null NULL --kind left_outer --summary" + on_backend());
+  ASSERT_EQ(j.status, 0) << j.err;
+  auto const s = nlohmann::json::parse(j.out);
+  EXPECT_EQ(s["rows"], 5);
+  EXPECT_EQ(s["checksum"], (1 + 10 + 5) + (1 + 10 + 7) + (2 + 0 + 0) + (3 + 30 + 1) + (4 + 0 + 9));
+  auto const g = run("groupby --input " + path("lineitem.csv") +
+                     " --key l_orderkey --agg count,count_valid:l_qty,sum:l_qty --sort --null NULL" +
+                     on_backend());
+  ASSERT_EQ(g.status, 0) << g.err;
+  EXPECT_EQ(g.out, "l_orderkey,count,count_valid_l_qty,sum_l_qty\n1,2,2,12\n2,1,0,\n3,1,1,1\n"
+                   "4,1,1,9\n");
+  expect_refused("groupby --input " + path("lineitem.csv") + " --key l_orderkey --agg sum:l_qty" +
+                   on_backend(),
+                 "'NULL'");
+}
+
 // triton on the GPU under a budget smaller than its inputs' partitioned copies, against
 // the oracle's aggregate; on the CPU backend it is refused by name.
 TEST_F(Cli, TritonJoinsUnderASmallBudgetOnTheGpu) {

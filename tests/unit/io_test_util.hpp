@@ -29,6 +29,18 @@ using joinery::column_view;
 using joinery::size_type;
 using joinery::type_id;
 
+/// Column j of `t` as int64 values, NULLs as `null_as` (the column must be int64).
+inline std::vector<std::int64_t> int64_values(joinery::io::named_table const& t, size_type j,
+                                              std::int64_t null_as) {
+  auto const c = t.data.column(j).view();  // not t.view(): that builds every column's view
+  EXPECT_EQ(c.type(), type_id::int64);
+  std::vector<std::int64_t> out;
+  for (size_type i = 0; i < c.size(); ++i) {
+    out.push_back(c.is_valid(i) ? c.data_as<std::int64_t>()[i] : null_as);
+  }
+  return out;
+}
+
 inline constexpr type_id integer_types[] = {type_id::int8,  type_id::int16,  type_id::int32,
                                      type_id::int64, type_id::uint8,  type_id::uint16,
                                      type_id::uint32, type_id::uint64};

@@ -1,5 +1,5 @@
 // Seeded mutation test of the CSV reader: valid texts (typed headers, nulls, blanks, every line
-// end, negative numbers, uint64 above int64, floats), randomly damaged, are read with random
+// end, negative numbers, uint64 above int64, floats, RFC 4180 quotes), randomly damaged, are read with random
 // thread counts and chunk sizes and random column choices. The reader must either refuse them
 // with a joinery exception naming the right line or return exactly what a plain sequential
 // reference parser (below) reads: no crash, no hang, no row silently lost. See io_fuzz_util.hpp.
@@ -72,6 +72,7 @@ struct ref_table {
   bool error = false;
   bool error_maybe = false;  // a value at the edge of a float range: an error is fine too
   std::string error_has;     // e.g. "line 7:"
+  std::string error_after_picks;  // a quote left open: refused once the columns are picked
   std::vector<ref_column> columns;
 };
 
@@ -86,14 +87,50 @@ std::string trimmed(std::string const& s) {
   return s.substr(b, e - b);
 }
 
-std::vector<std::string> split(std::string const& s, char sep) {
-  std::vector<std::string> out(1);
-  for (char c : s) {
-    if (c == sep) {
-      out.emplace_back();
+/// One field of a record as RFC 4180 reads it: quoted when it starts (after blanks) with a quote,
+/// then up to the closing quote ("" inside is a quote), blanks and the comma.
+struct ref_field {
+  std::string text;  // trimmed, without the quotes (and "" still doubled)
+  bool quoted = false;
+  bool escaped = false;  // "" inside
+};
+
+/// The fields of one record; nullopt when text follows a closing quote or a quote is left open.
+std::optional<std::vector<ref_field>> fields_of(std::string const& record) {
+  std::vector<ref_field> out;
+  std::size_t i = 0;
+  for (;;) {
+    ref_field f;
+    std::size_t q = i;
+    while (q < record.size() && (record[q] == ' ' || record[q] == '\t')) { ++q; }
+    if (q < record.size() && record[q] == '"') {
+      f.quoted = true;
+      std::size_t k = q + 1;
+      bool closed = false;
+      for (; k < record.size(); ++k) {
+        if (record[k] != '"') { continue; }
+        if (k + 1 < record.size() && record[k + 1] == '"') {
+          f.escaped = true;
+          ++k;
+          continue;
+        }
+        closed = true;
+        break;
+      }
+      if (!closed) { return std::nullopt; }
+      f.text = trimmed(record.substr(q + 1, k - q - 1));
+      i = k + 1;
+      while (i < record.size() && (record[i] == ' ' || record[i] == '\t')) { ++i; }
+      if (i < record.size() && record[i] != ',') { return std::nullopt; }
     } else {
-      out.back() += c;
+      auto const c = record.find(',', i);
+      auto const e = c == std::string::npos ? record.size() : c;
+      f.text = trimmed(record.substr(i, e - i));
+      i = e;
     }
+    out.push_back(std::move(f));
+    if (i >= record.size()) { break; }
+    ++i;  // the comma
   }
   return out;
 }
@@ -221,19 +258,49 @@ ref_table reference_csv(std::string text, std::vector<std::string> const* wanted
   };
   if (text.rfind("\xEF\xBB\xBF", 0) == 0) { text.erase(0, 3); }
   if (text.empty()) { return refuse("empty"); }
-  // Lines: "\r\n" is one line end, so are a lone '\r' and '\n'; a line end ends a line.
-  std::vector<std::string> lines(1);
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '\r' || text[i] == '\n') {
-      if (text[i] == '\r' && i + 1 < text.size() && text[i + 1] == '\n') { ++i; }
-      lines.emplace_back();
-    } else {
-      lines.back() += text[i];
-    }
+  // The header is the first line; "\r\n" is one line end, so are a lone '\r' and '\n'.
+  auto const header_end = std::min(text.find('\r'), text.find('\n'));
+  std::string const header_line = text.substr(0, header_end);
+  if (header_line.size() > (std::size_t{1} << 20)) { return refuse("line 1"); }
+  std::string data;
+  if (header_end != std::string::npos) {
+    auto d = header_end + 1;
+    if (text[header_end] == '\r' && d < text.size() && text[d] == '\n') { ++d; }
+    data = text.substr(d);
   }
-  if (lines.size() > 1 && lines.back().empty()) { lines.pop_back(); }  // after the last line end
-  if (lines[0].size() > (std::size_t{1} << 20)) { return refuse("line 1"); }
-  while (lines.size() > 1 && lines.back().empty()) { lines.pop_back(); }  // trailing blank lines
+  // Line ends at the end of the data end it (trailing blank lines are dropped).
+  while (!data.empty() && (data.back() == '\n' || data.back() == '\r')) { data.pop_back(); }
+  // Records: every line, except that a line end inside quotes (any quote toggles) is part of
+  // the record; first_line[r] is record r's first line.
+  std::vector<std::string> records;
+  std::vector<std::size_t> first_line;
+  if (!data.empty()) {
+    records.emplace_back();
+    first_line.push_back(2);
+    std::size_t line = 2, quote_line = 0;
+    bool in_quotes = false;
+    for (std::size_t i = 0; i < data.size(); ++i) {
+      char const c = data[i];
+      if (c == '"') {
+        if (!in_quotes) { quote_line = line; }
+        in_quotes = !in_quotes;
+      }
+      if (c != '\r' && c != '\n') {
+        records.back() += c;
+        continue;
+      }
+      std::string const end = c == '\r' && i + 1 < data.size() && data[i + 1] == '\n' ? "\r\n" : std::string(1, c);
+      i += end.size() - 1;
+      ++line;
+      if (in_quotes) {
+        records.back() += end;
+      } else {
+        records.emplace_back();
+        first_line.push_back(line);
+      }
+    }
+    if (in_quotes) { r.error_after_picks = "line " + std::to_string(quote_line) + ":"; }
+  }
 
   struct header_column {
     std::string name;
@@ -241,7 +308,14 @@ ref_table reference_csv(std::string text, std::vector<std::string> const* wanted
     bool annotated = false;
   };
   std::vector<header_column> header;
-  for (auto const& field : split(lines[0], ',')) {
+  auto const header_fields = fields_of(header_line);
+  if (!header_fields) { return refuse("line 1"); }
+  for (auto const& hf : *header_fields) {
+    std::string field;
+    for (std::size_t k = 0; k < hf.text.size(); ++k) {  // "" in a quoted name is one quote
+      field += hf.text[k];
+      if (hf.escaped && hf.text[k] == '"' && k + 1 < hf.text.size() && hf.text[k + 1] == '"') { ++k; }
+    }
     header_column h;
     auto const colon = field.rfind(':');
     h.name = trimmed(field.substr(0, colon));
@@ -279,13 +353,16 @@ ref_table reference_csv(std::string text, std::vector<std::string> const* wanted
     cols[k].name = header[picks[k]].name;
     cols[k].type = header[picks[k]].type;
   }
-  for (std::size_t l = 1; l < lines.size(); ++l) {
-    auto const where = "line " + std::to_string(l + 1) + ":";
-    auto const fields = split(lines[l], ',');
-    if (fields.size() != header.size()) { return refuse(where); }
+  if (!r.error_after_picks.empty()) { return refuse(r.error_after_picks); }
+  for (std::size_t l = 0; l < records.size(); ++l) {
+    auto const where = "line " + std::to_string(first_line[l]) + ":";
+    auto const fields = fields_of(records[l]);
+    if (!fields || fields->size() != header.size()) { return refuse(where); }
     for (std::size_t k = 0; k < picks.size(); ++k) {
       auto const& h = header[picks[k]];
-      auto const f = trimmed(fields[picks[k]]);
+      auto const& field = (*fields)[picks[k]];
+      if (field.escaped) { return refuse(where); }
+      auto const& f = field.text;
       cell c;
       if (f.empty()) {
         c.null = true;
@@ -361,7 +438,9 @@ std::string float_field(rng_t& rng, type_id type) {
   return std::string(buf, r.ptr);
 }
 
-/// A valid CSV text: typed and untyped columns, nulls, blanks, every line end, a BOM at times.
+/// A valid CSV text: typed and untyped columns, nulls, blanks, every line end, a BOM at times,
+/// quoted names and values, and at times a column of quoted text (commas, "" and line breaks
+/// inside) that reading it refuses.
 std::string random_csv(rng_t& rng, std::vector<std::string>& names) {
   std::size_t const ncols = chance(rng, 25) ? 1 : 1 + below(rng, 5);
   std::vector<type_id> types;
@@ -374,12 +453,20 @@ std::string random_csv(rng_t& rng, std::vector<std::string>& names) {
     return e == 0 ? "\n" : e == 1 ? "\r\n" : "\r";
   };
   names.clear();
+  // A column of text: never a number, so only reading around it succeeds.
+  auto const text_column = chance(rng, 30) ? below(rng, ncols) : ncols;
+  static char const* const texts[] = {"\"hello, world\"", "\"say \"\"hi\"\"\"", "\"two\nlines\"",
+                                      "\"\"", "\" x \"", "\"a\r\nb,c\""};
   for (std::size_t j = 0; j < ncols; ++j) {
     names.push_back(std::string(1, static_cast<char>('a' + below(rng, 3))) + std::to_string(j));
     annotated.push_back(chance(rng, 60));
     big.push_back(chance(rng, 20));
     types.push_back(annotated.back() ? static_cast<type_id>(below(rng, 10)) : type_id::int64);
     if (j > 0) { text += ','; }
+    if (chance(rng, 10) && !annotated.back()) {
+      text += "\"" + names.back() + "\"";
+      continue;
+    }
     text += chance(rng, 10) ? " " + names.back() + " " : names.back();
     if (annotated.back()) {
       text += chance(rng, 10) ? " : " : ":";
@@ -391,12 +478,17 @@ std::string random_csv(rng_t& rng, std::vector<std::string>& names) {
     text += line_end();
     for (std::size_t j = 0; j < ncols; ++j) {
       if (j > 0) { text += ','; }
+      if (j == text_column) {
+        text += texts[below(rng, std::size(texts))];
+        continue;
+      }
       if (chance(rng, 10)) { continue; }  // null
       auto const t = types[j];
       auto v = t == type_id::float32 || t == type_id::float64
                  ? float_field(rng, t)
                  : integer_field(rng, t, annotated[j], big[j]);
       if (chance(rng, 5)) { v = (chance(rng, 50) ? " " : "\t") + v + " "; }
+      if (chance(rng, 5)) { v = (chance(rng, 50) ? "\"" : " \"") + v + "\""; }
       text += v;
     }
   }
@@ -409,7 +501,7 @@ std::string random_csv(rng_t& rng, std::vector<std::string>& names) {
 
 /// Damages `s` in one of many ways.
 void mutate_csv(rng_t& rng, std::string& s) {
-  static constexpr std::string_view interesting = ",\n\r-+0123456789 \t:.e";
+  static constexpr std::string_view interesting = ",\n\r-+0123456789 \t:.e\"";
   static char const* const huge[] = {"18446744073709551616", "9223372036854775808",
                                      "-9223372036854775809", "1e400", "1e-400", "4e-320",
                                      "-0", "+-1", "99999999999999999999999999"};

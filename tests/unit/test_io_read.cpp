@@ -21,15 +21,8 @@ namespace io = joinery::io;
 using namespace joinery::test::io_util;
 using i64s = std::vector<std::int64_t>;
 
-/// Column j of `t` as int64 values, nulls as `null_as`.
 i64s values(io::named_table const& t, size_type j, std::int64_t null_as = -999) {
-  auto const c = t.data.column(j).view();  // not t.view(): that builds every column's view
-  EXPECT_EQ(c.type(), type_id::int64);
-  i64s out;
-  for (size_type i = 0; i < c.size(); ++i) {
-    out.push_back(c.is_valid(i) ? c.data_as<std::int64_t>()[i] : null_as);
-  }
-  return out;
+  return int64_values(t, j, null_as);
 }
 
 // ------------------------------------------------------------------------------ line endings
@@ -261,7 +254,7 @@ TEST(IoReadColumns, CsvReadsOnlyTheNamedColumns) {
 
   expect_error<joinery::input_error>([&] { (void)io::read_csv(dir / "t.csv", {"a", "zz"}); },
                                      {"t.csv", "no column 'zz'; columns are: a, b, c, d"});
-  expect_error<joinery::logic_error>([&] { (void)io::read_csv(dir / "t.csv", {}); },
+  expect_error<joinery::logic_error>([&] { (void)io::read_csv(dir / "t.csv", std::vector<std::string>{}); },
                                      {"t.csv", "no columns"});
 }
 

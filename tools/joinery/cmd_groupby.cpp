@@ -20,6 +20,7 @@ struct groupby_args {
   std::string devices;
   std::string exchange = "automatic";
   std::string device_budget;
+  std::string null_literal;
   output_args output;
   bool sort = false;
   bool summary = false;
@@ -62,7 +63,9 @@ void run_groupby(groupby_args const& a) {
       wanted.push_back(it.column);
     }
   }
-  auto const in = io::read_table(a.input, wanted);
+  io::csv_options csv;
+  csv.null_literal = a.null_literal;
+  auto const in = io::read_table(a.input, wanted, csv);
   std::vector<size_type> keys;
   for (auto const& n : key_names) { keys.push_back(in.column_index(n)); }
   std::vector<aggregation> aggs;
@@ -123,6 +126,8 @@ void add_groupby(CLI::App& app) {
                 "may repeat (several ranks on one GPU)");
   c->add_option("--exchange", args->exchange,
                 "multi_gpu: how partial groups move between GPUs: automatic, peer_copy or nccl");
+  c->add_option("--null", args->null_literal,
+                "CSV input: a field reading this text (unquoted) is NULL, as an empty one is");
   c->add_option("--device-budget", args->device_budget,
                 "GPU backend: the most device memory the group-by may use, e.g. 8GiB (default: "
                 "the free memory); automatic streams host data that would not fit it");

@@ -31,17 +31,18 @@ struct join_args {
   bool summary = false;
   bool nulls_equal = false;
   bool nans_equal = false;
+  std::string null_literal;
 };
 
 /// The columns of `file` the join needs: all of them for "*", else the keys and those listed.
 io::named_table read_side(std::string const& file, std::vector<std::string> const& keys,
-                          std::string const& list) {
-  if (list == "*") { return io::read_table(file); }
+                          std::string const& list, io::csv_options const& csv) {
+  if (list == "*") { return io::read_table(file, csv); }
   auto names = keys;
   for (auto const& n : split(list)) {
     if (std::find(names.begin(), names.end(), n) == names.end()) { names.push_back(n); }
   }
-  return io::read_table(file, names);
+  return io::read_table(file, names, csv);
 }
 
 /// Column indices named in `list` ("*": every column but the keys).
@@ -76,8 +77,10 @@ void run_join(join_args const& a) {
                   "--build-key names " + std::to_string(build_keys.size()) +
                     " columns and --probe-key " + std::to_string(probe_keys.size()) +
                     "; they pair up, so give both the same number");
-  auto const build = read_side(a.build, build_keys, a.build_columns);
-  auto const probe = read_side(a.probe, probe_keys, a.probe_columns);
+  io::csv_options csv;
+  csv.null_literal = a.null_literal;
+  auto const build = read_side(a.build, build_keys, a.build_columns, csv);
+  auto const probe = read_side(a.probe, probe_keys, a.probe_columns, csv);
   std::vector<size_type> bk;
   std::vector<size_type> pk;
   for (auto const& n : build_keys) { bk.push_back(build.column_index(n)); }
@@ -204,6 +207,8 @@ void add_join(CLI::App& app) {
                 "may repeat (several ranks on one GPU)");
   c->add_option("--exchange", args->exchange,
                 "multi_gpu_*: how rows move between GPUs: automatic, peer_copy or nccl");
+  c->add_option("--null", args->null_literal,
+                "CSV inputs: a field reading this text (unquoted) is NULL, as an empty one is");
   c->add_option("--build-columns", args->build_columns,
                 "build columns to output, comma separated ('*': all but the key, '': none)");
   c->add_option("--probe-columns", args->probe_columns,
