@@ -607,6 +607,63 @@ def fig_out_of_core(results, peers, out):
     return [finish(fig, out, "out-of-core.svg", "H200, " + provenance(sweep + default))]
 
 
+def fig_out_of_core_triton(results, peers, out):
+    """Past the device: triton's cached share and its sizes around a budget (no cliff), and the
+    streamed group-by by group count, each against the link roofline."""
+    rows = load(results, H200, "out-of-core-triton")
+    gb = load(results, H200, "out-of-core-groupby")
+    share = sorted([r for r in where(rows, case="triton", algorithm="triton")
+                    if r.get("cached_share_asked", -1) >= 0], key=lambda r: r["cached_share"])
+    cliff = where(rows, case="cliff")
+    groups = where(gb, case="groupby")
+    if not share or not cliff or not groups:
+        return []
+    fig, axes = new_fig(12.0, 3.6, n=3)
+    ax = axes[0][0]
+    xs = [r["cached_share"] for r in share]
+    ax.plot(xs, [r["throughput_gtuples_s"] for r in share], marker="o", color="C0", label="triton")
+    ax.plot(xs, [(r["build_rows"] + r["probe_rows"]) / r["roofline_s"] / 1e9 for r in share],
+            ls="--", color="C0", lw=1, label="link roofline of its two passes")
+    ax.set_xlabel("share of partitions cached in device memory")
+    ax.set_ylabel("G tuples/s  ((|R|+|S|) / wall time)")
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="upper left")
+    ax.set_title("triton, 2^28 x 2^28 rows of 8 + 8 bytes, pinned memory")
+    ax = axes[0][1]
+    for algo, color in (("automatic", "k"), ("triton", "C0")):
+        pts = sorted(where(cliff, algorithm=algo), key=lambda r: r["build_rows"])
+        xs = [2 * 16 * r["build_rows"] / r["device_budget"] for r in pts]
+        label = "automatic (streamed, then triton)" if algo == "automatic" else "triton"
+        ax.plot(xs, [r["throughput_gtuples_s"] for r in pts], marker="o", color=color, label=label)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("data / device memory budget (1 GiB)")
+    ax.set_ylabel("G tuples/s")
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="upper right")
+    ax.set_title("no cliff: Lutz's workload from 1/4 to 8x the budget")
+    ax = axes[0][2]
+    for algo, space, color, label in (("streamed", "pinned_host", "C0", "streamed group-by"),
+                                      ("automatic", "pinned_host", "C1", "one copy, then the in-GPU group-by")):
+        pts = sorted(where(groups, algorithm=algo, input_space=space), key=lambda r: r["groups"])
+        ax.plot([r["groups"] for r in pts], [r["throughput_grows_s"] for r in pts], marker="o",
+                color=color, label=label)
+    pts = sorted(where(groups, algorithm="streamed"), key=lambda r: r["groups"])
+    ax.plot([r["groups"] for r in pts], [r["rows"] / r["roofline_s"] / 1e9 for r in pts], ls="--",
+            color="k", lw=1, label="link roofline (12 bytes a row)")
+    ax.set_xscale("log", base=2)
+    pow2_ticks(ax, [r["groups"] for r in pts], 4)
+    ax.set_xlabel("groups")
+    ax.set_ylabel("G rows/s")
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="lower left")
+    ax.set_title("group-by of 2^30 rows in pinned memory, SUM of two int32")
+    return [finish(fig, out, "out-of-core-triton.svg",
+                   "H200, " + provenance(share + cliff + groups))]
+
+
 def fig_multi_gpu(results, peers, out):
     """Several GPUs: the joins' wall time by phase on 1 and more GPUs, per workload and input
     space, beside the single-GPU radix join."""
@@ -654,7 +711,7 @@ def main():
     peers = json.load(open(peers_path))["peers"] if os.path.exists(peers_path) else []
     made = []
     for f in (fig_gpu_joins, fig_wide_joins, fig_gpu_groupby, fig_primitives, fig_cpu,
-              fig_out_of_core, fig_multi_gpu):
+              fig_out_of_core, fig_out_of_core_triton, fig_multi_gpu):
         made += f(args.results, peers, args.out)
     if not made:
         sys.exit("no results found under " + args.results)
