@@ -113,17 +113,52 @@ char const* after_line_end(char const* e, char const* end) {
   return *e == '\r' && e + 1 != end && e[1] == '\n' ? e + 2 : e + 1;
 }
 
+/// Follows RFC 4180's quotes through records: a quote opens a quoted field only at the field's
+/// start (after blanks); inside, "" is a quote and a lone quote closes it. A quote anywhere else
+/// is text, and a line end outside quotes ends the record.
+struct quote_state {
+  bool in_quotes = false;
+  bool field_start = true;
+  /// Steps over the character at p (and the second quote of a ""); true when it is a line end
+  /// that ends the record.
+  bool step(char const*& p, char const* end) {
+    auto const c = *p;
+    if (in_quotes) {
+      if (c == '"') {
+        if (p + 1 != end && p[1] == '"') {
+          ++p;
+        } else {
+          in_quotes = false;
+        }
+      }
+      return false;
+    }
+    if (c == '\n' || c == '\r') {
+      field_start = true;
+      return true;
+    }
+    if (c == '"' && field_start) {
+      in_quotes = true;
+    } else if (c == ',') {
+      field_start = true;
+      return false;
+    } else if (!is_blank(c)) {
+      field_start = false;
+    }
+    if (c == '"') { field_start = false; }
+    return false;
+  }
+};
+
 /// The end of the record that starts at p: its first line end outside quotes, or `end`; adds the
 /// line ends inside its quotes to `inner_lines`.
 char const* find_record_end(char const* p, char const* end, size_type& inner_lines) {
-  bool in_quotes = false;
+  quote_state q;
   for (; p != end; ++p) {
-    auto const c = *p;
-    if (c == '"') {
-      in_quotes = !in_quotes;  // "" inside a quoted field toggles twice
-    } else if (c == '\n' || c == '\r') {
-      if (!in_quotes) { return p; }
-      if (c == '\n' || p + 1 == end || p[1] != '\n') { ++inner_lines; }
+    bool const quoted = q.in_quotes;
+    if (q.step(p, end)) { return p; }
+    if (quoted && (*p == '\n' || (*p == '\r' && (p + 1 == end || p[1] != '\n')))) {
+      ++inner_lines;
     }
   }
   return end;
@@ -424,18 +459,16 @@ record_layout quoted_record_layout(char const* d0, char const* d1, fs::path cons
   }
   auto const step = static_cast<std::size_t>(d1 - d0) / chunk_target(static_cast<std::size_t>(d1 - d0)) + 1;
   size_type line = 2, rows = 0, quote_line = 0;
-  bool in_quotes = false;
+  quote_state q;
   for (auto const* p = d0; p != d1; ++p) {
+    bool const was_quoted = q.in_quotes;
+    bool const record_end = q.step(p, d1);
+    if (!was_quoted && q.in_quotes) { quote_line = line; }
     auto const c = *p;
-    if (c == '"') {
-      if (!in_quotes) { quote_line = line; }
-      in_quotes = !in_quotes;
-      continue;
-    }
     if (c != '\n' && c != '\r') { continue; }
     if (c == '\r' && p + 1 != d1 && p[1] == '\n') { ++p; }
     ++line;
-    if (in_quotes) { continue; }
+    if (!record_end) { continue; }
     ++rows;
     if (static_cast<std::size_t>(p + 1 - out.bounds.back()) >= step && p + 1 != d1) {
       out.rows.push_back(rows);
@@ -444,7 +477,7 @@ record_layout quoted_record_layout(char const* d0, char const* d1, fs::path cons
       rows = 0;
     }
   }
-  if (in_quotes) {
+  if (q.in_quotes) {
     throw input_error("cannot read CSV " + quoted(file) + ": line " + std::to_string(quote_line) +
                       ": a quoted field has no closing quote before the end of the file");
   }

@@ -63,7 +63,7 @@ void expect_matches_cpu(table_view const& input, std::vector<size_type> const& k
   EXPECT_EQ(diff_rows(table_rows(want.columns.view()), table_rows(got.columns.view())), "");
 }
 
-// 2^22 rows over 2^20 groups (Zipf 0 and 1) in chunks of 2^18 rows under a 256 MiB budget: the
+// 2^22 rows over 2^20 groups (Zipf 0 and 1) in chunks of 2^18 rows under a 512 MiB budget: the
 // partial groups outgrow 8% of it and are merged on the device again and again.
 TEST_F(GpuStreamedGroupby, ManyGroupsMergedChunkAfterChunkMatchTheCpu) {
   for (double zipf : {0.0, 1.0}) {
@@ -75,7 +75,7 @@ TEST_F(GpuStreamedGroupby, ManyGroupsMergedChunkAfterChunkMatchTheCpu) {
       o.algorithm = groupby_algorithm::streamed;
       o.backend = backend::gpu;
       o.streamed_chunk_rows = size_type{1} << 18;
-      o.device_memory_budget = std::size_t{256} << 20;
+      o.device_memory_budget = std::size_t{512} << 20;
       expect_matches_cpu(input.view(), {0}, every_aggregate(), o);
     }
   }

@@ -75,6 +75,18 @@ TEST(IoCsvQuotes, RecordsSpanningLinesAcrossChunksAndThreads) {
   io::detail::set_csv_min_chunk_bytes(saved);
 }
 
+// A quote inside an unquoted field is text (O"Brien): it opens nothing.
+TEST(IoCsvQuotes, AQuoteInsideAnUnquotedFieldIsText) {
+  temp_dir dir;
+  write_bytes(dir / "s.csv", "k,name,v\n1,O\"Brien,10\n2,say \"x\"\n,20\n");
+  expect_error<joinery::input_error>([&] { (void)io::read_csv(dir / "s.csv", std::vector<std::string>{"k", "v"}); },
+                                     {"line 3:", "2 fields"});
+  write_bytes(dir / "s.csv", "k,name,v\n1,O\"Brien,10\n2,\"Mc\"\"Ann\",20\n");
+  auto const t = io::read_csv(dir / "s.csv", std::vector<std::string>{"k", "v"});
+  EXPECT_EQ(values(t, 0), (i64s{1, 2}));
+  EXPECT_EQ(values(t, 1), (i64s{10, 20}));
+}
+
 TEST(IoCsvQuotes, MalformedQuotesAreRefusedWithTheirLine) {
   temp_dir dir;
   write_bytes(dir / "open.csv", "k,v\n1,2\n3,\"4\n5,6\n");
@@ -86,6 +98,10 @@ TEST(IoCsvQuotes, MalformedQuotesAreRefusedWithTheirLine) {
   write_bytes(dir / "escaped.csv", "k,v\n1,\"2\"\"\"\n");
   expect_error<joinery::input_error>([&] { (void)io::read_csv(dir / "escaped.csv"); },
                                      {"line 2:", "column 'v'", "is not a number"});
+  // An early quote left open swallows the next line up to the next quote, which closes it.
+  write_bytes(dir / "early.csv", "k,v\n1,\"abc\n2,\"x\"\n3,4\n");
+  expect_error<joinery::input_error>([&] { (void)io::read_csv(dir / "early.csv"); },
+                                     {"line 2:", "after its closing quote"});
   write_bytes(dir / "header.csv", "k,\"v\n1,2\n");
   expect_error<joinery::input_error>([&] { (void)io::read_csv(dir / "header.csv"); },
                                      {"line 1 (header)", "closing quote"});

@@ -270,8 +270,9 @@ ref_table reference_csv(std::string text, std::vector<std::string> const* wanted
   }
   // Line ends at the end of the data end it (trailing blank lines are dropped).
   while (!data.empty() && (data.back() == '\n' || data.back() == '\r')) { data.pop_back(); }
-  // Records: every line, except that a line end inside quotes (any quote toggles) is part of
-  // the record; first_line[r] is record r's first line.
+  // Records: every line, except that a line end inside a quoted field is part of the record. A
+  // quote opens a quoted field only at the start of a field (after blanks); inside one, "" is a
+  // quote and a lone quote closes it; anywhere else a quote is text.
   std::vector<std::string> records;
   std::vector<std::size_t> first_line;
   if (!data.empty()) {
@@ -279,24 +280,41 @@ ref_table reference_csv(std::string text, std::vector<std::string> const* wanted
     first_line.push_back(2);
     std::size_t line = 2, quote_line = 0;
     bool in_quotes = false;
+    bool field_start = true;
     for (std::size_t i = 0; i < data.size(); ++i) {
       char const c = data[i];
-      if (c == '"') {
-        if (!in_quotes) { quote_line = line; }
-        in_quotes = !in_quotes;
-      }
-      if (c != '\r' && c != '\n') {
-        records.back() += c;
+      if (c == '\r' || c == '\n') {
+        std::string const end =
+          c == '\r' && i + 1 < data.size() && data[i + 1] == '\n' ? "\r\n" : std::string(1, c);
+        i += end.size() - 1;
+        ++line;
+        if (in_quotes) {
+          records.back() += end;
+        } else {
+          records.emplace_back();
+          first_line.push_back(line);
+          field_start = true;
+        }
         continue;
       }
-      std::string const end = c == '\r' && i + 1 < data.size() && data[i + 1] == '\n' ? "\r\n" : std::string(1, c);
-      i += end.size() - 1;
-      ++line;
+      records.back() += c;
       if (in_quotes) {
-        records.back() += end;
-      } else {
-        records.emplace_back();
-        first_line.push_back(line);
+        if (c == '"') {
+          if (i + 1 < data.size() && data[i + 1] == '"') {
+            records.back() += '"';
+            ++i;
+          } else {
+            in_quotes = false;
+          }
+        }
+      } else if (c == '"' && field_start) {
+        in_quotes = true;
+        field_start = false;
+        quote_line = line;
+      } else if (c == ',') {
+        field_start = true;
+      } else if (c != ' ' && c != '\t') {
+        field_start = false;
       }
     }
     if (in_quotes) { r.error_after_picks = "line " + std::to_string(quote_line) + ":"; }

@@ -29,8 +29,9 @@ struct streamed_groupby_policy {
   size_type min_chunk_rows = size_type{1} << 12;
   /// Share of the free device memory used when no budget is given.
   double free_memory_share = 0.9;
-  /// The partial groups may take this share of the budget; more is refused.
-  double groups_share = 0.5;
+  /// The partial groups may take this share of the budget (a merge needs about five times their
+  /// bytes at once); more is refused.
+  double groups_share = 1.0 / 6;
   /// Partial groups past this share of the budget are merged (concatenated and grouped again,
   /// about five times their bytes at once); below it they wait for the last merge, which saves
   /// a merge per chunk when every chunk holds millions of groups.
@@ -100,7 +101,7 @@ groupby_result streamed_groupby(table_view const& input, size_type key_column,
   auto const chunk_fit = static_cast<size_type>(budget / per_row);
   if (chunk_fit < std::min(policy.min_chunk_rows, std::max<size_type>(rows, 1))) {
     throw out_of_memory("the streamed group-by aggregates chunks of at least " +
-                        std::to_string(std::min(policy.min_chunk_rows, rows)) + " rows (" +
+                        std::to_string(std::min(policy.min_chunk_rows, std::max<size_type>(rows, 1))) + " rows (" +
                         std::to_string(per_row) + " bytes of device memory a row), more than the "
                         "device memory budget of " + std::to_string(budget) + " bytes allows");
   }
@@ -123,6 +124,7 @@ groupby_result streamed_groupby(table_view const& input, size_type key_column,
 
   std::vector<std::vector<column>> partials;
   size_type partial_rows = 0;
+  size_type merged_rows = 0;
   double aggregate_seconds = 0, merge_seconds = 0;
   auto merge = [&](bool sort_by_key) {
     std::vector<column> cols;
@@ -169,9 +171,12 @@ groupby_result streamed_groupby(table_view const& input, size_type key_column,
       partial_rows += partial.columns.num_rows();
       partials.push_back(partial.columns.release());
       aggregate_seconds += seconds_since(t_chunk);
-      if (partials.size() > 1 && partial_rows > merge_rows) {
+      // Past the merge size, and past twice what the last merge left (so that many groups do
+      // not cost a merge of all of them per chunk).
+      if (partials.size() > 1 && partial_rows > std::max(merge_rows, 2 * merged_rows)) {
         auto const t_merge = clock_type::now();
         merge(false);
+        merged_rows = partial_rows;
         stream.synchronize();
         merge_seconds += seconds_since(t_merge);
       }
@@ -179,7 +184,7 @@ groupby_result streamed_groupby(table_view const& input, size_type key_column,
         throw out_of_memory(
           "the streamed group-by keeps its groups on the device: " + std::to_string(partial_rows) +
           " groups so far take " + std::to_string(static_cast<std::size_t>(partial_rows) * partial_row_bytes) +
-          " bytes, more than half of the device memory budget of " + std::to_string(budget) +
+          " bytes, more than a sixth of the device memory budget of " + std::to_string(budget) +
           " bytes; a larger --device-budget, or the in-GPU or cpu group-by, runs it");
       }
     }

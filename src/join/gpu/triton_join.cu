@@ -9,8 +9,9 @@
 // a configurable share, stay in a device-memory arena instead (the paper's partition cache).
 // Pass two copies the partition pairs back group by group on a copy stream, the next group's
 // copy overlapping the in-GPU radix join of the current one (its own second partitioning pass
-// and join). A group whose probe side exceeds its share of the budget (skew, a hot key) is
-// joined in pieces against the same build side, so no partition has to fit on its own.
+// and join). A group whose probe side exceeds its share of the budget (skew, a hot probe key) is
+// joined in slices against the same build side; a build partition past the group limit (many
+// equal build keys) is refused.
 //
 // Each side carries the input row id of every key (index and table forms: results name input
 // rows, a table is gathered from them where the inputs are) or its per-row payload sum
@@ -332,8 +333,11 @@ partitioned_side partition_side(side_input const& in, int bits, size_type cached
   auto const rows = in.rows();
   auto const kb = in.key_bytes();
   auto const cb = in.carried_bytes();
-  out.keys = pinned_cache::instance().take(static_cast<std::size_t>(rows) * kb, stream);
-  out.carried = pinned_cache::instance().take(static_cast<std::size_t>(rows) * cb, stream);
+  // Host copies unless every partition stays in an arena that holds them all.
+  if (cached_parts < out.fanout || arena_rows < rows) {
+    out.keys = pinned_cache::instance().take(static_cast<std::size_t>(rows) * kb, stream);
+    out.carried = pinned_cache::instance().take(static_cast<std::size_t>(rows) * cb, stream);
+  }
   if (arena_rows > 0) {
     out.cached_keys = buffer(static_cast<std::size_t>(arena_rows) * kb, dev, stream);
     if (cb != 0) { out.cached_carried = buffer(static_cast<std::size_t>(arena_rows) * cb, dev, stream); }
@@ -415,12 +419,14 @@ partitioned_side partition_side(side_input const& in, int bits, size_type cached
                                          cudaMemcpyDeviceToHost, to_cuda(out_stream.ref())));
       }
     };
-    copy_out(f.grouped.columns[0], kb, out.keys, out.cached_keys);
-    if (cb != 0) { copy_out(f.grouped.columns[1], cb, out.carried, out.cached_carried); }
-    f.copied = std::make_unique<stream_event>();
-    f.copied->record(out_stream.ref());
-    out.chunks.push_back(std::move(ch));
+    // Kept alive before its copies start: an exception from here on leaves it to the settle.
     flying.push_back(std::move(f));
+    auto& fl = flying.back();
+    copy_out(fl.grouped.columns[0], kb, out.keys, out.cached_keys);
+    if (cb != 0) { copy_out(fl.grouped.columns[1], cb, out.carried, out.cached_carried); }
+    fl.copied = std::make_unique<stream_event>();
+    fl.copied->record(out_stream.ref());
+    out.chunks.push_back(std::move(ch));
     while (flying.size() > 2) {
       flying.front().copied->synchronize();
       flying.pop_front();
@@ -519,7 +525,7 @@ join_result triton_join(table_view const& build, size_type build_key, table_view
 
   auto const key_type = build.column(build_key).type();
   auto describe = [&](table_view const& t, char const* name, size_type key,
-                      std::vector<size_type> const& payloads) {
+                      std::vector<size_type> const& payloads, bool row_ids_used) {
     side_input s;
     s.table = &t;
     s.name = name;
@@ -534,13 +540,14 @@ join_result triton_join(table_view const& build, size_type build_key, table_view
       s.carry = payloads.empty() ? side_input::carry_type::none : side_input::carry_type::row_sums;
       s.carried_type = type_id::uint64;
     } else {
-      s.carry = side_input::carry_type::row_ids;
+      s.carry = row_ids_used ? side_input::carry_type::row_ids : side_input::carry_type::none;
       s.carried_type = t.num_rows() <= size_type{1} << 32 ? type_id::uint32 : type_id::uint64;
     }
     return s;
   };
-  auto const bs = describe(build, "build", build_key, build_payloads);
-  auto const ps = describe(probe, "probe", probe_key, probe_payloads);
+  // Semi and anti joins return probe rows only: the build side carries nothing but its keys.
+  auto const bs = describe(build, "build", build_key, build_payloads, !probe_only);
+  auto const ps = describe(probe, "probe", probe_key, probe_payloads, true);
 
   // The plan: chunk size, partition bits, the cache, the group limit (DESIGN.md 6g).
   auto const budget = options.device_memory_budget != 0
@@ -736,7 +743,15 @@ join_result triton_join(table_view const& build, size_type build_key, table_view
         rq.probe_sums = static_cast<std::uint64_t const*>(sl.probe_carried.data());
       }
     }
-    auto m = radix_hash_join(rq, stream, dev);
+    device_matches m;
+    try {
+      m = radix_hash_join(rq, stream, dev);
+    } catch (out_of_memory const& e) {
+      throw out_of_memory("the triton join's partition group " + std::to_string(i + 1) + " of " +
+                          std::to_string(tasks.size()) + " (" + std::to_string(task.build_rows) +
+                          " build and " + std::to_string(task.probe_rows) + " probe rows): " +
+                          e.what() + "; a larger --device-budget runs it");
+    }
     join_result batch;
     batch.form = options.output;
     batch.aggregate = {m.count, index_form ? 0 : m.checksum};
