@@ -95,7 +95,7 @@ def join(left, right, on=None, left_on=None, right_on=None, how: str = "inner", 
         left_on, right_on: the keys' names when they differ (lists pair up in order). With
             no key named, the one column name the tables share.
         algorithm: "auto" or a joinery algorithm ("radix_hash", "sort_merge",
-            "no_partition_hash", "streamed", "nested_loop", "indexed_nested_loop", ...;
+            "no_partition_hash", "streamed", "triton", "nested_loop", "indexed_nested_loop", ...;
             ``joinery.algorithms("join")`` lists those of this build).
         backend: "auto" (the GPU when present), "cpu" or "gpu".
         strategy: the GPU's table materialization: "auto", "gfur" or "gftr".
@@ -191,8 +191,8 @@ def _aggregation_list(aggs) -> list[tuple[str, str]]:
 
 
 def group_by(table, by, aggs, *, algorithm: str = "auto", backend: str = "auto",
-             sort: bool = False, result: str | None = None, return_stats: bool = False,
-             device: int = 0):
+             sort: bool = False, device_budget=None, result: str | None = None,
+             return_stats: bool = False, device: int = 0):
     """Groups ``table`` by one or several key columns and aggregates other columns per group.
 
     A null key is a group of its own (SQL's GROUP BY), all NaNs one group; aggregates skip
@@ -207,8 +207,11 @@ def group_by(table, by, aggs, *, algorithm: str = "auto", backend: str = "auto",
             keys, then ``<column>_<aggregation>`` in request order (pyarrow's names).
             count / size -> int64; sum -> int64 / uint64 (wrapping) or float64; min / max ->
             the column's type; mean -> float64.
-        algorithm: "auto" or a joinery group-by algorithm (``joinery.algorithms("group_by")``).
+        algorithm: "auto" or a joinery group-by algorithm (``joinery.algorithms("group_by")``;
+            "streamed" streams host data through the GPU in chunks).
         backend: "auto", "cpu" or "gpu".
+        device_budget: device memory the GPU may use, in bytes or as "8GiB"; host data that
+            would not fit it is streamed through the GPU.
         sort: order the groups by the keys (ascending, nulls last); otherwise in no particular
             order.
         result, return_stats, device: as for :func:`join`.
@@ -226,7 +229,7 @@ def group_by(table, by, aggs, *, algorithm: str = "auto", backend: str = "auto",
     pairs = _aggregation_list(aggs)
     requests = [(kind, input_table.index_of(column, "table")) for column, kind in pairs]
     native = _native.group_by(input_table.columns, key_indices, requests, algorithm, backend,
-                              bool(sort), device)
+                              bool(sort), _budget_bytes(device_budget), device)
     names = list(keys) + [f"{column}_{kind}" for column, kind in pairs]
     value = assemble(native, list(range(len(names))), names,
                      result or _default_form(input_table))

@@ -344,7 +344,8 @@ result_columns join_columns(std::vector<input_column> left, std::vector<size_typ
 result_columns group_by_columns(std::vector<input_column> input, std::vector<size_type> keys,
                                 std::vector<std::pair<std::string, size_type>> const& aggs,
                                 std::string const& algorithm, std::string const& backend_name,
-                                bool sort, int device) {
+                                bool sort, std::optional<std::uint64_t> device_budget,
+                                int device) {
   std::vector<aggregation> aggregations;
   for (auto k : keys) {
     if (k < 0 || k >= static_cast<size_type>(input.size())) {
@@ -366,6 +367,7 @@ result_columns group_by_columns(std::vector<input_column> input, std::vector<siz
   o.algorithm = groupby_algorithm_from_string(internal_name(algorithm));
   o.backend = backend_from_string(backend_name);
   o.sort_by_key = sort;
+  o.device_memory_budget = device_budget.value_or(0);
   o.device = device_of(input, {}, device);
   return run_interruptible([input = std::move(input), keys, aggregations, o] {
     auto const t0 = std::chrono::steady_clock::now();
@@ -438,7 +440,7 @@ NB_MODULE(_native, m) {
         "output"_a, "left_payloads"_a, "right_payloads"_a, "algorithm"_a, "backend"_a,
         "strategy"_a, "device_budget"_a.none(), "device"_a, "index_type"_a, "nulls_equal"_a);
   m.def("group_by", &group_by_columns, "input"_a, "keys"_a, "aggs"_a, "algorithm"_a, "backend"_a,
-        "sort"_a, "device"_a);
+        "sort"_a, "device_budget"_a.none(), "device"_a);
   m.def("device_count", [] { return joinery::device_count(); });
   m.def("busy_calls", [] { return worker_pool::instance().busy(); },
         "calls queued or running on the worker threads, those abandoned by Ctrl-C included");

@@ -64,6 +64,19 @@ def test_device_group_by_like_the_cpu():
         assert (got[name].get() == want[name]).all(), name
 
 
+def test_group_by_streams_host_data_past_its_budget():
+    rng = np.random.default_rng(4)
+    table = {"k": rng.integers(0, 3000, 2_000_000).astype(np.int32),
+             "v": rng.integers(-1000, 1000, 2_000_000).astype(np.int64)}
+    aggs = {"v": ["sum", "max", "mean"]}
+    got, stats = joinery.group_by(table, "k", aggs, sort=True, device_budget="8MiB",
+                                  return_stats=True)
+    assert stats.algorithm == "streamed"
+    want = joinery.group_by(table, "k", aggs, sort=True, backend="cpu")
+    for name in want:
+        assert (got[name] == want[name]).all(), name
+
+
 def test_a_budget_too_small_is_a_memory_error():
     left, right = random_tables(4)
     device_left = {n: cupy.asarray(v) for n, v in left.items()}

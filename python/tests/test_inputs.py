@@ -214,3 +214,8 @@ def test_aggregations_asked_twice_and_tiny_budgets_are_refused():
     with pytest.raises(ValueError, match="device_budget"):
         joinery.join(left, right, on="k", device_budget="0.0001kb")
     assert len(joinery.join(left, right, on="k", device_budget=np.int64(2**30))["k"]) == 4
+    with pytest.raises(ValueError, match="device_budget"):
+        joinery.group_by(left, "k", {"a": "sum"}, device_budget="lots")
+    grouped = joinery.group_by(left, "k", {"a": "sum"}, sort=True, device_budget="1GiB")
+    plain = joinery.group_by(left, "k", {"a": "sum"}, sort=True)
+    assert all(np.array_equal(grouped[n], plain[n]) for n in plain)
