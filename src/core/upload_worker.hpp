@@ -38,9 +38,18 @@ class upload_worker {
     ready_.notify_one();
     thread_.join();
   }
+  /// Runs f on the worker; its result or exception arrives through the future (a device the
+  /// worker could not make current fails every task with a clear error).
   template <class F>
   auto submit(F&& f) {
-    std::packaged_task<std::invoke_result_t<F>()> task(std::forward<F>(f));
+    std::packaged_task<std::invoke_result_t<F>()> task(
+      [this, g = std::forward<F>(f)]() mutable {
+        if (device_error_ != cudaSuccess) {
+          throw cuda_error(std::string("the upload thread could not make its GPU current: ") +
+                           cudaGetErrorString(device_error_));
+        }
+        return g();
+      });
     auto result = task.get_future();
     {
       std::lock_guard lock(mutex_);
@@ -52,7 +61,8 @@ class upload_worker {
 
  private:
   void loop(int device) {
-    bool const device_set = cudaSetDevice(device) == cudaSuccess;
+    device_error_ = cudaSetDevice(device);
+    if (device_error_ != cudaSuccess) { (void)cudaGetLastError(); }
     for (;;) {
       std::function<void()> task;
       {
@@ -62,7 +72,6 @@ class upload_worker {
         task = std::move(tasks_.front());
         tasks_.pop_front();
       }
-      if (!device_set) { (void)cudaGetLastError(); }
       task();  // exceptions travel to the future
     }
   }
@@ -71,6 +80,7 @@ class upload_worker {
   std::condition_variable ready_;
   std::deque<std::function<void()>> tasks_;
   bool stop_ = false;
+  cudaError_t device_error_ = cudaSuccess;  // written before the first task is taken
   std::thread thread_;  // last: started once the members above exist
 };
 

@@ -559,7 +559,8 @@ join_result triton_join(table_view const& build, size_type build_key, table_view
       if (build_bytes > group_bytes || r > group_rows_limit) {
         throw out_of_memory(
           "the triton join's partition " + std::to_string(p0) + " holds " + std::to_string(r) +
-          " build rows (" + std::to_string(build_bytes) + " bytes, many equal keys), more than "
+          " build rows (" + std::to_string(build_bytes) + " bytes: many equal keys, or data too "
+          "large for " + std::to_string(fanout) + " partitions under this budget), more than "
           "its group limit of " + std::to_string(group_bytes) + " bytes under the device memory "
           "budget of " + std::to_string(budget) + " bytes; a larger --device-budget, or the cpu "
           "backend, runs it");
