@@ -74,6 +74,9 @@ void write_csv(std::filesystem::path const& file, std::vector<std::string> const
                table_view const& t, existing_output if_exists = existing_output::refuse);
 
 /// NumPy .npy format 1.0/2.0/3.0, little-endian integers (i1..i8, u1..u8) and floats (f4, f8).
+/// Data of 1 MiB or more is a private memory mapping of the file rather than a copy: pages are
+/// read as they are first touched, writes to the column stay out of the file, and the file must
+/// not be truncated while the column lives.
 column read_npy(std::filesystem::path const& file);
 void write_npy(std::filesystem::path const& file, column_view const& c);
 /// A directory of `<name>.npy` files, one per column, columns ordered by name.

@@ -9,7 +9,10 @@
 #include <cstring>
 #include <limits>
 #include <optional>
+#include <memory>
 #include <system_error>
+
+#include <sys/mman.h>
 
 namespace joinery::io {
 
@@ -254,10 +257,48 @@ npy_header read_header(std::FILE* f, fs::path const& p) {
   return h;
 }
 
+/// Data of at least this many bytes is mapped instead of read: no copy out of the page cache,
+/// and pages are read as they are first touched (by the operation, or a GPU's staged upload).
+constexpr std::uint64_t map_min_bytes = std::uint64_t{1} << 20;
+
+/// The memory of one private mapping of a file as a resource: its one allocation is the data
+/// inside the mapping; freeing it unmaps the file and ends the resource. MAP_PRIVATE keeps
+/// writes to the column out of the file.
+class mapped_data final : public memory_resource {
+ public:
+  mapped_data(void* base, std::size_t length, std::size_t offset)
+      : base_(base), length_(length), offset_(offset) {}
+  mapped_data(mapped_data const&) = delete;
+  mapped_data& operator=(mapped_data const&) = delete;
+  ~mapped_data() override { (void)::munmap(base_, length_); }
+  [[nodiscard]] memory_space space() const noexcept override { return memory_space::host; }
+
+ private:
+  void* do_allocate(std::size_t, stream_ref) override {
+    return static_cast<unsigned char*>(base_) + offset_;
+  }
+  void do_deallocate(void*, std::size_t, stream_ref) noexcept override { delete this; }
+
+  void* base_;
+  std::size_t length_;
+  std::size_t offset_;
+};
+
 column read_npy_data(std::FILE* f, fs::path const& p, npy_header const& h) {
+  auto const bytes = static_cast<std::uint64_t>(h.rows) * size_of(h.type);
+  auto const at = std::ftell(f);
+  if (bytes >= map_min_bytes && at >= 0 && static_cast<std::uint64_t>(at) % size_of(h.type) == 0) {
+    auto const length = static_cast<std::size_t>(at) + static_cast<std::size_t>(bytes);
+    void* base = ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE, ::fileno(f), 0);
+    if (base != MAP_FAILED) {
+      auto owner = std::make_unique<mapped_data>(base, length, static_cast<std::size_t>(at));
+      column c(h.type, h.rows, owner.get());
+      (void)owner.release();  // the column's buffer frees it
+      return c;
+    }
+  }
   column c(h.type, h.rows);
-  detail::read_exactly(f, c.data(), static_cast<std::size_t>(h.rows) * size_of(h.type), p,
-                       ".npy file");
+  detail::read_exactly(f, c.data(), static_cast<std::size_t>(bytes), p, ".npy file");
   return c;
 }
 

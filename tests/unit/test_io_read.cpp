@@ -1,5 +1,5 @@
 // Reading CSV: line endings, rows longer than a parse chunk, blank lines; reading chosen columns
-// of CSV files and .npy directories.
+// of CSV files and .npy directories; large .npy columns mapped.
 #include "io_test_util.hpp"
 #include "support/threads.hpp"
 
@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -290,6 +291,43 @@ TEST(IoReadColumns, CsvOtherFieldsAreCountedNotParsed) {
   // The header is checked whole.
   write_bytes(path, "k,x:int128\n1,2\n");
   expect_error<joinery::input_error>([&] { (void)io::read_csv(path, {"k"}); }, {"int128"});
+}
+
+// Columns of 1 MiB or more are mapped, not read: every value as written, at every type width,
+// in a directory beside small (read) ones; writing into a mapped column leaves the file as it was.
+TEST(IoNpyMapped, LargeColumnsAreMappedAndWritesStayPrivate) {
+  temp_dir dir;
+  fs::create_directories(dir / "t");
+  std::vector<column> cols;
+  std::vector<std::string> names;
+  for (auto type : {type_id::int8, type_id::int32, type_id::uint64, type_id::float64}) {
+    cols.push_back(random_column(type, (size_type{1} << 21) + 7, 11 + static_cast<int>(type)));
+    names.push_back("c" + std::to_string(static_cast<int>(type)));
+  }
+  for (std::size_t k = 0; k < cols.size(); ++k) {
+    io::write_npy(dir / "t" / (names[k] + ".npy"), cols[k].view());
+  }
+  auto const before = read_bytes(dir / "t" / "c2.npy");
+  {
+    auto t = io::read_npy_dir(dir / "t");
+    ASSERT_EQ(t.data.num_columns(), 4);
+    for (std::size_t k = 0; k < cols.size(); ++k) {
+      expect_same_column(t.data.column(static_cast<size_type>(k)).view(), cols[k].view(), names[k]);
+    }
+    // c2 (int32, 8 MiB) is a mapping of its file.
+    bool mapped = false;
+    std::ifstream maps("/proc/self/maps");
+    for (std::string line; std::getline(maps, line);) {
+      mapped = mapped || line.find(fs::canonical(dir / "t" / "c2.npy").string()) != std::string::npos;
+    }
+    EXPECT_TRUE(mapped);
+    auto* v = t.data.column(1).data_as<std::int32_t>();
+    v[0] = v[0] + 1;
+    v[(size_type{1} << 21)] = 12345;
+  }
+  EXPECT_EQ(read_bytes(dir / "t" / "c2.npy"), before);
+  auto const again = io::read_npy(dir / "t" / "c2.npy");
+  expect_same_column(again.view(), cols[1].view(), "c2 again");
 }
 
 TEST(IoReadColumns, NpyDirOpensOnlyTheNamedFiles) {
