@@ -172,8 +172,10 @@ groupby_result streamed_groupby(table_view const& input, size_type key_column,
       partials.push_back(partial.columns.release());
       aggregate_seconds += seconds_since(t_chunk);
       // Past the merge size, and past twice what the last merge left (so that many groups do
-      // not cost a merge of all of them per chunk).
-      if (partials.size() > 1 && partial_rows > std::max(merge_rows, 2 * merged_rows)) {
+      // not cost a merge of all of them per chunk); past the groups' limit a merge comes first,
+      // and only the groups it leaves are held against the limit.
+      if (partials.size() > 1 && (partial_rows > std::max(merge_rows, 2 * merged_rows) ||
+                                  partial_rows > groups_limit)) {
         auto const t_merge = clock_type::now();
         merge(false);
         merged_rows = partial_rows;
