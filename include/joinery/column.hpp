@@ -4,6 +4,8 @@
 #include <joinery/types.hpp>
 
 #include <cstdint>
+#include <string>
+#include <string_view>
 #include <vector>
 
 namespace joinery {
@@ -19,6 +21,27 @@ class column_view {
         null_count_(null_count) {
     JOINERY_EXPECTS(size >= 0, "column size must not be negative");
     JOINERY_EXPECTS(size == 0 || data != nullptr, "a non-empty column needs data");
+    JOINERY_EXPECTS(!is_string(type), "string columns are made with column_view::strings");
+  }
+  /// A string column in Arrow's layout: `offsets` (int32 for string, int64 for large_string)
+  /// holds size + 1 entries, row i being chars[offsets[i], offsets[i + 1]); the first offset
+  /// need not be 0 (a slice of a larger array).
+  static column_view strings(type_id type, void const* offsets, char const* chars, size_type size,
+                             memory_space space, std::uint8_t const* null_mask = nullptr,
+                             size_type null_count = 0) {
+    JOINERY_EXPECTS(is_string(type), "column_view::strings takes string or large_string, not " +
+                                       std::string(to_string(type)));
+    JOINERY_EXPECTS(size >= 0, "column size must not be negative");
+    JOINERY_EXPECTS(offsets != nullptr, "a string column needs its size + 1 offsets");
+    column_view v;
+    v.type_ = type;
+    v.data_ = offsets;
+    v.chars_ = chars;
+    v.size_ = size;
+    v.space_ = space;
+    v.null_mask_ = null_mask;
+    v.null_count_ = null_count;
+    return v;
   }
   /// A host column over a std::vector (the vector must outlive the view).
   template <class T>
@@ -46,6 +69,17 @@ class column_view {
   [[nodiscard]] bool is_valid(size_type i) const noexcept {
     return null_mask_ == nullptr || ((null_mask_[i >> 3] >> (i & 7)) & 1u) != 0;
   }
+  /// String columns: the characters the offsets (data()) index.
+  [[nodiscard]] char const* chars() const noexcept { return chars_; }
+  /// Host-accessible string columns only: offset i (0 <= i <= size) and row i's characters.
+  [[nodiscard]] std::int64_t offset(size_type i) const noexcept {
+    return type_ == type_id::string ? static_cast<std::int32_t const*>(data_)[i]
+                                    : static_cast<std::int64_t const*>(data_)[i];
+  }
+  [[nodiscard]] std::string_view string_at(size_type i) const noexcept {
+    auto const b = offset(i);
+    return {chars_ + b, static_cast<std::size_t>(offset(i + 1) - b)};
+  }
 
  private:
   type_id type_ = type_id::int32;
@@ -54,6 +88,8 @@ class column_view {
   memory_space space_ = memory_space::host;
   std::uint8_t const* null_mask_ = nullptr;
   size_type null_count_ = 0;
+  char const* chars_ = nullptr;
+  friend class column;
 };
 
 /// Bytes of a validity mask for `rows` rows.
@@ -73,7 +109,11 @@ class column {
                           stream_ref stream = default_stream()) {
     return copy_of(column_view::of(v), mr, stream);
   }
-  /// Deep copy of `v` into the space of `mr` (nullptr: host), the mask included.
+  /// An uninitialised string column: size + 1 offsets and `chars` bytes of characters.
+  static column strings(type_id type, size_type size, std::size_t chars,
+                        memory_resource* mr = nullptr, stream_ref stream = default_stream());
+  /// Deep copy of `v` into the space of `mr` (nullptr: host), the mask included (a string
+  /// column's offsets rebased to start at 0).
   static column copy_of(column_view const& v, memory_resource* mr = nullptr,
                         stream_ref stream = default_stream());
 
@@ -90,6 +130,8 @@ class column {
   }
   /// Adds an all-valid mask in the column's space (any space) and returns it.
   std::uint8_t* make_nullable();
+  /// String columns: the characters (data() holds the offsets).
+  [[nodiscard]] char* chars() noexcept { return static_cast<char*>(chars_.data()); }
   [[nodiscard]] std::uint8_t* null_mask() noexcept {
     return static_cast<std::uint8_t*>(mask_.data());
   }
@@ -110,6 +152,7 @@ class column {
   size_type size_ = 0;
   buffer data_;
   buffer mask_;
+  buffer chars_;
   size_type null_count_ = 0;
 };
 

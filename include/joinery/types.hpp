@@ -12,15 +12,24 @@ namespace joinery {
 /// Sizes, row counts and row ids are 64-bit everywhere.
 using size_type = std::int64_t;
 
+/// string and large_string are Arrow's utf8 and large_utf8: size + 1 offsets (int32 / int64)
+/// into a buffer of characters (column_view::strings); every other type is fixed-width.
 enum class type_id : std::uint8_t {
-  int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64
+  int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64, string,
+  large_string
 };
 
+constexpr bool is_string(type_id t) noexcept {
+  return t == type_id::string || t == type_id::large_string;
+}
+
+/// Bytes of one value; for the string types, of one offset.
 constexpr std::size_t size_of(type_id t) noexcept {
   switch (t) {
     case type_id::int8: case type_id::uint8: return 1;
     case type_id::int16: case type_id::uint16: return 2;
-    case type_id::int32: case type_id::uint32: case type_id::float32: return 4;
+    case type_id::int32: case type_id::uint32: case type_id::float32: case type_id::string:
+      return 4;
     default: return 8;
   }
 }
@@ -71,8 +80,12 @@ decltype(auto) dispatch_type(type_id t, F&& f) {
     case type_id::uint64: return f(type_tag<std::uint64_t>{});
     case type_id::float32: return f(type_tag<float>{});
     case type_id::float64: return f(type_tag<double>{});
+    case type_id::string: case type_id::large_string: break;
   }
-  JOINERY_FAIL("unknown type id");
+  JOINERY_FAIL(is_string(t) ? std::string("a string column cannot be used here (strings are "
+                                          "join and group-by keys, join payloads and "
+                                          "COUNT / MIN / MAX values)")
+                            : std::string("unknown type id"));
 }
 
 /// Calls f(type_tag<T>{}) for the four key types; refuses any other type.

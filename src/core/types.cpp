@@ -6,8 +6,9 @@
 namespace joinery {
 
 namespace {
-constexpr std::array<std::string_view, 10> type_names = {
-  "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64"};
+constexpr std::array<std::string_view, 12> type_names = {
+  "int8",   "int16",  "int32",   "int64",   "uint8",  "uint16",
+  "uint32", "uint64", "float32", "float64", "string", "large_string"};
 }
 
 std::string_view to_string(type_id t) noexcept {
@@ -20,7 +21,8 @@ type_id type_from_string(std::string_view name) {
     if (type_names[i] == name) { return static_cast<type_id>(i); }
   }
   JOINERY_FAIL("unknown type '" + std::string(name) +
-               "'; known: int8 int16 int32 int64 uint8 uint16 uint32 uint64 float32 float64");
+               "'; known: int8 int16 int32 int64 uint8 uint16 uint32 uint64 float32 float64 "
+               "string large_string");
 }
 
 }  // namespace joinery

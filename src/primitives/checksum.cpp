@@ -4,11 +4,14 @@
 #include "primitives/checksum_dispatch.hpp"
 #endif
 
+#include "strings/string_ops.hpp"
+
 #include <string>
 
 namespace joinery {
 
 std::uint64_t checksum(column_view const& c, stream_ref stream) {
+  if (is_string(c.type())) { return detail::strings::checksum(c); }
   JOINERY_EXPECTS(!is_floating(c.type()),
                   "checksum needs an integer column, not " + std::string(to_string(c.type())));
   if (!host_accessible(c.space())) {

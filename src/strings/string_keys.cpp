@@ -1,0 +1,320 @@
+// Joins and group-bys over string columns, on the integer paths (string_keys.hpp).
+#include "strings/string_keys.hpp"
+
+#include "strings/string_ops.hpp"
+
+#include <joinery/primitives/checksum.hpp>
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <utility>
+
+namespace joinery::detail::strings {
+
+namespace {
+
+bool in_range(table_view const& t, size_type c) { return c >= 0 && c < t.num_columns(); }
+
+bool string_at(table_view const& t, size_type c) {
+  return in_range(t, c) && is_string(t.column(c).type());
+}
+
+void expect_host_results(memory_resource_ref mr, char const* what) {
+  JOINERY_EXPECTS(mr == nullptr || host_accessible(mr->space()),
+                  std::string(what) + " over string columns makes its result in host memory; "
+                                      "pass no memory resource, or a host one");
+}
+
+/// A column readable on the host (a copy when it lives on the device).
+column_view on_host(column const& c, std::vector<column>& keep) {
+  if (host_accessible(c.space())) { return c.view(); }
+  keep.push_back(column::copy_of(c.view()));
+  return keep.back().view();
+}
+
+/// The checksum of a result column as join_aggregate defines it: integers sign-extended, floats
+/// as their bits, strings as hash_bytes; NULLs add 0.
+std::uint64_t result_checksum(column_view const& c) {
+  if (is_string(c.type())) { return strings::checksum(c); }
+  if (is_floating(c.type())) {
+    auto const bits = c.type() == type_id::float32 ? type_id::uint32 : type_id::uint64;
+    return joinery::checksum(column_view(bits, c.data(), c.size(), c.space(), c.null_mask(),
+                                         c.null_count()));
+  }
+  return joinery::checksum(c);
+}
+
+/// How a payload reaches the integer join.
+enum class carried : std::uint8_t { as_is, ordinal, hashed };
+
+/// One side of the join as the integer join sees it: its columns with the stand-ins appended.
+struct side {
+  std::vector<column> owned;
+  std::vector<column_view> views;
+  std::vector<size_type> keys;
+  std::vector<size_type> payloads;
+  std::vector<carried> how;
+
+  size_type append(column&& c) {
+    owned.push_back(std::move(c));
+    views.push_back(owned.back().view());
+    return static_cast<size_type>(views.size()) - 1;
+  }
+};
+
+/// What turns an integer result batch back into the result over strings.
+struct decoder {
+  table_view build, probe;
+  std::vector<size_type> build_payloads, probe_payloads;
+  std::vector<carried> build_how, probe_how;
+  std::vector<column> dictionaries;  // per key pair; empty column where the key is not a string
+  std::vector<bool> string_key;
+  join_kind kind = join_kind::inner;
+
+  [[nodiscard]] bool carries_build() const {
+    return kind != join_kind::left_semi && kind != join_kind::left_anti;
+  }
+  [[nodiscard]] bool carries_probe() const {
+    return kind != join_kind::right_semi && kind != join_kind::right_anti;
+  }
+
+  /// Table form: [keys, build payloads, probe payloads] with codes and ordinals decoded.
+  void finish(join_result& r) const {
+    auto cols = r.columns.release();
+    std::vector<column> keep;
+    auto const nk = string_key.size();
+    for (std::size_t i = 0; i < nk && i < cols.size(); ++i) {
+      if (string_key[i]) { cols[i] = gather(dictionaries[i].view(), on_host(cols[i], keep)); }
+    }
+    std::size_t at = nk;
+    auto decode_side = [&](table_view const& t, std::vector<size_type> const& payloads,
+                           std::vector<carried> const& how) {
+      for (std::size_t j = 0; j < payloads.size(); ++j, ++at) {
+        if (how[j] == carried::ordinal) {
+          cols[at] = gather(t.column(payloads[j]), on_host(cols[at], keep));
+        }
+      }
+    };
+    if (carries_build()) { decode_side(build, build_payloads, build_how); }
+    if (carries_probe()) { decode_side(probe, probe_payloads, probe_how); }
+    r.aggregate.checksum = 0;
+    for (auto const& c : cols) { r.aggregate.checksum += result_checksum(c.view()); }
+    r.columns = table(std::move(cols));
+  }
+
+  /// Checksum of a table-form batch whose string payloads were carried as hashes, without
+  /// decoding it: string keys add the hash of their dictionary value.
+  [[nodiscard]] std::uint64_t hashed_checksum(join_result const& r,
+                                              std::vector<std::vector<std::uint64_t>> const& code_hashes) const {
+    std::uint64_t sum = 0;
+    std::vector<column> keep;
+    auto const& cols = r.columns;
+    for (size_type i = 0; i < cols.num_columns(); ++i) {
+      auto const v = on_host(cols.column(i), keep);
+      auto const k = static_cast<std::size_t>(i);
+      if (k < string_key.size() && string_key[k]) {
+        auto const* codes = v.data_as<std::uint32_t>();
+        auto const& h = code_hashes[k];
+        std::uint64_t s = 0;
+#pragma omp parallel for schedule(static) reduction(+ : s)
+        for (size_type row = 0; row < v.size(); ++row) {
+          if (v.is_valid(row)) { s += h[codes[row]]; }
+        }
+        sum += s;
+      } else {
+        sum += result_checksum(v);
+      }
+    }
+    return sum;
+  }
+};
+
+}  // namespace
+
+bool join_has_strings(table_view const& build, std::vector<size_type> const& build_keys,
+                      table_view const& probe, std::vector<size_type> const& probe_keys,
+                      join_options const& options) {
+  for (auto c : build_keys) { if (string_at(build, c)) { return true; } }
+  for (auto c : probe_keys) { if (string_at(probe, c)) { return true; } }
+  if (options.output == output_form::index) { return false; }
+  for (auto c : options.build_payloads) { if (string_at(build, c)) { return true; } }
+  for (auto c : options.probe_payloads) { if (string_at(probe, c)) { return true; } }
+  return false;
+}
+
+join_result string_join(table_view const& build, std::vector<size_type> const& build_keys,
+                        table_view const& probe, std::vector<size_type> const& probe_keys,
+                        join_options const& options, join_batch_sink const* sink,
+                        stream_ref stream, memory_resource_ref mr) {
+  JOINERY_EXPECTS(!build_keys.empty() && build_keys.size() == probe_keys.size(),
+                  "a join needs the same number of key columns on both sides (at least one), got " +
+                    std::to_string(build_keys.size()) + " build and " +
+                    std::to_string(probe_keys.size()) + " probe key columns");
+  expect_host_results(mr, "a join");
+  side b, p;
+  b.views = build.columns();
+  p.views = probe.columns();
+  decoder d;
+  d.build = build;
+  d.probe = probe;
+  d.kind = options.kind;
+  for (std::size_t i = 0; i < build_keys.size(); ++i) {
+    bool const bs = string_at(build, build_keys[i]);
+    bool const ps = string_at(probe, probe_keys[i]);
+    d.string_key.push_back(bs);
+    d.dictionaries.emplace_back();
+    if (!bs && !ps) {
+      b.keys.push_back(build_keys[i]);
+      p.keys.push_back(probe_keys[i]);
+      continue;
+    }
+    JOINERY_EXPECTS(bs && ps, "mismatched key types in key column pair " + std::to_string(i) +
+                                ": build key is " +
+                                std::string(in_range(build, build_keys[i]) ? to_string(build.column(build_keys[i]).type()) : "missing") +
+                                ", probe key is " +
+                                std::string(in_range(probe, probe_keys[i]) ? to_string(probe.column(probe_keys[i]).type()) : "missing") +
+                                "; a string key joins a string key");
+    auto dict = encode({build.column(build_keys[i]), probe.column(probe_keys[i])});
+    b.keys.push_back(b.append(std::move(dict.codes[0])));
+    p.keys.push_back(p.append(std::move(dict.codes[1])));
+    d.dictionaries.back() = std::move(dict.values);
+  }
+  bool const any_string_key =
+    std::find(d.string_key.begin(), d.string_key.end(), true) != d.string_key.end();
+  // The aggregate form over string keys runs as the table form, batch by batch, so that a key's
+  // checksum is its string's hash rather than its code.
+  bool const aggregate_by_table = options.output == output_form::aggregate && any_string_key;
+  auto const payload_form =
+    options.output == output_form::aggregate ? carried::hashed : carried::ordinal;
+  auto carry = [&](side& s, table_view const& t, std::vector<size_type> const& payloads) {
+    for (auto c : payloads) {
+      if (!string_at(t, c) || options.output == output_form::index) {
+        s.payloads.push_back(c);
+        s.how.push_back(carried::as_is);
+        continue;
+      }
+      auto const& col = t.column(c);
+      s.payloads.push_back(s.append(payload_form == carried::hashed ? hashes(col)
+                                                                    : row_ordinals(col)));
+      s.how.push_back(payload_form);
+    }
+  };
+  carry(b, build, options.build_payloads);
+  carry(p, probe, options.probe_payloads);
+  d.build_payloads = options.build_payloads;
+  d.probe_payloads = options.probe_payloads;
+  d.build_how = b.how;
+  d.probe_how = p.how;
+
+  join_options o = options;
+  o.build_payloads = b.payloads;
+  o.probe_payloads = p.payloads;
+  table_view const bt(b.views), pt(p.views);
+
+  if (aggregate_by_table) {
+    std::vector<std::vector<std::uint64_t>> code_hashes(d.string_key.size());
+    for (std::size_t i = 0; i < d.string_key.size(); ++i) {
+      if (!d.string_key[i]) { continue; }
+      auto const v = d.dictionaries[i].view();
+      auto& h = code_hashes[i];
+      h.resize(static_cast<std::size_t>(v.size()));
+#pragma omp parallel for schedule(static)
+      for (size_type c = 0; c < v.size(); ++c) { h[static_cast<std::size_t>(c)] = hash_bytes(v.string_at(c)); }
+    }
+    o.output = output_form::table;
+    join_aggregate total;
+    auto r = join_batches(bt, b.keys, pt, p.keys, o, [&](join_result&& batch) {
+      total.count += batch.aggregate.count;
+      total.checksum += d.hashed_checksum(batch, code_hashes);
+    }, stream, host_resource());
+    join_result out;
+    out.form = output_form::aggregate;
+    out.aggregate = total;
+    out.stats = r.stats;
+    return out;
+  }
+  if (sink != nullptr) {
+    if (options.output != output_form::table) {
+      return join_batches(bt, b.keys, pt, p.keys, o, *sink, stream, mr);
+    }
+    return join_batches(bt, b.keys, pt, p.keys, o, [&](join_result&& batch) {
+      d.finish(batch);
+      (*sink)(std::move(batch));
+    }, stream, mr);
+  }
+  auto r = join(bt, b.keys, pt, p.keys, o, stream, mr);
+  if (options.output == output_form::table) { d.finish(r); }
+  return r;
+}
+
+bool groupby_has_strings(table_view const& input, std::vector<size_type> const& keys,
+                         std::vector<aggregation> const& aggregations) {
+  for (auto c : keys) { if (string_at(input, c)) { return true; } }
+  for (auto const& a : aggregations) {
+    if (a.kind != aggregation_kind::count && string_at(input, a.column)) { return true; }
+  }
+  return false;
+}
+
+groupby_result string_groupby(table_view const& input, std::vector<size_type> const& keys,
+                              std::vector<aggregation> const& aggregations,
+                              groupby_options const& options, stream_ref stream,
+                              memory_resource_ref mr) {
+  expect_host_results(mr, "a group-by");
+  side s;
+  s.views = input.columns();
+  std::vector<column> key_dictionaries(keys.size());
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (!string_at(input, keys[i])) {
+      s.keys.push_back(keys[i]);
+      continue;
+    }
+    auto dict = encode({input.column(keys[i])});
+    s.keys.push_back(s.append(std::move(dict.codes[0])));
+    key_dictionaries[i] = std::move(dict.values);
+  }
+  // Aggregated string columns: one dictionary each, whose code order is string order, so that
+  // MIN / MAX of the codes are those of the strings.
+  std::map<size_type, std::pair<size_type, std::size_t>> encoded;  // column -> (codes, dictionary)
+  std::vector<column> value_dictionaries;
+  std::vector<aggregation> aggs = aggregations;
+  std::vector<int> decoded_by(aggregations.size(), -1);
+  for (std::size_t j = 0; j < aggs.size(); ++j) {
+    auto& a = aggs[j];
+    if (a.kind == aggregation_kind::count || !string_at(input, a.column)) { continue; }
+    JOINERY_EXPECTS(a.kind == aggregation_kind::count_valid || a.kind == aggregation_kind::min ||
+                      a.kind == aggregation_kind::max,
+                    std::string(to_string(a.kind)) + " over column " + std::to_string(a.column) +
+                      ", a string column; strings take count, count_valid, min and max");
+    auto it = encoded.find(a.column);
+    if (it == encoded.end()) {
+      auto dict = encode({input.column(a.column)});
+      auto const at = s.append(std::move(dict.codes[0]));
+      value_dictionaries.push_back(std::move(dict.values));
+      it = encoded.emplace(a.column, std::pair{at, value_dictionaries.size() - 1}).first;
+    }
+    if (a.kind != aggregation_kind::count_valid) {
+      decoded_by[j] = static_cast<int>(it->second.second);
+    }
+    a.column = it->second.first;
+  }
+  auto r = groupby(table_view(s.views), s.keys, aggs, options, stream, mr);
+  auto cols = r.columns.release();
+  std::vector<column> keep;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (string_at(input, keys[i])) {
+      cols[i] = gather(key_dictionaries[i].view(), on_host(cols[i], keep));
+    }
+  }
+  for (std::size_t j = 0; j < aggs.size(); ++j) {
+    if (decoded_by[j] < 0) { continue; }
+    auto& c = cols[keys.size() + j];
+    c = gather(value_dictionaries[static_cast<std::size_t>(decoded_by[j])].view(),
+               on_host(c, keep));
+  }
+  r.columns = table(std::move(cols));
+  return r;
+}
+
+}  // namespace joinery::detail::strings

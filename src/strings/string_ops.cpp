@@ -1,0 +1,353 @@
+// Host string operations: dictionary encoding, gathers and hashes (OpenMP).
+#include "strings/string_ops.hpp"
+
+#include "core/hash.hpp"
+
+#include <omp.h>
+#include <parallel/algorithm>
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <limits>
+#include <string>
+
+namespace joinery::detail::strings {
+
+namespace {
+
+constexpr std::int64_t int32_offset_max = std::numeric_limits<std::int32_t>::max();
+
+/// Partitions of the distinct pass: enough for every thread to take several, each small enough
+/// that its table stays in cache for typical inputs.
+int partition_bits_for(size_type rows) {
+  auto const per_partition = size_type{1} << 14;
+  auto const wanted = std::max<size_type>(1, rows / per_partition);
+  return std::clamp(static_cast<int>(std::bit_width(static_cast<std::uint64_t>(wanted))), 4, 12);
+}
+
+bool valid_at(std::uint8_t const* mask, size_type i) {
+  return mask == nullptr || ((mask[i >> 3] >> (i & 7)) & 1u) != 0;
+}
+
+/// A copy of `src`'s mask (or none) into `out`.
+void copy_mask(column_view const& src, column& out) {
+  if (!src.nullable()) { return; }
+  std::memcpy(out.make_nullable(), src.null_mask(), null_mask_bytes(src.size()));
+  out.set_null_count(src.null_count());
+}
+
+void set_offset(column& c, size_type i, std::int64_t v) {
+  if (c.type() == type_id::string) {
+    static_cast<std::int32_t*>(c.data())[i] = static_cast<std::int32_t>(v);
+  } else {
+    static_cast<std::int64_t*>(c.data())[i] = v;
+  }
+}
+
+/// A string column of `lengths.size() - 1` rows whose row i holds row_string(i), offsets from the
+/// exclusive prefix sums in `lengths` (which it overwrites); `type` widened to large_string past
+/// 2^31 - 1 characters.
+template <class RowString>
+column assemble(type_id type, std::vector<std::int64_t>& lengths, RowString const& row_string) {
+  auto const n = static_cast<size_type>(lengths.size()) - 1;
+  std::int64_t total = 0;
+  for (size_type i = 0; i < n; ++i) {
+    auto const len = lengths[static_cast<std::size_t>(i)];
+    lengths[static_cast<std::size_t>(i)] = total;
+    total += len;
+  }
+  lengths[static_cast<std::size_t>(n)] = total;
+  if (total > int32_offset_max) { type = type_id::large_string; }
+  auto out = column::strings(type, n, static_cast<std::size_t>(total));
+  char* chars = out.chars();
+#pragma omp parallel for schedule(static)
+  for (size_type i = 0; i <= n; ++i) {
+    set_offset(out, i, lengths[static_cast<std::size_t>(i)]);
+    if (i < n) {
+      auto const s = row_string(i);
+      if (!s.empty()) { std::memcpy(chars + lengths[static_cast<std::size_t>(i)], s.data(), s.size()); }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::uint64_t hash_bytes(std::string_view s) noexcept {
+  std::uint64_t h = mix64(0x9e3779b97f4a7c15ULL ^ s.size());
+  std::size_t i = 0;
+  for (; i + 8 <= s.size(); i += 8) {
+    std::uint64_t w;
+    std::memcpy(&w, s.data() + i, 8);
+    h = mix64(h ^ w) + 0x9e3779b97f4a7c15ULL;
+  }
+  if (i < s.size()) {
+    std::uint64_t w = 0;
+    std::memcpy(&w, s.data() + i, s.size() - i);
+    h = mix64(h ^ w ^ 0xff);
+  }
+  return h;
+}
+
+void expect_host(column_view const& c, std::string_view what) {
+  JOINERY_EXPECTS(host_accessible(c.space()),
+                  std::string(what) + " is a string column in device memory; string columns "
+                                      "are read on the host (pass host or pinned memory)");
+}
+
+dictionary encode(std::vector<column_view> const& columns) {
+  // Every valid row of every column, numbered through the columns one after the other.
+  std::vector<size_type> first_row(columns.size() + 1, 0);
+  for (std::size_t c = 0; c < columns.size(); ++c) {
+    JOINERY_EXPECTS(is_string(columns[c].type()), "dictionary encoding needs string columns");
+    expect_host(columns[c], "a key");
+    first_row[c + 1] = first_row[c] + columns[c].size();
+  }
+  auto const rows = first_row.back();
+  auto const column_of = [&](size_type g) {
+    return static_cast<std::size_t>(
+      std::upper_bound(first_row.begin(), first_row.end(), g) - first_row.begin() - 1);
+  };
+  auto const string_of = [&](size_type g) {
+    auto const c = column_of(g);
+    return columns[c].string_at(g - first_row[c]);
+  };
+
+  std::vector<std::uint64_t> hash(static_cast<std::size_t>(rows));
+  for (std::size_t c = 0; c < columns.size(); ++c) {
+    auto const& col = columns[c];
+    auto const base = first_row[c];
+#pragma omp parallel for schedule(static)
+    for (size_type i = 0; i < col.size(); ++i) {
+      hash[static_cast<std::size_t>(base + i)] = hash_bytes(col.string_at(i));
+    }
+  }
+  auto const valid = [&](size_type g) {
+    auto const c = column_of(g);
+    return valid_at(columns[c].null_count() > 0 ? columns[c].null_mask() : nullptr,
+                    g - first_row[c]);
+  };
+
+  // Partition the valid rows by the hash's top bits (a counting pass per thread's range, then a
+  // scatter), so that each partition's distinct strings are found by one thread alone.
+  int const bits = partition_bits_for(rows);
+  auto const parts = std::size_t{1} << bits;
+  auto const part_of = [&](size_type g) {
+    return static_cast<std::size_t>(hash[static_cast<std::size_t>(g)] >> (64 - bits));
+  };
+  int const threads = std::max(1, omp_get_max_threads());
+  std::vector<std::vector<size_type>> counts(static_cast<std::size_t>(threads),
+                                             std::vector<size_type>(parts + 1, 0));
+  auto const range_of = [&](int t) {
+    return std::pair{rows * t / threads, rows * (t + 1) / threads};
+  };
+#pragma omp parallel num_threads(threads)
+  {
+    int const t = omp_get_thread_num();
+    auto [lo, hi] = range_of(t);
+    auto& cnt = counts[static_cast<std::size_t>(t)];
+    for (size_type g = lo; g < hi; ++g) {
+      if (valid(g)) { ++cnt[part_of(g)]; }
+    }
+  }
+  std::vector<size_type> part_start(parts + 1, 0);
+  {
+    size_type at = 0;
+    for (std::size_t p = 0; p < parts; ++p) {
+      part_start[p] = at;
+      for (int t = 0; t < threads; ++t) {
+        auto const n = counts[static_cast<std::size_t>(t)][p];
+        counts[static_cast<std::size_t>(t)][p] = at;
+        at += n;
+      }
+    }
+    part_start[parts] = at;
+  }
+  std::vector<size_type> refs(static_cast<std::size_t>(part_start[parts]));
+#pragma omp parallel num_threads(threads)
+  {
+    int const t = omp_get_thread_num();
+    auto [lo, hi] = range_of(t);
+    auto& cursor = counts[static_cast<std::size_t>(t)];
+    for (size_type g = lo; g < hi; ++g) {
+      if (valid(g)) { refs[static_cast<std::size_t>(cursor[part_of(g)]++)] = g; }
+    }
+  }
+
+  // Distinct strings per partition (open addressing over the partition's rows); local ids in
+  // `local` per ref, the first row of each distinct string in `distinct`.
+  std::vector<std::uint32_t> local(refs.size());
+  std::vector<std::vector<size_type>> distinct(parts);
+#pragma omp parallel for schedule(dynamic, 1)
+  for (std::size_t p = 0; p < parts; ++p) {
+    auto const lo = part_start[p], hi = part_start[p + 1];
+    if (lo == hi) { continue; }
+    auto const slots = std::bit_ceil(static_cast<std::uint64_t>(2 * (hi - lo)));
+    std::vector<std::uint32_t> table(slots, ~std::uint32_t{0});  // local id, or empty
+    auto& mine = distinct[p];
+    for (auto k = lo; k < hi; ++k) {
+      auto const g = refs[static_cast<std::size_t>(k)];
+      auto const h = hash[static_cast<std::size_t>(g)];
+      auto const s = string_of(g);
+      for (auto slot = h & (slots - 1);; slot = (slot + 1) & (slots - 1)) {
+        auto& e = table[slot];
+        if (e == ~std::uint32_t{0}) {
+          e = static_cast<std::uint32_t>(mine.size());
+          mine.push_back(g);
+          local[static_cast<std::size_t>(k)] = e;
+          break;
+        }
+        auto const other = mine[e];
+        if (hash[static_cast<std::size_t>(other)] == h && string_of(other) == s) {
+          local[static_cast<std::size_t>(k)] = e;
+          break;
+        }
+      }
+    }
+  }
+
+  // Ranks of the distinct strings in byte order.
+  std::vector<size_type> part_base(parts + 1, 0);
+  for (std::size_t p = 0; p < parts; ++p) {
+    part_base[p + 1] = part_base[p] + static_cast<size_type>(distinct[p].size());
+  }
+  auto const count = part_base[parts];
+  JOINERY_EXPECTS(count <= static_cast<size_type>(std::numeric_limits<std::uint32_t>::max()),
+                  "string keys with " + std::to_string(count) +
+                    " distinct values do not fit 32-bit dictionary codes");
+  std::vector<size_type> first_of(static_cast<std::size_t>(count));  // distinct id -> a row
+  for (std::size_t p = 0; p < parts; ++p) {
+    std::copy(distinct[p].begin(), distinct[p].end(),
+              first_of.begin() + static_cast<std::ptrdiff_t>(part_base[p]));
+  }
+  std::vector<size_type> order(static_cast<std::size_t>(count));  // rank -> distinct id
+  for (size_type d = 0; d < count; ++d) { order[static_cast<std::size_t>(d)] = d; }
+  __gnu_parallel::sort(order.begin(), order.end(), [&](size_type a, size_type b) {
+    return string_of(first_of[static_cast<std::size_t>(a)]) <
+           string_of(first_of[static_cast<std::size_t>(b)]);
+  });
+  std::vector<std::uint32_t> rank(static_cast<std::size_t>(count));
+#pragma omp parallel for schedule(static)
+  for (size_type r = 0; r < count; ++r) {
+    rank[static_cast<std::size_t>(order[static_cast<std::size_t>(r)])] =
+      static_cast<std::uint32_t>(r);
+  }
+
+  dictionary out;
+  for (auto const& col : columns) {
+    out.codes.emplace_back(type_id::uint32, col.size());
+    auto* codes = out.codes.back().data_as<std::uint32_t>();
+    if (col.size() > 0) { std::memset(codes, 0, static_cast<std::size_t>(col.size()) * 4); }
+    copy_mask(col, out.codes.back());
+  }
+#pragma omp parallel for schedule(dynamic, 1)
+  for (std::size_t p = 0; p < parts; ++p) {
+    for (auto k = part_start[p]; k < part_start[p + 1]; ++k) {
+      auto const g = refs[static_cast<std::size_t>(k)];
+      auto const c = column_of(g);
+      out.codes[c].data_as<std::uint32_t>()[g - first_row[c]] =
+        rank[static_cast<std::size_t>(part_base[p] + local[static_cast<std::size_t>(k)])];
+    }
+  }
+
+  auto const string_at_rank = [&](size_type r) {
+    return string_of(first_of[static_cast<std::size_t>(order[static_cast<std::size_t>(r)])]);
+  };
+  std::vector<std::int64_t> lengths(static_cast<std::size_t>(count) + 1, 0);
+#pragma omp parallel for schedule(static)
+  for (size_type r = 0; r < count; ++r) {
+    lengths[static_cast<std::size_t>(r)] =
+      static_cast<std::int64_t>(string_at_rank(r).size());
+  }
+  bool const any_large = std::any_of(columns.begin(), columns.end(), [](auto const& c) {
+    return c.type() == type_id::large_string;
+  });
+  out.values = assemble(any_large ? type_id::large_string : type_id::string, lengths,
+                        string_at_rank);
+  return out;
+}
+
+column gather(column_view const& src, column_view const& ids) {
+  expect_host(src, "a gathered column");
+  JOINERY_EXPECTS(host_accessible(ids.space()), "string gathers take host row ids");
+  auto const n = ids.size();
+  std::vector<std::int64_t> row(static_cast<std::size_t>(n));
+  dispatch_type(ids.type(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_floating_point_v<T>) {
+      JOINERY_FAIL("string gathers take integer row ids");
+    } else {
+      auto const* in = static_cast<T const*>(ids.data());
+      auto const* mask = ids.null_count() > 0 ? ids.null_mask() : nullptr;
+      auto const* src_mask = src.null_count() > 0 ? src.null_mask() : nullptr;
+#pragma omp parallel for schedule(static)
+      for (size_type i = 0; i < n; ++i) {
+        auto const r = valid_at(mask, i) ? static_cast<std::int64_t>(in[i]) : -1;
+        row[static_cast<std::size_t>(i)] = r >= 0 && valid_at(src_mask, r) ? r : -1;
+      }
+    }
+  });
+  std::vector<std::int64_t> lengths(static_cast<std::size_t>(n) + 1, 0);
+  size_type nulls = 0;
+#pragma omp parallel for schedule(static) reduction(+ : nulls)
+  for (size_type i = 0; i < n; ++i) {
+    auto const r = row[static_cast<std::size_t>(i)];
+    if (r < 0) {
+      ++nulls;
+    } else {
+      lengths[static_cast<std::size_t>(i)] = src.offset(r + 1) - src.offset(r);
+    }
+  }
+  auto out = assemble(src.type(), lengths, [&](size_type i) {
+    auto const r = row[static_cast<std::size_t>(i)];
+    return r < 0 ? std::string_view{} : src.string_at(r);
+  });
+  if (nulls > 0) {
+    auto* mask = out.make_nullable();
+    std::memset(mask, 0, null_mask_bytes(n));
+#pragma omp parallel for schedule(static)
+    for (size_type byte = 0; byte < static_cast<size_type>(null_mask_bytes(n)); ++byte) {
+      std::uint8_t bits = 0;
+      for (size_type i = byte * 8; i < std::min(n, byte * 8 + 8); ++i) {
+        if (row[static_cast<std::size_t>(i)] >= 0) { bits |= static_cast<std::uint8_t>(1u << (i & 7)); }
+      }
+      mask[byte] = bits;
+    }
+    out.set_null_count(nulls);
+  }
+  return out;
+}
+
+column hashes(column_view const& src) {
+  expect_host(src, "a hashed column");
+  column out(type_id::uint64, src.size());
+  auto* h = out.data_as<std::uint64_t>();
+#pragma omp parallel for schedule(static)
+  for (size_type i = 0; i < src.size(); ++i) {
+    h[i] = src.is_valid(i) ? hash_bytes(src.string_at(i)) : 0;
+  }
+  copy_mask(src, out);
+  return out;
+}
+
+column row_ordinals(column_view const& src) {
+  column out(type_id::int64, src.size());
+  auto* o = out.data_as<std::int64_t>();
+#pragma omp parallel for schedule(static)
+  for (size_type i = 0; i < src.size(); ++i) { o[i] = i; }
+  copy_mask(src, out);
+  return out;
+}
+
+std::uint64_t checksum(column_view const& src) {
+  expect_host(src, "a string column");
+  std::uint64_t sum = 0;
+#pragma omp parallel for schedule(static) reduction(+ : sum)
+  for (size_type i = 0; i < src.size(); ++i) {
+    if (src.is_valid(i)) { sum += hash_bytes(src.string_at(i)); }
+  }
+  return sum;
+}
+
+}  // namespace joinery::detail::strings

@@ -1,0 +1,45 @@
+#pragma once
+// Internal: host operations on string columns (Arrow's layout) that let joins and group-bys run
+// on strings through their integer paths: a dictionary shared by several columns (codes in the
+// strings' byte order), gathers of strings by row id or code, and a hash per string.
+#include <joinery/column.hpp>
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+namespace joinery::detail::strings {
+
+/// 64-bit hash of a string's bytes (the checksum of a string value).
+std::uint64_t hash_bytes(std::string_view s) noexcept;
+
+/// Codes of several string columns over one dictionary: codes[i] is uint32 per row of column i
+/// (its validity mask copied; NULL rows hold 0), `values` the distinct valid strings in
+/// ascending byte order, so that code order is string order.
+struct dictionary {
+  std::vector<column> codes;
+  column values;
+};
+
+/// One pass of hashing, a partitioned distinct pass and a sort of the distinct strings. The
+/// columns must be host-accessible.
+dictionary encode(std::vector<column_view> const& columns);
+
+/// out[i] = src[ids[i]]; NULL where ids[i] is NULL or negative. `ids` is any integer column
+/// (host-accessible); `src` a host-accessible string column. The result is `src`'s type, or
+/// large_string when its characters pass 2^31 - 1 bytes.
+column gather(column_view const& src, column_view const& ids);
+
+/// uint64 hash_bytes of every row (the string's mask copied).
+column hashes(column_view const& src);
+
+/// int64 0..n-1 with the string column's mask: a stand-in payload that a join carries as row ids.
+column row_ordinals(column_view const& src);
+
+/// The wrapping sum of hash_bytes over the valid rows.
+std::uint64_t checksum(column_view const& src);
+
+/// Throws logic_error unless `c` (a string column) is host-accessible; `what` names it.
+void expect_host(column_view const& c, std::string_view what);
+
+}  // namespace joinery::detail::strings
