@@ -81,8 +81,9 @@ def join(left, right, on=None, left_on=None, right_on=None, how: str = "inner", 
     columns are null where nothing matched), "right" every row of ``right``, "full" (or
     pandas' "outer") both; "semi" / "anti" keep the rows of ``left`` that have / have no match
     in ``right`` (left columns only). The key columns come out once, filled from ``right``
-    where a row has no ``left`` row. Keys and values may be any integer or float type and
-    hold nulls: a null key matches nothing unless ``nulls_equal`` (a NaN key never matches).
+    where a row has no ``left`` row. Keys and values may be any integer, float or string type
+    and hold nulls: a null key matches nothing unless ``nulls_equal`` (a NaN key never matches);
+    string keys join string keys.
     Rows of the result are in no particular order.
 
     Tables may be pyarrow Tables or RecordBatches, pandas, polars or DuckDB results (anything

@@ -52,6 +52,35 @@ def _synchronize_device_producer(obj) -> None:
         torch.cuda.synchronize(obj.device)
 
 
+def _strings_through_arrow(obj, name: str):
+    """A column of Python strings (NumPy str / object arrays, pandas object or string columns)
+    as an Arrow string array, or None when `obj` holds no strings."""
+    import numpy as np
+
+    kind = getattr(getattr(obj, "dtype", None), "kind", None)
+    if kind not in ("O", "U", "T") and str(getattr(obj, "dtype", "")) not in ("string", "str"):
+        return None
+    try:
+        import pyarrow as pa
+    except ImportError:
+        raise TypeError(f"column {name!r} holds strings: reading them needs pyarrow "
+                        "(pip install pyarrow)") from None
+    try:
+        arrow = (pa.Array.from_pandas(obj) if _module_of(obj) == "pandas"
+                 else pa.array(np.asarray(obj), from_pandas=True))
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
+        raise TypeError(f"column {name!r} has dtype {obj.dtype} but is not a column of "
+                        f"strings: {e}") from None
+    if isinstance(arrow, pa.ChunkedArray):
+        arrow = arrow.combine_chunks()
+    if pa.types.is_null(arrow.type):  # only None / NaN: a string column of nulls
+        arrow = arrow.cast(pa.string())
+    if not (pa.types.is_string(arrow.type) or pa.types.is_large_string(arrow.type)):
+        raise TypeError(f"column {name!r} has dtype {obj.dtype} holding {arrow.type} values: "
+                        "joinery takes integer, float32 / float64 and string columns")
+    return arrow
+
+
 def _host_array(obj, name: str):
     import numpy as np
 
@@ -88,6 +117,10 @@ def read_column(obj, name: str):
             obj = cupy.asarray(obj)
         _synchronize_device_producer(obj)
         return _native.column_from_array(obj, name), DEVICE, obj
+    strings = _strings_through_arrow(obj, name)
+    if strings is not None:
+        columns = _native.columns_from_arrow_array(*strings.__arrow_c_array__())
+        return _single(columns, name), (PANDAS if _module_of(obj) == "pandas" else NUMPY), strings
     if _module_of(obj) == "pandas":
         numpy_dtype = getattr(obj.dtype, "numpy_dtype", None)  # nullable and Arrow-backed dtypes
         if numpy_dtype is not None:

@@ -59,7 +59,7 @@ def _valid_flags(native, i: int, rows: int):
 def _arrow_array(native, i: int):
     import pyarrow as pa
 
-    if not native.on_device(i):
+    if not native.on_device(i) or native.is_string(i):
         return pa.array(_ArrowColumn(native, i))
     values = _host_values(native, i)
     valid = _valid_flags(native, i, len(values))
@@ -67,6 +67,8 @@ def _arrow_array(native, i: int):
 
 
 def _numpy_array(native, i: int):
+    if native.is_string(i):  # object array of str, None for nulls (pandas' and pyarrow's form)
+        return _arrow_array(native, i).to_numpy(zero_copy_only=False)
     values = _host_values(native, i)
     valid = _valid_flags(native, i, len(values))
     if valid is None:
@@ -77,6 +79,9 @@ def _numpy_array(native, i: int):
 
 
 def _cupy_array(native, i: int):
+    if native.is_string(i):
+        raise TypeError("a string column cannot be a CuPy array: ask for result='arrow', "
+                        "'polars', 'pandas' or 'numpy'")
     import cupy
 
     values = native.array(i)

@@ -7,6 +7,8 @@
 #include <joinery/error.hpp>
 
 #include <bit>
+#include <limits>
+#include <memory>
 #include <cstring>
 #include <string_view>
 
@@ -48,11 +50,14 @@ type_id type_of_arrow_format(std::string_view f, std::string const& name) {
       case 'L': return type_id::uint64;
       case 'f': return type_id::float32;
       case 'g': return type_id::float64;
+      case 'u': return type_id::string;
+      case 'U': return type_id::large_string;
       default: break;
     }
   }
   refuse(quoted(name) + " has Arrow type " + describe_arrow_format(f) +
-         ": joinery takes integer (int8 .. uint64) and float32 / float64 columns");
+         ": joinery takes integer (int8 .. uint64), float32 / float64 and string (utf8, "
+         "large_utf8) columns" + (f == "vu" ? "; cast string_view to string first" : ""));
 }
 
 // The struct a capsule carries, moved out: the capsule is left with a released struct, which
@@ -103,8 +108,10 @@ std::int64_t count_nulls(std::uint8_t const* validity, std::int64_t begin, std::
 column_view view_of_arrow(ArrowArray const& a, std::int64_t parent_offset, std::int64_t rows,
                           type_id type, std::string const& name,
                           std::vector<std::vector<std::uint8_t>>& keep) {
-  if (a.n_buffers != 2 || a.n_children != 0) {
-    refuse(quoted(name) + ": an Arrow primitive array has 2 buffers and no children");
+  auto const buffers = is_string(type) ? 3 : 2;
+  if (a.n_buffers != buffers || a.n_children != 0) {
+    refuse(quoted(name) + ": an Arrow " + (is_string(type) ? "string" : "primitive") +
+           " array has " + std::to_string(buffers) + " buffers and no children");
   }
   std::int64_t const begin = a.offset + parent_offset;
   auto const* validity = static_cast<std::uint8_t const*>(a.buffers[0]);
@@ -125,6 +132,18 @@ column_view view_of_arrow(ArrowArray const& a, std::int64_t parent_offset, std::
       }
       mask = shifted.data();
     }
+  }
+  if (is_string(type)) {
+    // Offsets are read from the view's first row on; they index the whole character buffer.
+    static constexpr std::int64_t no_offsets[1] = {0};
+    auto const* offsets = static_cast<std::byte const*>(a.buffers[1]);
+    if (offsets == nullptr && rows > 0) { refuse(quoted(name) + ": Arrow string array without offsets"); }
+    auto const* chars = static_cast<char const*>(a.buffers[2]);
+    return column_view::strings(
+      type,
+      offsets ? static_cast<void const*>(offsets + begin * static_cast<std::int64_t>(size_of(type)))
+              : static_cast<void const*>(no_offsets),
+      chars ? chars : "", rows, memory_space::host, mask, nulls);
   }
   if (rows == 0) { return column_view(type, nullptr, 0, memory_space::host); }
   auto const* data = static_cast<std::byte const*>(a.buffers[1]);
@@ -196,15 +215,48 @@ std::vector<column_view> views_of_batch(array_owner& owner, batch_layout const& 
 }
 
 // One column of several chunks, gathered once into an owned host buffer.
+// String chunks one after the other (large_string past 2^31 - 1 characters).
+std::shared_ptr<column> concatenate_strings(type_id type, size_type rows,
+                                            std::vector<column_view> const& chunks) {
+  std::int64_t chars = 0;
+  for (auto const& c : chunks) { chars += c.offset(c.size()) - c.offset(0); }
+  if (chars > std::numeric_limits<std::int32_t>::max()) { type = type_id::large_string; }
+  auto out = std::make_shared<column>(column::strings(type, rows, static_cast<std::size_t>(chars)));
+  size_type row = 0;
+  std::int64_t at = 0;
+  auto set = [&](size_type i, std::int64_t v) {
+    if (type == type_id::string) {
+      static_cast<std::int32_t*>(out->data())[i] = static_cast<std::int32_t>(v);
+    } else {
+      static_cast<std::int64_t*>(out->data())[i] = v;
+    }
+  };
+  for (auto const& c : chunks) {
+    auto const first = c.offset(0);
+    for (size_type i = 0; i < c.size(); ++i) { set(row + i, at + c.offset(i) - first); }
+    auto const bytes = c.offset(c.size()) - first;
+    if (bytes > 0) { std::memcpy(out->chars() + at, c.chars() + first, static_cast<std::size_t>(bytes)); }
+    at += bytes;
+    row += c.size();
+  }
+  set(rows, at);
+  return out;
+}
+
 input_column gather_chunks(type_id type, std::vector<column_view> const& chunks) {
   size_type rows = 0;
   for (auto const& c : chunks) { rows += c.size(); }
-  auto gathered = std::make_shared<column>(type, rows);
-  auto* out = static_cast<std::byte*>(gathered->data());
-  for (auto const& c : chunks) {
-    auto const bytes = static_cast<std::size_t>(c.size()) * size_of(type);
-    if (bytes > 0) { std::memcpy(out, c.data(), bytes); }
-    out += bytes;
+  std::shared_ptr<column> gathered;
+  if (is_string(type)) {
+    gathered = concatenate_strings(type, rows, chunks);
+  } else {
+    gathered = std::make_shared<column>(type, rows);
+    auto* out = static_cast<std::byte*>(gathered->data());
+    for (auto const& c : chunks) {
+      auto const bytes = static_cast<std::size_t>(c.size()) * size_of(type);
+      if (bytes > 0) { std::memcpy(out, c.data(), bytes); }
+      out += bytes;
+    }
   }
   // Validity: the chunks' bits one after another (all valid where a chunk has no bitmap).
   size_type nulls = 0;
@@ -327,7 +379,11 @@ named_columns columns_from_arrow_stream(nb::capsule stream_capsule) {
   std::shared_ptr<void> all_batches =
     std::make_shared<std::vector<std::shared_ptr<array_owner>>>(std::move(batches));
   for (std::size_t i = 0; i < layout.types.size(); ++i) {
-    if (chunks[i].empty()) {
+    if (chunks[i].empty() && is_string(layout.types[i])) {
+      static constexpr std::int64_t no_offsets[1] = {0};
+      out.columns.push_back(input_column{
+        column_view::strings(layout.types[i], no_offsets, "", 0, memory_space::host), -1, nullptr, 0});
+    } else if (chunks[i].empty()) {
       out.columns.push_back(input_column{column_view(layout.types[i], nullptr, 0, memory_space::host), -1, nullptr, 0});
     } else if (chunks[i].size() == 1) {
       out.columns.push_back(input_column{chunks[i].front(), -1, all_batches, 0});

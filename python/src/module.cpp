@@ -273,6 +273,9 @@ result_columns run_join(join_request const& request) {
                           " were asked for");
       }
       out.types = request.result_types;
+      for (std::size_t i = 0; i < out.types.size(); ++i) {  // strings widen to large_string
+        if (is_string(out.columns[i]->type())) { out.types[i] = out.columns[i]->type(); }
+      }
     }
   }
   auto const& s = result.stats;
@@ -424,6 +427,7 @@ NB_MODULE(_native, m) {
   nb::class_<result_columns>(m, "ResultColumns")
     .def("__len__", &result_columns::size)
     .def("on_device", &result_columns::on_device)
+    .def("is_string", [](result_columns const& r, std::size_t i) { return is_string(r.at(i).type()); })
     .def("null_count", &result_columns::null_count)
     .def("arrow_capsules", &result_columns::arrow_capsules)
     .def("array", &result_columns::array)

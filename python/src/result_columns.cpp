@@ -23,6 +23,8 @@ char const* arrow_format(type_id t) {
     case type_id::uint64: return "L";
     case type_id::float32: return "f";
     case type_id::float64: return "g";
+    case type_id::string: return "u";
+    case type_id::large_string: return "U";
   }
   return "";
 }
@@ -37,7 +39,7 @@ nb::dlpack::dtype dlpack_dtype(type_id t) {
 // Owns what an exported ArrowArray points into.
 struct exported_array {
   std::shared_ptr<column> owner;
-  void const* buffers[2] = {nullptr, nullptr};
+  void const* buffers[3] = {nullptr, nullptr, nullptr};
 };
 
 void release_schema(ArrowSchema* s) { s->release = nullptr; }
@@ -92,10 +94,11 @@ nb::tuple result_columns::arrow_capsules(std::size_t i) const {
   auto* exported = new exported_array{columns[i]};
   exported->buffers[0] = view.null_count() > 0 ? view.null_mask() : nullptr;
   exported->buffers[1] = view.data();
+  exported->buffers[2] = view.chars();
   auto* array = new ArrowArray{};
   array->length = view.size();
   array->null_count = view.null_count();
-  array->n_buffers = 2;
+  array->n_buffers = is_string(view.type()) ? 3 : 2;
   array->buffers = exported->buffers;
   array->release = release_array;
   array->private_data = exported;
@@ -104,6 +107,9 @@ nb::tuple result_columns::arrow_capsules(std::size_t i) const {
 
 nb::object result_columns::array(std::size_t i) const {
   auto const& col = at(i);
+  if (is_string(col.type())) {
+    throw nb::type_error("a string column has no DLPack form: read it through Arrow");
+  }
   return array_over(const_cast<void*>(col.view().data()), static_cast<std::size_t>(col.size()),
                     dlpack_dtype(type(i)), on_device(i), device, columns[i]);
 }

@@ -143,8 +143,9 @@ def test_strided_numpy_views_are_copied_and_joined():
 
 def test_bad_inputs_are_refused_with_clear_errors():
     left, right = small_tables()
-    with pytest.raises(ValueError, match="string"):
-        joinery.join(pa.table({"k": ["a", "b"]}), pa.table({"k": ["a"]}), on="k")
+    with pytest.raises(ValueError, match="binary"):
+        joinery.join(pa.table({"k": pa.array([b"a", b"b"], pa.binary())}),
+                     pa.table({"k": pa.array([b"a"], pa.binary())}), on="k")
     with pytest.raises(TypeError, match="bool"):
         joinery.join({"k": np.array([1, 2]), "flag": np.array([True, False])}, right, on="k")
     with pytest.raises(ValueError, match="key"):
