@@ -40,23 +40,33 @@ struct csv_options {
   /// Not an aggregate, so that `{"a"}` stays a list of column names (an empty list must be
   /// spelled std::vector<std::string>{} beside these overloads).
   csv_options() = default;
-  /// An unquoted field that reads exactly this (after blanks around it are dropped) is a null,
-  /// as an empty field is; empty: only empty fields are.
+  /// An unquoted field that reads exactly this (after blanks around it are dropped; in a string
+  /// column, as written) is a null, as an empty field is; empty: only empty fields are. A quoted
+  /// field is never a null in a string column.
   std::string null_literal;
 };
 
-/// CSV: a header row of names, then integer rows. A header field may carry its type as
-/// `name:int32` (int8..int64, uint8..uint64; also float32/float64); unannotated columns are int64,
-/// or uint64 when a value needs it. An empty field is a null (and one reading
-/// csv_options::null_literal, unquoted). Fields may be quoted as RFC 4180 has it: `"..."` with
-/// `""` for a quote inside, holding commas and line breaks (a quoted number is read as the
-/// number; a quoted empty field is a null); names may be quoted too. Lines end in '\n', "\r\n"
-/// or a lone '\r' (mixed freely); every record after the header is a row, except that empty
-/// lines at the end of the file are dropped (as DuckDB and pandas do): an empty line inside is
-/// an error naming it, or in a one-column file a null, but in a one-column file trailing nulls
-/// (empty last lines) are dropped too. Throws input_error with the file, line and column on a
-/// missing file, a ragged or blank row, a non-integer or out-of-range value, a quote left open or
-/// text after a closing quote, a first line over 1 MiB.
+/// CSV: a header row of names, then rows. A header field may carry its type as `name:int32`
+/// (int8..int64, uint8..uint64, float32, float64, string, large_string); unannotated columns are
+/// int64, or uint64 when a value needs it (text is never inferred: a column of text must be
+/// annotated `name:string`, which the error for a non-number suggests). An empty field is a null
+/// (and one reading csv_options::null_literal, unquoted). Fields may be quoted as RFC 4180 has it:
+/// `"..."` with `""` for a quote inside, holding commas and line breaks (a quoted number is read as
+/// the number; in a number column a quoted empty field is a null); names may be quoted too.
+///
+/// String columns (Arrow's utf8, int32 offsets; large_string, int64 offsets, when annotated so or
+/// when the column's characters pass 2^31 - 1 bytes) hold a field's bytes as they are (UTF-8 or
+/// not, nothing decoded): an unquoted field as written, blanks included; a quoted field without
+/// its quotes (and blanks outside them), `""` inside read as `"`. A null is an unquoted empty
+/// field or an unquoted field equal to the null literal; a quoted empty field `""` is the empty
+/// string, not a null (as DuckDB and Arrow read it).
+///
+/// Lines end in '\n', "\r\n" or a lone '\r' (mixed freely); every record after the header is a
+/// row, except that empty lines at the end of the file are dropped (as DuckDB and pandas do): an
+/// empty line inside is an error naming it, or in a one-column file a null, but in a one-column
+/// file trailing nulls (empty last lines) are dropped too. Throws input_error with the file, line
+/// and column on a missing file, a ragged or blank row, a non-integer or out-of-range value, a
+/// quote left open or text after a closing quote, a first line over 1 MiB.
 named_table read_csv(std::filesystem::path const& file);
 named_table read_csv(std::filesystem::path const& file, csv_options const& options);
 /// Only the named columns, in the order named (a name repeated is read once): the other fields
@@ -66,14 +76,21 @@ named_table read_csv(std::filesystem::path const& file, std::vector<std::string>
 named_table read_csv(std::filesystem::path const& file, std::vector<std::string> const& columns,
                      csv_options const& options);
 /// Writes to a temporary name in the same directory and renames it when complete. Nulls are
-/// empty fields; columns other than int64 carry their type in the header; floats are written in
-/// their shortest round-trip form. A one-column table whose last row is null is refused
-/// (logic_error): that row would read back as a trailing blank line. An existing `file` is
-/// kept (input_error) unless `if_exists` is replace.
+/// empty fields; columns other than int64 carry their type in the header (`name:string`,
+/// `name:large_string`), so that the file reads back as the same table; floats are written in
+/// their shortest round-trip form. A string is quoted (quotes inside doubled) when it is empty
+/// (`""`, the empty string, which an empty field is not), holds a comma, quote, '\r' or '\n',
+/// starts or ends with a blank, or reads like a null marker a reader might be told of (NULL,
+/// null, NA, N/A, #N/A, NaN, None, \N in any case). A one-column table whose last row is null is
+/// refused (logic_error): that row would read back as a trailing blank line (an empty string is
+/// written `""` and reads back). An existing `file` is kept (input_error) unless `if_exists` is
+/// replace.
 void write_csv(std::filesystem::path const& file, std::vector<std::string> const& names,
                table_view const& t, existing_output if_exists = existing_output::refuse);
 
 /// NumPy .npy format 1.0/2.0/3.0, little-endian integers (i1..i8, u1..u8) and floats (f4, f8).
+/// Strings are not: writing a string column throws logic_error (write CSV instead); reading a
+/// dtype of strings or objects ('O', '<U..', '|S..') throws input_error.
 /// Data of 1 MiB or more is a private memory mapping of the file rather than a copy: pages are
 /// read as they are first touched, writes to the column stay out of the file, and the file must
 /// not be truncated while the column lives.
@@ -86,7 +103,7 @@ named_table read_npy_dir(std::filesystem::path const& dir);
 /// a file, listing the columns the directory has; logic_error for an empty list.
 named_table read_npy_dir(std::filesystem::path const& dir, std::vector<std::string> const& columns);
 /// Written into a temporary directory renamed into place when complete. Refuses columns with nulls
-/// (.npy has no nulls).
+/// (.npy has no nulls) and string columns (logic_error naming the column).
 void write_npy_dir(std::filesystem::path const& dir, std::vector<std::string> const& names,
                    table_view const& t, existing_output if_exists = existing_output::refuse);
 
@@ -95,7 +112,8 @@ void write_npy_dir(std::filesystem::path const& dir, std::vector<std::string> co
 /// count when the writer finishes. Like write_table, the target appears only complete: batches
 /// go to a temporary name beside it, renamed into place by finish(); a writer destroyed before
 /// finish() removes what it wrote and leaves the target as it was. Every batch holds the
-/// columns `types` names (host memory); .npy refuses nulls.
+/// columns `types` names (host memory); .npy refuses nulls, and string columns when the writer
+/// is made.
 class table_writer {
  public:
   /// Checks the path (format, an existing target to keep) and the names at once.

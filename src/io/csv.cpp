@@ -1,9 +1,12 @@
-// CSV of numbers with a header row. The reader loads the whole file, cuts it into chunks at record
-// boundaries and parses the chunks in parallel (OpenMP) straight into the output columns. Lines
-// end in '\n', "\r\n" or a lone '\r', mixed freely. Fields may be quoted as RFC 4180 has it
-// ("" inside is a quote; a quoted field may hold commas and line breaks): a file with quotes has
-// its record boundaries found by one sequential pass that follows them, one without by the
-// parallel count of line ends.
+// Reading CSV of numbers and strings with a header row (csv_writer.cpp writes it). The reader
+// loads the whole file, cuts it into chunks at record boundaries and parses the chunks in
+// parallel (OpenMP) straight into the output columns. Lines end in '\n', "\r\n" or a lone '\r',
+// mixed freely. Fields may be quoted as RFC 4180 has it ("" inside is a quote; a quoted field may
+// hold commas and line breaks): a file with quotes has its record boundaries found by one
+// sequential pass that follows them, one without by the parallel count of line ends. String
+// columns (csv_strings.*) gather their characters per chunk and are joined into one column after
+// the parse.
+#include "io/csv_strings.hpp"
 #include "io/io_detail.hpp"
 
 #include <algorithm>
@@ -36,10 +39,6 @@ constexpr std::size_t chunks_per_thread = 4;
 // line is a file that is not CSV or ends its lines in something we don't read ('\n',
 // "\r\n" and a lone '\r' are read); reading it as a header would give a table of no rows.
 constexpr std::size_t max_header_line_bytes = std::size_t{1} << 20;
-// The writer formats this many bytes per thread before writing them out.
-constexpr std::size_t write_block_bytes = std::size_t{4} << 20;
-// Widest field the writer produces: "-9223372036854775808" is 20, a shortest double 24.
-constexpr std::size_t max_field_chars = 32;
 constexpr std::size_t max_shown_value = 40;
 
 enum class field_status : std::uint8_t { ok, invalid, out_of_range };
@@ -86,7 +85,8 @@ struct csv_column {
   std::string name;
   type_id type = type_id::int64;
   bool annotated = false;  // unannotated: int64, widened to uint64 when a value needs it
-  void* data = nullptr;    // null: a column not read (its fields are only counted)
+  bool read = false;       // false: a column whose fields are only counted
+  void* data = nullptr;    // numbers: the output column's values
 };
 
 /// The first '\n' or '\r' in [p, end), or end. Eight bytes a step: a CR-only file has no '\n'
@@ -214,6 +214,7 @@ size_type count_line_ends(char const* b, char const* e) {
 /// What parsing one chunk found besides the values.
 struct chunk_result {
   std::vector<std::vector<size_type>> nulls;  // per column, rows
+  std::vector<detail::string_chunk> strings;  // per column, the values of string columns
   std::vector<size_type> first_big;           // per column, line of the first value above INT64_MAX
   std::vector<size_type> first_negative;      // per column, line of the first negative value
   size_type error_row = -1;
@@ -234,6 +235,12 @@ class csv_parser {
     r.nulls.assign(ncols_, {});
     r.first_big.assign(ncols_, -1);
     r.first_negative.assign(ncols_, -1);
+    r.strings.assign(ncols_, {});
+    for (std::size_t j = 0; j < ncols_; ++j) {
+      if (cols_[j].read && is_string(cols_[j].type)) {
+        r.strings[j].ends.reserve(static_cast<std::size_t>(rows));
+      }
+    }
     auto line = first_line;
     for (size_type row = first_row; row < first_row + rows; ++row) {
       size_type inner = 0;
@@ -289,15 +296,42 @@ class csv_parser {
       auto const* b = p;
       auto const* fe = f;
       p = f + 1;
-      if (cols_[j].data == nullptr) { continue; }
+      if (!cols_[j].read) { continue; }
+      if (is_string(cols_[j].type)) {
+        string_field(b, fe, quoted, escaped, j, row, r);
+        continue;
+      }
       field_text(b, fe, quoted);
       if (escaped) {
         return fail(r, row, line, "column '" + cols_[j].name + "': '" + shown(b, fe) +
-                                    "' is not a number");
+                                    "' is not a number" + text_hint(cols_[j]));
       }
       if (!parse_field(b, fe, quoted, j, row, line, r)) { return false; }
     }
     return true;
+  }
+
+  /// A field of a string column: its text as written. Empty or the null literal, unquoted, is a
+  /// null; a quoted empty field is the empty string.
+  void string_field(char const* b, char const* e, bool quoted, bool escaped, std::size_t j,
+                    size_type row, chunk_result& r) const {
+    auto& out = r.strings[j];
+    bool const null = !quoted && (b == e || (!null_literal_.empty() &&
+                                             std::string_view(b, static_cast<std::size_t>(e - b)) ==
+                                               null_literal_));
+    if (null) {
+      detail::append_null_string(out);
+      r.nulls[j].push_back(row);
+    } else {
+      detail::append_string_field(out, b, e, quoted, escaped);
+    }
+  }
+
+  /// For a column read as a number by default: how to read it as text instead.
+  static std::string text_hint(csv_column const& c) {
+    return c.annotated ? std::string()
+                       : "; to read it as text, annotate the header field as '" + c.name +
+                           ":string'";
   }
 
   bool parse_field(char const* b, char const* e, bool quoted, std::size_t j, size_type row,
@@ -340,7 +374,7 @@ class csv_parser {
                             " is out of range for " + what);
     }
     return fail(r, row, line, "column '" + c.name + "': '" + shown(b, e) + "' is not " +
-                          (is_floating(c.type) ? "a number" : "an integer"));
+                          (is_floating(c.type) ? "a number" : "an integer") + text_hint(c));
   }
 
   fs::path const& file_;
@@ -388,7 +422,7 @@ std::vector<csv_column> parse_header(fs::path const& file, char const* b, char c
       trim(tb, te);
       std::string_view const type_name(tb, static_cast<std::size_t>(te - tb));
       bool known = false;
-      for (int t = 0; t <= static_cast<int>(type_id::float64); ++t) {
+      for (int t = 0; t <= static_cast<int>(type_id::large_string); ++t) {
         if (to_string(static_cast<type_id>(t)) == type_name) {
           c.type = static_cast<type_id>(t);
           known = true;
@@ -396,7 +430,8 @@ std::vector<csv_column> parse_header(fs::path const& file, char const* b, char c
       }
       if (!known) {
         fail("column '" + std::string(nb, ne) + "' has unknown type '" + std::string(type_name) +
-             "'; known: int8 int16 int32 int64 uint8 uint16 uint32 uint64 float32 float64");
+             "'; known: int8 int16 int32 int64 uint8 uint16 uint32 uint64 float32 float64 string "
+             "large_string");
       }
       c.annotated = true;
     }
@@ -559,6 +594,11 @@ named_table read_csv_columns(fs::path const& file, std::vector<std::string> cons
   std::vector<column> out;
   out.reserve(picks.size());
   for (auto const j : picks) {
+    cols[j].read = true;
+    if (is_string(cols[j].type)) {
+      out.emplace_back();  // made from the chunks' values after the parse
+      continue;
+    }
     out.emplace_back(cols[j].type, rows);
     cols[j].data = out.back().data();
   }
@@ -593,6 +633,11 @@ named_table read_csv_columns(fs::path const& file, std::vector<std::string> cons
                         "' mixes negative values (line " + std::to_string(negative) +
                         ") with values above the int64 range (line " + std::to_string(big) +
                         "); no 64-bit type holds both");
+    }
+    if (is_string(c.type)) {
+      std::vector<detail::string_chunk*> chunks;
+      for (auto& r : results) { chunks.push_back(&r.strings[j]); }
+      out[k] = detail::join_string_chunks(chunks, rows, c.type == type_id::large_string);
     }
     if (big >= 0) {
       column wide(type_id::uint64, rows);
@@ -638,107 +683,6 @@ named_table read_csv(fs::path const& file, csv_options const& options) {
 named_table read_csv(fs::path const& file, std::vector<std::string> const& columns,
                      csv_options const& options) {
   return read_csv_columns(file, &columns, options);
-}
-
-namespace detail {
-
-void check_csv_names(std::vector<std::string> const& names, std::string const& what) {
-  for (auto const& n : names) {
-    if (!n.empty() && (is_blank(n.front()) || is_blank(n.back()))) {
-      throw logic_error("writing " + what + ": column name '" + n +
-                        "' starts or ends with a blank, which reading would drop");
-    }
-  }
-}
-
-std::string csv_header(std::vector<std::string> const& names, std::vector<type_id> const& types) {
-  std::string header;
-  for (std::size_t j = 0; j < names.size(); ++j) {
-    if (j > 0) { header += ','; }
-    header += names[j];
-    if (types[j] != type_id::int64) {
-      header += ':';
-      header += to_string(types[j]);
-    }
-  }
-  header += '\n';
-  return header;
-}
-
-void append_csv_rows(std::FILE* f, table_view const& t, fs::path const& target) {
-  // Rows are formatted in parallel blocks into per-thread buffers written out in order.
-  auto const ncols = static_cast<std::size_t>(t.num_columns());
-  size_type const rows = t.num_rows();
-  std::size_t const row_bound = ncols * (max_field_chars + 1) + 1;
-  auto const block =
-    static_cast<size_type>(std::max<std::size_t>(1, write_block_bytes / row_bound));
-  int const threads = std::max(1, omp_get_max_threads());
-  auto const nbufs = static_cast<std::size_t>(
-    std::clamp<size_type>((rows + block - 1) / block, 1, threads));
-  std::vector<std::unique_ptr<char[]>> bufs;
-  std::vector<std::size_t> used(nbufs, 0);
-  for (std::size_t k = 0; k < nbufs; ++k) {
-    bufs.push_back(
-      std::make_unique_for_overwrite<char[]>(static_cast<std::size_t>(block) * row_bound));
-  }
-  auto const& columns = t.columns();
-  for (size_type base = 0; base < rows; base += block * static_cast<size_type>(nbufs)) {
-#pragma omp parallel for schedule(static, 1) num_threads(static_cast<int>(nbufs))
-    for (std::size_t k = 0; k < nbufs; ++k) {
-      size_type const lo = std::min(rows, base + static_cast<size_type>(k) * block);
-      size_type const hi = std::min(rows, lo + block);
-      char* out = bufs[k].get();
-      for (size_type i = lo; i < hi; ++i) {
-        for (std::size_t j = 0; j < ncols; ++j) {
-          if (j > 0) { *out++ = ','; }
-          auto const& c = columns[j];
-          if (!c.is_valid(i)) { continue; }
-          out = dispatch_type(c.type(), [&](auto tag) {
-            using T = typename decltype(tag)::type;
-            return std::to_chars(out, out + max_field_chars,
-                                 static_cast<T const*>(c.data())[i]).ptr;
-          });
-        }
-        *out++ = '\n';
-      }
-      used[k] = static_cast<std::size_t>(out - bufs[k].get());
-    }
-    for (std::size_t k = 0; k < nbufs; ++k) { write_all(f, bufs[k].get(), used[k], target); }
-  }
-}
-
-}  // namespace detail
-
-void write_csv(fs::path const& file, std::vector<std::string> const& names, table_view const& t,
-               existing_output if_exists) {
-  scoped_range const range("joinery::io::write_csv");
-  auto const what = "CSV " + quoted(file);
-  detail::check_for_writing(names, t, what, ",:\"\r\n");
-  detail::check_csv_names(names, what);
-  if (t.num_columns() == 1 && t.num_rows() > 0 && !t.column(0).is_valid(t.num_rows() - 1)) {
-    // Its null would be an empty last line, which reading drops as a trailing blank line.
-    throw logic_error("writing " + what + ": a one-column CSV cannot end with a null row (it "
-                      "would read back as a blank line); write .npy, or add a column");
-  }
-  auto const target = detail::normalized_target(file);
-  std::error_code ec;
-  detail::check_output_target(target, what, if_exists, output_format::csv);
-  std::vector<type_id> types;
-  for (auto const& c : t) { types.push_back(c.type()); }
-  auto const header = detail::csv_header(names, types);
-
-  detail::temp_guard tmp(detail::sibling_name(target, "tmp"));
-  detail::file_handle f(tmp.path(), "wbx");
-  if (!f) {
-    throw input_error("cannot write " + what + ": cannot create " + quoted(tmp.path()) + ": " +
-                      std::strerror(errno));
-  }
-  detail::write_all(f.get(), header.data(), header.size(), target);
-  detail::append_csv_rows(f.get(), t, target);
-  detail::close_written(f, target);
-  fs::rename(tmp.path(), target, ec);
-  if (ec) { throw input_error("cannot write " + what + ": " + ec.message()); }
-  tmp.release();
 }
 
 }  // namespace joinery::io

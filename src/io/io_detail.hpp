@@ -93,6 +93,8 @@ std::size_t set_csv_min_chunk_bytes(std::size_t bytes);
 void check_for_writing(std::vector<std::string> const& names, table_view const& t,
                        std::string_view format, std::string_view forbidden);
 
+/// Throws logic_error for a type .npy cannot hold (strings), naming `what` and suggesting CSV.
+void check_npy_type(type_id type, std::string_view what);
 /// Writes one column in .npy format to `p` (not atomically: callers write to temporary names).
 void write_npy_file(std::filesystem::path const& p, column_view const& c);
 /// The .npy preamble and header of a 1-D array of `rows` values, padded to at least `min_bytes`

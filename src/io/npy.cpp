@@ -52,11 +52,20 @@ std::string_view descr_of(type_id t) {
     case type_id::uint64: return "<u8";
     case type_id::float32: return "<f4";
     case type_id::float64: return "<f8";
+    case type_id::string: case type_id::large_string: break;
   }
-  JOINERY_FAIL("unknown type id");
+  JOINERY_FAIL(is_string(t) ? std::string(".npy holds no string columns; write CSV")
+                            : std::string("unknown type id"));
 }
 
 type_id type_of_descr(std::string_view d, fs::path const& p) {
+  // Python objects ('O', pickled), fixed-width unicode ('U') and bytes ('S', 'a'), any order.
+  auto const kind = d.find_first_not_of("<>|=");
+  if (kind != std::string_view::npos &&
+      std::string_view("OUSa").find(d[kind]) != std::string_view::npos) {
+    bad_npy(p, "dtype '" + std::string(d) + "': strings in .npy are not supported; use CSV with a "
+               "name:string header or Arrow through Python");
+  }
   if (d.size() >= 2 && d.front() == '>' && d != ">i1" && d != ">u1") {
     bad_npy(p, "dtype '" + std::string(d) + "' is big-endian; only little-endian is supported");
   }
@@ -303,6 +312,7 @@ column read_npy_data(std::FILE* f, fs::path const& p, npy_header const& h) {
 }
 
 void check_npy_column(column_view const& c, std::string_view what) {
+  detail::check_npy_type(c.type(), what);
   if (!host_accessible(c.space())) {
     throw logic_error("writing " + std::string(what) +
                       ": the column is in device memory; copy it to the host first");
@@ -316,6 +326,14 @@ void check_npy_column(column_view const& c, std::string_view what) {
 }  // namespace
 
 namespace detail {
+
+void check_npy_type(type_id type, std::string_view what) {
+  if (is_string(type)) {
+    throw logic_error("writing " + std::string(what) + ": it is a " +
+                      std::string(to_string(type)) +
+                      " column and .npy holds no strings; write CSV (a .csv output path) instead");
+  }
+}
 
 std::string npy_header(type_id type, size_type rows, std::size_t min_bytes) {
   std::string dict = "{'descr': '" + std::string(descr_of(type)) +

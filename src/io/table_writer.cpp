@@ -48,17 +48,24 @@ table_writer::table_writer(fs::path const& path, std::vector<std::string> names,
   s.names = std::move(names);
   s.types = std::move(types);
   // The writers' own name checks, on an empty table of these types.
+  static constexpr std::int64_t no_rows_offset = 0;  // the one offset of an empty string column
   std::vector<column_view> empty;
-  for (auto t : s.types) { empty.emplace_back(t, nullptr, 0, memory_space::host); }
+  for (auto t : s.types) {
+    empty.push_back(is_string(t) ? column_view::strings(t, &no_rows_offset, nullptr, 0,
+                                                        memory_space::host)
+                                 : column_view(t, nullptr, 0, memory_space::host));
+  }
   table_view const shape{std::move(empty)};
   if (s.format == output_format::csv) {
     detail::check_for_writing(s.names, shape, s.what(), ",:\"\r\n");
     detail::check_csv_names(s.names, s.what());
   } else {
     detail::check_for_writing(s.names, shape, s.what(), "/\\");
-    for (auto const& n : s.names) {
+    for (std::size_t j = 0; j < s.names.size(); ++j) {
+      auto const& n = s.names[j];
       JOINERY_EXPECTS(n != "." && n != "..", "writing " + s.what() + ": '" + n +
                                                "' cannot be a file name");
+      detail::check_npy_type(s.types[j], "column '" + n + "' to " + s.what());
     }
   }
   s.replace = detail::check_output_target(s.target, s.what(), if_exists, s.format);

@@ -11,6 +11,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <algorithm>
 #include <fstream>
 #include <numeric>
 #include <sstream>
@@ -219,6 +220,37 @@ TEST_F(Cli, QuotedCsvWithANullLiteral) {
   expect_refused("groupby --input " + path("lineitem.csv") + " --key l_orderkey --agg sum:l_qty" +
                    on_backend(),
                  "'NULL'");
+}
+
+// String keys from CSV (`name:string`): quoted text with commas, the empty string (matches
+// itself) against an empty field (NULL, matches nothing); a string group-by sorted in byte
+// order, NULLs last, MIN of a string column.
+TEST_F(Cli, StringKeysFromCsv) {
+  write_text("nations.csv", "n_name:string,n_key\nFRANCE,1\n\"GERMANY, WEST\",2\n\"\",3\nJAPAN,4\n");
+  write_text("people.csv", "p_nation:string,p_age\nFRANCE,30\n\"GERMANY, WEST\",41\n,50\n"
+                           "JAPAN,22\nFRANCE,35\nPERU,60\n\"\",70\n");
+  auto const j = run("join --build " + path("nations.csv") + " --probe " + path("people.csv") +
+                     " --build-key n_name --probe-key p_nation --build-columns n_key"
+                     " --probe-columns p_age" + on_backend());
+  ASSERT_EQ(j.status, 0) << j.err;
+  std::vector<std::string> lines;
+  std::istringstream in(j.out);
+  for (std::string l; std::getline(in, l);) { lines.push_back(l); }
+  ASSERT_FALSE(lines.empty());
+  EXPECT_EQ(lines.front(), "p_nation,build.n_key,probe.p_age");
+  std::sort(lines.begin() + 1, lines.end());
+  EXPECT_EQ(std::vector<std::string>(lines.begin() + 1, lines.end()),
+            (std::vector<std::string>{"\"\",3,70", "\"GERMANY, WEST\",2,41", "FRANCE,1,30",
+                                      "FRANCE,1,35", "JAPAN,4,22"}));
+  auto const g = run("groupby --input " + path("people.csv") +
+                     " --key p_nation --agg count,max:p_age,min:p_nation --sort" + on_backend());
+  ASSERT_EQ(g.status, 0) << g.err;
+  EXPECT_EQ(g.out, "p_nation,count,max_p_age,min_p_nation\n\"\",1,70,\"\"\nFRANCE,2,35,FRANCE\n"
+                   "\"GERMANY, WEST\",1,41,\"GERMANY, WEST\"\nJAPAN,1,22,JAPAN\nPERU,1,60,PERU\n"
+                   ",1,50,\n");
+  expect_refused("groupby --input " + path("people.csv") + " --key p_age --agg sum:p_nation" +
+                   on_backend(),
+                 "strings take count");
 }
 
 // triton on the GPU under a budget smaller than its inputs' partitioned copies, against

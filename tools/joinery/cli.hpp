@@ -42,10 +42,11 @@ std::size_t parse_bytes(std::string const& s, char const* what);
 /// every GPU present; input_error for anything else.
 std::vector<int> parse_devices(std::string const& s, char const* what);
 /// Writes a host table as CSV (the header line when `header`, then rows) to a stream; nulls are
-/// empty fields.
+/// empty fields, strings are quoted where a reader needs it (an empty string is "").
 void print_csv(std::ostream& os, std::vector<std::string> const& names, table_view const& t,
                bool header = true);
-/// Wrapping uint64 sum of every integer value in the table (floating columns are skipped).
+/// Wrapping uint64 sum of every integer value in the table and of every string's hash (as
+/// joinery::checksum sums strings, and a join's aggregate form); floating columns are skipped.
 std::uint64_t table_checksum(table_view const& t);
 
 }  // namespace joinery::cli

@@ -1,11 +1,35 @@
 #include "cli.hpp"
 
 #include <joinery/error.hpp>
+#include <joinery/primitives/checksum.hpp>
 
 #include <charconv>
 #include <ostream>
+#include <string_view>
 
 namespace joinery::cli {
+
+namespace {
+
+/// Appends a string value as a CSV field: quoted (quotes inside doubled) when it is empty (so
+/// that it differs from a null), holds a comma, quote or line break, or starts or ends with a
+/// blank; as write_csv does, less its quoting of null markers such as NA.
+void append_csv_string(std::string& line, std::string_view v) {
+  bool const quote = v.empty() || v.find_first_of(",\"\r\n") != std::string_view::npos ||
+                     v.front() == ' ' || v.front() == '\t' || v.back() == ' ' || v.back() == '\t';
+  if (!quote) {
+    line += v;
+    return;
+  }
+  line += '"';
+  for (auto const c : v) {
+    line += c;
+    if (c == '"') { line += '"'; }
+  }
+  line += '"';
+}
+
+}  // namespace
 
 void output_args::check() const {
   if (given()) {
@@ -131,6 +155,10 @@ void print_csv(std::ostream& os, std::vector<std::string> const& names, table_vi
       if (c) { line += ','; }
       auto const& col = t.column(c);
       if (!col.is_valid(r)) { continue; }
+      if (is_string(col.type())) {
+        append_csv_string(line, col.string_at(r));
+        continue;
+      }
       dispatch_type(col.type(), [&](auto tag) {
         using T = typename decltype(tag)::type;
         auto const v = static_cast<T const*>(col.data())[r];
@@ -147,6 +175,10 @@ std::uint64_t table_checksum(table_view const& t) {
   std::uint64_t sum = 0;
   for (auto const& col : t) {
     if (is_floating(col.type())) { continue; }
+    if (is_string(col.type())) {  // the library's own string checksum (hashes of the values)
+      sum += checksum(col);
+      continue;
+    }
     dispatch_type(col.type(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       if constexpr (!std::is_floating_point_v<T>) {
