@@ -4,7 +4,7 @@
 #include "primitives/checksum_dispatch.hpp"
 #endif
 
-#include "strings/string_ops.hpp"
+#include "primitives/string_ops.hpp"
 
 #include <string>
 

@@ -1,5 +1,5 @@
 // Host string operations: dictionary encoding, gathers and hashes (OpenMP).
-#include "strings/string_ops.hpp"
+#include "primitives/string_ops.hpp"
 
 #include "core/hash.hpp"
 

@@ -1,11 +1,12 @@
 // Joins and group-bys over string columns, on the integer paths (string_keys.hpp).
 #include "strings/string_keys.hpp"
 
-#include "strings/string_ops.hpp"
+#include "primitives/string_ops.hpp"
 
 #include <joinery/primitives/checksum.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <string>
 #include <utility>
@@ -13,6 +14,20 @@
 namespace joinery::detail::strings {
 
 namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+double seconds_since(clock_type::time_point t0) {
+  return std::chrono::duration<double>(clock_type::now() - t0).count();
+}
+
+/// Adds the string phases to an inner result's statistics, its seconds to the whole call's.
+void add_string_phases(std::vector<phase_time>& phases, double& seconds, double encode,
+                       double decode, clock_type::time_point t0) {
+  phases.push_back({"strings: encode", encode});
+  if (decode > 0) { phases.push_back({"strings: decode", decode}); }
+  seconds = seconds_since(t0);
+}
 
 bool in_range(table_view const& t, size_type c) { return c >= 0 && c < t.num_columns(); }
 
@@ -152,6 +167,7 @@ join_result string_join(table_view const& build, std::vector<size_type> const& b
                     std::to_string(build_keys.size()) + " build and " +
                     std::to_string(probe_keys.size()) + " probe key columns");
   expect_host_results(mr, "a join");
+  auto const t0 = clock_type::now();
   side b, p;
   b.views = build.columns();
   p.views = probe.columns();
@@ -211,6 +227,7 @@ join_result string_join(table_view const& build, std::vector<size_type> const& b
   o.build_payloads = b.payloads;
   o.probe_payloads = p.payloads;
   table_view const bt(b.views), pt(p.views);
+  auto const encode_seconds = seconds_since(t0);
 
   if (aggregate_by_table) {
     std::vector<std::vector<std::uint64_t>> code_hashes(d.string_key.size());
@@ -232,19 +249,27 @@ join_result string_join(table_view const& build, std::vector<size_type> const& b
     out.form = output_form::aggregate;
     out.aggregate = total;
     out.stats = r.stats;
+    add_string_phases(out.stats.phases, out.stats.seconds, encode_seconds, 0, t0);
     return out;
   }
   if (sink != nullptr) {
-    if (options.output != output_form::table) {
-      return join_batches(bt, b.keys, pt, p.keys, o, *sink, stream, mr);
-    }
-    return join_batches(bt, b.keys, pt, p.keys, o, [&](join_result&& batch) {
-      d.finish(batch);
-      (*sink)(std::move(batch));
-    }, stream, mr);
+    double decode_seconds = 0;
+    auto r = options.output != output_form::table
+               ? join_batches(bt, b.keys, pt, p.keys, o, *sink, stream, mr)
+               : join_batches(bt, b.keys, pt, p.keys, o, [&](join_result&& batch) {
+                   auto const t_decode = clock_type::now();
+                   d.finish(batch);
+                   decode_seconds += seconds_since(t_decode);
+                   (*sink)(std::move(batch));
+                 }, stream, mr);
+    add_string_phases(r.stats.phases, r.stats.seconds, encode_seconds, decode_seconds, t0);
+    return r;
   }
   auto r = join(bt, b.keys, pt, p.keys, o, stream, mr);
+  auto const t_decode = clock_type::now();
   if (options.output == output_form::table) { d.finish(r); }
+  add_string_phases(r.stats.phases, r.stats.seconds, encode_seconds,
+                    options.output == output_form::table ? seconds_since(t_decode) : 0, t0);
   return r;
 }
 
@@ -262,6 +287,7 @@ groupby_result string_groupby(table_view const& input, std::vector<size_type> co
                               groupby_options const& options, stream_ref stream,
                               memory_resource_ref mr) {
   expect_host_results(mr, "a group-by");
+  auto const t0 = clock_type::now();
   side s;
   s.views = input.columns();
   std::vector<column> key_dictionaries(keys.size());
@@ -299,7 +325,9 @@ groupby_result string_groupby(table_view const& input, std::vector<size_type> co
     }
     a.column = it->second.first;
   }
+  auto const encode_seconds = seconds_since(t0);
   auto r = groupby(table_view(s.views), s.keys, aggs, options, stream, mr);
+  auto const t_decode = clock_type::now();
   auto cols = r.columns.release();
   std::vector<column> keep;
   for (std::size_t i = 0; i < keys.size(); ++i) {
@@ -314,6 +342,7 @@ groupby_result string_groupby(table_view const& input, std::vector<size_type> co
                on_host(c, keep));
   }
   r.columns = table(std::move(cols));
+  add_string_phases(r.stats.phases, r.stats.seconds, encode_seconds, seconds_since(t_decode), t0);
   return r;
 }
 

@@ -65,6 +65,7 @@ class keys_bench {
     if (log_.wants("join")) { joins(); }
     if (log_.wants("nulls")) { nulls(); }
     if (log_.wants("groupby")) { groupbys(); }
+    if (log_.wants("strings")) { strings(); }
   }
 
  private:
@@ -102,7 +103,7 @@ class keys_bench {
     j["form"] = std::string(to_string(form));
     j["build_rows"] = build.num_rows();
     j["probe_rows"] = probe.num_rows();
-    j["inputs"] = gpu_ ? "device" : "host";
+    j["inputs"] = gpu_ && section != "strings" ? "device" : "host";
     j["seconds"] = s;
     j["g_tuples_per_s"] = static_cast<double>(build.num_rows() + probe.num_rows()) / s / 1e9;
     if (baseline > 0) { j["vs_baseline"] = s / baseline; }
@@ -197,7 +198,7 @@ class keys_bench {
     j["section"] = "groupby";
     j["shape"] = shape;
     j["rows"] = t.num_rows();
-    j["inputs"] = gpu_ ? "device" : "host";
+    j["inputs"] = gpu_ && shape.find("_host") == std::string::npos ? "device" : "host";
     j["seconds"] = s;
     j["g_rows_per_s"] = static_cast<double>(t.num_rows()) / s / 1e9;
     if (baseline > 0) { j["vs_baseline"] = s / baseline; }
@@ -230,6 +231,73 @@ class keys_bench {
     auto const base = time_groupby("one_int64_key", one, {0}, 0);
     time_groupby("two_int32_keys", make(true, false), {0, 1}, base);
     time_groupby("one_int64_key_10pct_null_values", make(false, true), {0}, base);
+  }
+
+  /// Random ASCII strings of 8..24 characters (mean 16), one per id: six characters spell a
+  /// bijective scramble of the id (unique), the rest follow from its hash.
+  static column id_strings(std::int64_t n, std::function<std::int64_t(std::int64_t)> const& id) {
+    static constexpr char alphabet[] =
+      "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz-_";
+    auto const length = [&](std::int64_t i) { return 8 + static_cast<std::int64_t>(mix(static_cast<std::uint64_t>(id(i))) % 17); };
+    std::vector<std::int64_t> offsets(static_cast<std::size_t>(n) + 1, 0);
+    for (std::int64_t i = 0; i < n; ++i) { offsets[static_cast<std::size_t>(i) + 1] = offsets[static_cast<std::size_t>(i)] + length(i); }
+    auto c = column::strings(type_id::string, n, static_cast<std::size_t>(offsets.back()));
+    auto* o = static_cast<std::int32_t*>(c.data());
+    char* chars = c.chars();
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i <= n; ++i) {
+      o[i] = static_cast<std::int32_t>(offsets[static_cast<std::size_t>(i)]);
+      if (i == n) { continue; }
+      auto const v = static_cast<std::uint64_t>(id(i));
+      auto scrambled = (v * 0x9E3779B97ULL) & ((std::uint64_t{1} << 36) - 1);  // odd: bijective mod 2^36
+      char* out = chars + offsets[static_cast<std::size_t>(i)];
+      for (int k = 0; k < 6; ++k, scrambled >>= 6) { out[k] = alphabet[scrambled & 63]; }
+      auto h = mix(v ^ 0x5bd1e995);
+      for (std::int64_t k = 6; k < length(i); ++k) {
+        out[k] = alphabet[h & 63];
+        h = h >> 6 == 0 ? mix(h + static_cast<std::uint64_t>(k)) : h >> 6;
+      }
+    }
+    return c;
+  }
+
+  /// strings: a PK-FK join on string keys (|R| = rows / 2, |S| = rows, mean length 16) against
+  /// the same join on int64 ids, and a group-by of `rows` rows over 2^16 string keys against
+  /// int64 keys; every column in host memory (string columns are read on the host).
+  void strings() {
+    auto const s_rows = a_.rows;
+    auto const r_rows = a_.rows / 2;
+    auto const probe_id = [&](std::int64_t i) {
+      return static_cast<std::int64_t>(mix(a_.seed + static_cast<std::uint64_t>(i)) %
+                                       static_cast<std::uint64_t>(r_rows));
+    };
+    auto const build_id = [&](std::int64_t i) { return (i * 7919) % r_rows; };
+    auto const side = [&](std::int64_t n, std::function<std::int64_t(std::int64_t)> const& id) {
+      std::vector<column> c;
+      c.push_back(host_column<std::int64_t>(n, [&](std::int64_t i) { return id(i); }));
+      c.push_back(id_strings(n, id));
+      c.push_back(host_column<std::int32_t>(n, [&](std::int64_t i) {
+        return static_cast<std::int32_t>(mix(static_cast<std::uint64_t>(i) + 7) & 0x3fffffff); }));
+      return table(std::move(c));
+    };
+    auto const build = side(r_rows, build_id);
+    auto const probe = side(s_rows, probe_id);
+    for (auto form : {output_form::aggregate, output_form::table}) {
+      auto const base = time_join("strings", "one_int64_host", build, {0}, probe, {0}, {2}, {2},
+                                  form, 0);
+      time_join("strings", "string_mean16_host", build, {1}, probe, {1}, {2}, {2}, form, base);
+    }
+    auto const group = [&](std::int64_t i) {
+      return static_cast<std::int64_t>(mix(a_.seed * 7 + static_cast<std::uint64_t>(i)) & 0xffff);
+    };
+    std::vector<column> g;
+    g.push_back(host_column<std::int64_t>(s_rows, group));
+    g.push_back(id_strings(s_rows, group));
+    g.push_back(host_column<std::int32_t>(s_rows, [](std::int64_t i) {
+      return static_cast<std::int32_t>(i & 0xfffff); }));
+    table const t(std::move(g));
+    auto const base = time_groupby("one_int64_key_host", t, {0}, 0);
+    time_groupby("string_key_mean16_host", t, {1}, base);
   }
 
   keys_bench_args a_;

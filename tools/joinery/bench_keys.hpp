@@ -15,7 +15,7 @@ struct keys_bench_args {
   std::uint64_t seed = 42;
   std::string revision;
   std::string date;
-  /// Sections, comma-separated: join, nulls, groupby (empty: all).
+  /// Sections, comma-separated: join, nulls, groupby, strings (empty: all).
   std::string parts;
 };
 
@@ -26,6 +26,9 @@ struct keys_bench_args {
 /// groupby: rows rows, 2^16 groups, SUM of one int32 value: one int64 key against two int32
 /// keys, and the value without and with 10% NULLs. Inputs in device memory on the GPU backend
 /// (host memory on the CPU backend); wall times of the whole call, medians.
+/// strings: string keys (random ASCII, mean length 16) against int64 keys on the same rows, for
+/// a PK-FK join (aggregate and table forms, an int32 payload a side) and a group-by at 2^16
+/// groups; every input in host memory on both backends.
 void run_keys_bench(keys_bench_args const& a);
 
 }  // namespace joinery::cli
