@@ -96,7 +96,7 @@ void expect_host(column_view const& c, std::string_view what) {
                                       "are read on the host (pass host or pinned memory)");
 }
 
-dictionary encode(std::vector<column_view> const& columns) {
+dictionary encode(std::vector<column_view> const& columns, code_order order_wanted) {
   // Every valid row of every column, numbered through the columns one after the other.
   std::vector<size_type> first_row(columns.size() + 1, 0);
   for (std::size_t c = 0; c < columns.size(); ++c) {
@@ -223,10 +223,12 @@ dictionary encode(std::vector<column_view> const& columns) {
   }
   std::vector<size_type> order(static_cast<std::size_t>(count));  // rank -> distinct id
   for (size_type d = 0; d < count; ++d) { order[static_cast<std::size_t>(d)] = d; }
-  __gnu_parallel::sort(order.begin(), order.end(), [&](size_type a, size_type b) {
-    return string_of(first_of[static_cast<std::size_t>(a)]) <
-           string_of(first_of[static_cast<std::size_t>(b)]);
-  });
+  if (order_wanted == code_order::byte_order) {
+    __gnu_parallel::sort(order.begin(), order.end(), [&](size_type a, size_type b) {
+      return string_of(first_of[static_cast<std::size_t>(a)]) <
+             string_of(first_of[static_cast<std::size_t>(b)]);
+    });
+  }
   std::vector<std::uint32_t> rank(static_cast<std::size_t>(count));
 #pragma omp parallel for schedule(static)
   for (size_type r = 0; r < count; ++r) {

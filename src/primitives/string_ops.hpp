@@ -14,16 +14,19 @@ namespace joinery::detail::strings {
 std::uint64_t hash_bytes(std::string_view s) noexcept;
 
 /// Codes of several string columns over one dictionary: codes[i] is uint32 per row of column i
-/// (its validity mask copied; NULL rows hold 0), `values` the distinct valid strings in
-/// ascending byte order, so that code order is string order.
+/// (its validity mask copied; NULL rows hold 0), `values` the distinct valid strings, value c
+/// being the string of code c.
 struct dictionary {
   std::vector<column> codes;
   column values;
 };
 
-/// One pass of hashing, a partitioned distinct pass and a sort of the distinct strings. The
-/// columns must be host-accessible.
-dictionary encode(std::vector<column_view> const& columns);
+/// Whether codes must follow the strings' order (sorting, MIN / MAX) or only their equality.
+enum class code_order : std::uint8_t { any, byte_order };
+
+/// One pass of hashing and a partitioned distinct pass; with byte_order, a sort of the distinct
+/// strings (values ascending). The columns must be host-accessible.
+dictionary encode(std::vector<column_view> const& columns, code_order order);
 
 /// out[i] = src[ids[i]]; NULL where ids[i] is NULL or negative. `ids` is any integer column
 /// (host-accessible); `src` a host-accessible string column. The result is `src`'s type, or

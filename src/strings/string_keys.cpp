@@ -191,7 +191,7 @@ join_result string_join(table_view const& build, std::vector<size_type> const& b
                                 ", probe key is " +
                                 std::string(in_range(probe, probe_keys[i]) ? to_string(probe.column(probe_keys[i]).type()) : "missing") +
                                 "; a string key joins a string key");
-    auto dict = encode({build.column(build_keys[i]), probe.column(probe_keys[i])});
+    auto dict = encode({build.column(build_keys[i]), probe.column(probe_keys[i])}, code_order::any);
     b.keys.push_back(b.append(std::move(dict.codes[0])));
     p.keys.push_back(p.append(std::move(dict.codes[1])));
     d.dictionaries.back() = std::move(dict.values);
@@ -296,7 +296,8 @@ groupby_result string_groupby(table_view const& input, std::vector<size_type> co
       s.keys.push_back(keys[i]);
       continue;
     }
-    auto dict = encode({input.column(keys[i])});
+    auto dict = encode({input.column(keys[i])},
+                       options.sort_by_key ? code_order::byte_order : code_order::any);
     s.keys.push_back(s.append(std::move(dict.codes[0])));
     key_dictionaries[i] = std::move(dict.values);
   }
@@ -315,7 +316,7 @@ groupby_result string_groupby(table_view const& input, std::vector<size_type> co
                       ", a string column; strings take count, count_valid, min and max");
     auto it = encoded.find(a.column);
     if (it == encoded.end()) {
-      auto dict = encode({input.column(a.column)});
+      auto dict = encode({input.column(a.column)}, code_order::byte_order);
       auto const at = s.append(std::move(dict.codes[0]));
       value_dictionaries.push_back(std::move(dict.values));
       it = encoded.emplace(a.column, std::pair{at, value_dictionaries.size() - 1}).first;
