@@ -3,6 +3,7 @@
 #include "groupby/general_groupby.hpp"
 
 #include "core/backend_check.hpp"
+#include "core/wall_clock.hpp"
 #include "primitives/row_ops.hpp"
 
 #include <algorithm>
@@ -17,11 +18,8 @@ namespace joinery::detail {
 
 namespace {
 
-using clock_type = std::chrono::steady_clock;
-
-double seconds_since(clock_type::time_point t0) {
-  return std::chrono::duration<double>(clock_type::now() - t0).count();
-}
+using detail::clock_type;
+using detail::seconds_since;
 
 bool valid_index(table_view const& t, size_type c) { return c >= 0 && c < t.num_columns(); }
 

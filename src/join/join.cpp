@@ -3,6 +3,7 @@
 
 #include "core/backend_check.hpp"
 #include "core/cancel.hpp"
+#include "core/wall_clock.hpp"
 #include "cpu/cpu_join.hpp"
 #include "join/choose.hpp"
 #include "join/general/general_join.hpp"
@@ -27,11 +28,8 @@ namespace joinery {
 
 namespace {
 
-using clock_type = std::chrono::steady_clock;
-
-double seconds_since(clock_type::time_point t0) {
-  return std::chrono::duration<double>(clock_type::now() - t0).count();
-}
+using detail::clock_type;
+using detail::seconds_since;
 
 std::string list_names(std::vector<join_algorithm> const& v) {
   std::string s;

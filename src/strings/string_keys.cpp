@@ -1,6 +1,7 @@
 // Joins and group-bys over string columns, on the integer paths (string_keys.hpp).
 #include "strings/string_keys.hpp"
 
+#include "core/wall_clock.hpp"
 #include "primitives/string_ops.hpp"
 
 #include <joinery/primitives/checksum.hpp>
@@ -15,11 +16,8 @@ namespace joinery::detail::strings {
 
 namespace {
 
-using clock_type = std::chrono::steady_clock;
-
-double seconds_since(clock_type::time_point t0) {
-  return std::chrono::duration<double>(clock_type::now() - t0).count();
-}
+using detail::clock_type;
+using detail::seconds_since;
 
 /// Adds the string phases to an inner result's statistics, its seconds to the whole call's.
 void add_string_phases(std::vector<phase_time>& phases, double& seconds, double encode,

@@ -7,6 +7,7 @@
 // they do not fit the budget's share).
 #include "core/cancel.hpp"
 #include "core/upload_worker.hpp"
+#include "core/wall_clock.hpp"
 #include "groupby/gpu/gpu_groupby.hpp"
 #include "groupby/partial_plan.hpp"
 #include "primitives/rank_kernels.hpp"
@@ -38,11 +39,8 @@ struct streamed_groupby_policy {
   double merge_share = 0.08;
 };
 
-using clock_type = std::chrono::steady_clock;
-
-double seconds_since(clock_type::time_point t0) {
-  return std::chrono::duration<double>(clock_type::now() - t0).count();
-}
+using detail::clock_type;
+using detail::seconds_since;
 
 /// Column c of every partial result one after another, on the device (partial results hold no
 /// NULLs).

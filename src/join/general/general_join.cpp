@@ -3,6 +3,7 @@
 #include "join/general/general_join.hpp"
 
 #include "core/backend_check.hpp"
+#include "core/wall_clock.hpp"
 #include "primitives/row_ops.hpp"
 
 #include <joinery/primitives/checksum.hpp>
@@ -16,11 +17,8 @@ namespace joinery::detail {
 
 namespace {
 
-using clock_type = std::chrono::steady_clock;
-
-double seconds_since(clock_type::time_point t0) {
-  return std::chrono::duration<double>(clock_type::now() - t0).count();
-}
+using detail::clock_type;
+using detail::seconds_since;
 
 bool is_left_kind(join_kind k) {
   return k == join_kind::inner || k == join_kind::left_semi || k == join_kind::left_anti ||

@@ -5,6 +5,7 @@
 // this is; each chunk's result is delivered as it is made, or gathered into one result.
 #include "core/cancel.hpp"
 #include "core/upload_worker.hpp"
+#include "core/wall_clock.hpp"
 #include "join/gpu/gpu_join.hpp"
 #include "join/gpu/join_common.cuh"
 #include "join/gpu/join_inputs.hpp"
@@ -32,11 +33,8 @@ struct streamed_policy {
   double free_memory_share = 0.9;
 };
 
-using clock_type = std::chrono::steady_clock;
-
-double seconds_since(clock_type::time_point t0) {
-  return std::chrono::duration<double>(clock_type::now() - t0).count();
-}
+using detail::clock_type;
+using detail::seconds_since;
 
 template <class Id>
 __global__ void offset_ids_kernel(Id* __restrict__ ids, size_type n, size_type offset) {

@@ -19,6 +19,7 @@
 #include "core/cancel.hpp"
 #include "core/hash.hpp"
 #include "core/pinned_cache.hpp"
+#include "core/wall_clock.hpp"
 #include "join/gpu/gpu_join.hpp"
 #include "join/gpu/join_common.cuh"
 #include "join/gpu/join_inputs.hpp"
@@ -69,11 +70,8 @@ struct triton_policy {
   std::size_t pass_one_row_overhead = 8 + 4 + 2 * 16;
 };
 
-using clock_type = std::chrono::steady_clock;
-
-double seconds_since(clock_type::time_point t0) {
-  return std::chrono::duration<double>(clock_type::now() - t0).count();
-}
+using detail::clock_type;
+using detail::seconds_since;
 
 /// A CUDA event for ordering work between streams (no timing).
 class stream_event {
