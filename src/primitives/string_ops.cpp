@@ -48,16 +48,41 @@ void set_offset(column& c, size_type i, std::int64_t v) {
 /// A string column of `lengths.size() - 1` rows whose row i holds row_string(i), offsets from the
 /// exclusive prefix sums in `lengths` (which it overwrites); `type` widened to large_string past
 /// 2^31 - 1 characters.
+/// Exclusive prefix sums of `v` in place (its last entry becomes the total), in one block per
+/// thread: block sums, their scan, then each block's own scan.
+std::int64_t exclusive_scan(std::vector<std::int64_t>& v) {
+  auto const n = static_cast<size_type>(v.size());
+  int const threads = std::max(1, omp_get_max_threads());
+  std::vector<std::int64_t> block_sum(static_cast<std::size_t>(threads) + 1, 0);
+#pragma omp parallel num_threads(threads)
+  {
+    auto const t = omp_get_thread_num();
+    auto const lo = n * t / threads, hi = n * (t + 1) / threads;
+    std::int64_t sum = 0;
+    for (auto i = lo; i < hi; ++i) { sum += v[static_cast<std::size_t>(i)]; }
+    block_sum[static_cast<std::size_t>(t) + 1] = sum;
+#pragma omp barrier
+#pragma omp single
+    for (int b = 0; b < threads; ++b) {
+      block_sum[static_cast<std::size_t>(b) + 1] += block_sum[static_cast<std::size_t>(b)];
+    }
+    std::int64_t at = block_sum[static_cast<std::size_t>(t)];
+    for (auto i = lo; i < hi; ++i) {
+      auto const x = v[static_cast<std::size_t>(i)];
+      v[static_cast<std::size_t>(i)] = at;
+      at += x;
+    }
+  }
+  return block_sum.back();
+}
+
+/// Rows ahead whose characters a gather asks the memory system for (random reads overlap).
+constexpr size_type prefetch_distance = 16;
+
 template <class RowString>
 column assemble(type_id type, std::vector<std::int64_t>& lengths, RowString const& row_string) {
   auto const n = static_cast<size_type>(lengths.size()) - 1;
-  std::int64_t total = 0;
-  for (size_type i = 0; i < n; ++i) {
-    auto const len = lengths[static_cast<std::size_t>(i)];
-    lengths[static_cast<std::size_t>(i)] = total;
-    total += len;
-  }
-  lengths[static_cast<std::size_t>(n)] = total;
+  auto const total = exclusive_scan(lengths);
   if (total > int32_offset_max) { type = type_id::large_string; }
   auto out = column::strings(type, n, static_cast<std::size_t>(total));
   char* chars = out.chars();
@@ -164,16 +189,37 @@ dictionary encode(std::vector<column_view> const& columns, code_order order_want
     }
     part_start[parts] = at;
   }
-  std::vector<size_type> refs(static_cast<std::size_t>(part_start[parts]));
+  // A row and its hash, so that the distinct pass reads the hashes in order.
+  struct row_ref {
+    size_type row;
+    std::uint64_t hash;
+  };
+  std::vector<row_ref> refs(static_cast<std::size_t>(part_start[parts]));
 #pragma omp parallel num_threads(threads)
   {
     int const t = omp_get_thread_num();
     auto [lo, hi] = range_of(t);
     auto& cursor = counts[static_cast<std::size_t>(t)];
     for (size_type g = lo; g < hi; ++g) {
-      if (valid(g)) { refs[static_cast<std::size_t>(cursor[part_of(g)]++)] = g; }
+      if (valid(g)) {
+        refs[static_cast<std::size_t>(cursor[part_of(g)]++)] = {g, hash[static_cast<std::size_t>(g)]};
+      }
     }
   }
+  std::vector<std::uint64_t>().swap(hash);
+  // The random reads of a row's offset, then of its characters, asked for ahead of its turn.
+  auto const prefetch_row = [&](std::size_t k, std::size_t end) {
+    auto const ahead = static_cast<std::size_t>(prefetch_distance);
+    if (k + 2 * ahead < end) {
+      auto const g = refs[k + 2 * ahead].row;
+      auto const c = column_of(g);
+      __builtin_prefetch(static_cast<char const*>(columns[c].data()) +
+                         (g - first_row[c]) * static_cast<size_type>(size_of(columns[c].type())));
+    }
+    if (k + ahead < end) {
+      __builtin_prefetch(string_of(refs[k + ahead].row).data());
+    }
+  };
 
   // Distinct strings per partition (open addressing over the partition's rows); local ids in
   // `local` per ref, the first row of each distinct string in `distinct`.
@@ -186,20 +232,21 @@ dictionary encode(std::vector<column_view> const& columns, code_order order_want
     auto const slots = std::bit_ceil(static_cast<std::uint64_t>(2 * (hi - lo)));
     std::vector<std::uint32_t> table(slots, ~std::uint32_t{0});  // local id, or empty
     auto& mine = distinct[p];
+    std::vector<std::uint64_t> mine_hash;
     for (auto k = lo; k < hi; ++k) {
-      auto const g = refs[static_cast<std::size_t>(k)];
-      auto const h = hash[static_cast<std::size_t>(g)];
+      prefetch_row(static_cast<std::size_t>(k), static_cast<std::size_t>(hi));
+      auto const [g, h] = refs[static_cast<std::size_t>(k)];
       auto const s = string_of(g);
       for (auto slot = h & (slots - 1);; slot = (slot + 1) & (slots - 1)) {
         auto& e = table[slot];
         if (e == ~std::uint32_t{0}) {
           e = static_cast<std::uint32_t>(mine.size());
           mine.push_back(g);
+          mine_hash.push_back(h);
           local[static_cast<std::size_t>(k)] = e;
           break;
         }
-        auto const other = mine[e];
-        if (hash[static_cast<std::size_t>(other)] == h && string_of(other) == s) {
+        if (mine_hash[e] == h && string_of(mine[e]) == s) {
           local[static_cast<std::size_t>(k)] = e;
           break;
         }
@@ -243,12 +290,16 @@ dictionary encode(std::vector<column_view> const& columns, code_order order_want
     if (col.size() > 0) { std::memset(codes, 0, static_cast<std::size_t>(col.size()) * 4); }
     copy_mask(col, out.codes.back());
   }
+  std::vector<std::uint32_t*> code_of(columns.size());
+  for (std::size_t c = 0; c < columns.size(); ++c) {
+    code_of[c] = out.codes[c].data_as<std::uint32_t>();
+  }
 #pragma omp parallel for schedule(dynamic, 1)
   for (std::size_t p = 0; p < parts; ++p) {
     for (auto k = part_start[p]; k < part_start[p + 1]; ++k) {
-      auto const g = refs[static_cast<std::size_t>(k)];
+      auto const g = refs[static_cast<std::size_t>(k)].row;
       auto const c = column_of(g);
-      out.codes[c].data_as<std::uint32_t>()[g - first_row[c]] =
+      code_of[c][g - first_row[c]] =
         rank[static_cast<std::size_t>(part_base[p] + local[static_cast<std::size_t>(k)])];
     }
   }
@@ -290,20 +341,35 @@ column gather(column_view const& src, column_view const& ids) {
       }
     }
   });
+  // Each row's source offset (in `row`'s place) and length; the random reads of the offsets and
+  // then of the characters are asked for a few rows ahead.
   std::vector<std::int64_t> lengths(static_cast<std::size_t>(n) + 1, 0);
+  auto const offset_width = static_cast<std::int64_t>(size_of(src.type()));
+  auto const* offsets = static_cast<char const*>(src.data());
   size_type nulls = 0;
 #pragma omp parallel for schedule(static) reduction(+ : nulls)
   for (size_type i = 0; i < n; ++i) {
-    auto const r = row[static_cast<std::size_t>(i)];
+    if (i + prefetch_distance < n && row[static_cast<std::size_t>(i + prefetch_distance)] >= 0) {
+      __builtin_prefetch(offsets + row[static_cast<std::size_t>(i + prefetch_distance)] * offset_width);
+    }
+    auto& r = row[static_cast<std::size_t>(i)];
     if (r < 0) {
       ++nulls;
     } else {
-      lengths[static_cast<std::size_t>(i)] = src.offset(r + 1) - src.offset(r);
+      auto const b = src.offset(r);
+      lengths[static_cast<std::size_t>(i)] = src.offset(r + 1) - b;
+      r = b;
     }
   }
   auto out = assemble(src.type(), lengths, [&](size_type i) {
-    auto const r = row[static_cast<std::size_t>(i)];
-    return r < 0 ? std::string_view{} : src.string_at(r);
+    if (i + prefetch_distance < n && row[static_cast<std::size_t>(i + prefetch_distance)] >= 0) {
+      __builtin_prefetch(src.chars() + row[static_cast<std::size_t>(i + prefetch_distance)]);
+    }
+    auto const b = row[static_cast<std::size_t>(i)];
+    return b < 0 ? std::string_view{}
+                 : std::string_view(src.chars() + b, static_cast<std::size_t>(
+                                                      lengths[static_cast<std::size_t>(i) + 1] -
+                                                      lengths[static_cast<std::size_t>(i)]));
   });
   if (nulls > 0) {
     auto* mask = out.make_nullable();
