@@ -31,6 +31,7 @@ enum class groupby_algorithm : std::uint8_t {
 
 /// count: the group's rows (COUNT(*)); count_valid: its non-NULL values of the column
 /// (COUNT(column)). sum, min, max and avg skip NULL values and are NULL for a group without any.
+/// A string column takes count_valid, min and max (byte order) only.
 enum class aggregation_kind : std::uint8_t { count, sum, min, max, avg, count_valid };
 
 /// One aggregate over one column (count ignores the column).
@@ -79,7 +80,8 @@ groupby_result groupby(table_view const& input, size_type key_column,
                        groupby_options const& options = {}, stream_ref stream = default_stream(),
                        memory_resource_ref mr = nullptr);
 
-/// Groups on several key columns (up to 8, any integer or floating-point type, NULLs allowed):
+/// Groups on several key columns (up to 8, any integer, floating-point or string type, NULLs
+/// allowed; string columns in host memory, the result then in host memory, DESIGN.md 7.1b):
 /// rows whose key columns are all equal form a group; NULL keys form one group per combination
 /// (SQL's GROUP BY), all NaNs one group, -0.0 that of 0.0. Aggregated values may be any integer
 /// or floating-point type with NULLs. One int32/int64/uint32/uint64 key without NULLs and

@@ -1,7 +1,9 @@
 """joinery against DuckDB's SQL on TPC-H-shaped tables: orders x lineitem, customer outer joins
-with NULLs in the output, and lineitem grouped by (l_returnflag, l_linestatus) as in Q1. The
-tables follow TPC-H's shapes (sparse order keys, a third of the customers without orders,
-flags as one-letter codes, dates as day numbers) at a size that runs in CI."""
+with NULLs in the output, and lineitem grouped by (l_returnflag, l_linestatus) as in Q1; then the
+same with TPC-H's text as strings (comments carried, customers joined to nations by name, Q1's
+flags as strings with MIN / MAX of a comment). The tables follow TPC-H's shapes (sparse order
+keys, a third of the customers without orders, flags as one-letter codes, dates as day numbers)
+at a size that runs in CI."""
 import math
 
 import numpy as np
@@ -119,6 +121,83 @@ def test_lineitem_grouped_by_flag_and_status_as_q1(backend, tables):
                       "group by l_returnflag, l_linestatus "
                       "order by l_returnflag, l_linestatus").fetchall()
     names = ["l_returnflag", "l_linestatus"] + [f"{c}_{a}" for c, a in aggs]
+    rows = list(zip(*[got.column(n).to_pylist() for n in names]))
+    assert len(rows) == 6
+    assert_same_rows(rows, [tuple(r) for r in want])
+
+
+NATIONS = ["ALGERIA", "ARGENTINA", "BRAZIL", "CANADA", "EGYPT", "ETHIOPIA", "FRANCE", "GERMANY",
+           "INDIA", "INDONESIA", "IRAN", "IRAQ", "JAPAN", "JORDAN", "KENYA", "MOROCCO",
+           "MOZAMBIQUE", "PERU", "CHINA", "ROMANIA", "SAUDI ARABIA", "VIETNAM", "RUSSIA",
+           "UNITED KINGDOM", "UNITED STATES"]
+
+
+@pytest.fixture(scope="module")
+def string_tables(tables):
+    """The tables with TPC-H's text columns: names, comments, flags and nations as strings."""
+    customer, orders, lineitem = tables
+    rng = np.random.default_rng(23)
+    words = ["furiously", "quickly", "pending", "final", "deposits", "accounts", "ironic", "",
+             "slyly, carefully", 'the "special" requests']
+    comments = lambda n: pa.array(  # noqa: E731
+        [None if rng.random() < 0.03 else " ".join(rng.choice(words, rng.integers(1, 6)))
+         for _ in range(n)], pa.string())
+    customer = customer.append_column(
+        "c_name", pa.array([f"Customer#{k:09d}" for k in customer.column("c_custkey").to_pylist()]))
+    customer = customer.append_column(
+        "c_nation", pa.array([NATIONS[k % 25] for k in customer.column("c_nationkey").to_pylist()]))
+    orders = orders.append_column("o_comment", comments(orders.num_rows))
+    lineitem = lineitem.append_column(
+        "l_flag", pa.array([chr(x) for x in lineitem.column("l_returnflag").to_pylist()]))
+    lineitem = lineitem.append_column(
+        "l_status", pa.array([chr(x) for x in lineitem.column("l_linestatus").to_pylist()],
+                             pa.large_string()))
+    lineitem = lineitem.append_column("l_comment", comments(lineitem.num_rows))
+    nation = pa.table({"n_name": NATIONS[:20] + ["ATLANTIS"],  # five nations missing, one extra
+                       "n_regionkey": pa.array([i % 5 for i in range(21)], pa.int32())})
+    return customer, orders, lineitem, nation
+
+
+def test_orders_join_lineitem_carries_strings(backend, string_tables):
+    _, orders, lineitem, _ = string_tables
+    lines = lineitem.select(["l_orderkey", "l_linenumber", "l_flag", "l_comment"])
+    heads = orders.select(["o_orderkey", "o_custkey", "o_comment"])
+    got = joinery.join(lines, heads, left_on="l_orderkey", right_on="o_orderkey",
+                       backend=backend, result="arrow")
+    want = duckdb.sql("select l_orderkey, l_linenumber, l_flag, l_comment, o_custkey, o_comment "
+                      "from lines join heads on l_orderkey = o_orderkey").arrow().read_all()
+    columns = ["l_orderkey", "l_linenumber", "l_flag", "l_comment", "o_custkey", "o_comment"]
+    assert got.num_rows == lineitem.num_rows
+    assert canonical_rows(got, columns) == canonical_rows(want, columns)
+
+
+@pytest.mark.parametrize("how,sql", [("left", "left join"), ("full", "full outer join"),
+                                     ("right", "right join")])
+def test_customer_joins_nation_on_names_with_nulls(backend, string_tables, how, sql):
+    customer, _, _, nation = string_tables
+    people = customer.select(["c_custkey", "c_name", "c_nation"])
+    got = joinery.join(people, nation, left_on="c_nation", right_on="n_name", how=how,
+                       backend=backend, result="arrow")
+    want = duckdb.sql("select c_custkey, c_name, coalesce(c_nation, n_name) as c_nation, "
+                      f"n_regionkey from people {sql} nation on c_nation = n_name"
+                      ).arrow().read_all()
+    columns = ["c_custkey", "c_name", "c_nation", "n_regionkey"]
+    assert canonical_rows(got, columns) == canonical_rows(want, columns)
+    assert got.column("n_regionkey").null_count > 0 or how == "right"
+
+
+def test_lineitem_grouped_by_string_flags_as_q1(backend, string_tables):
+    _, _, lineitem, _ = string_tables
+    aggs = [("l_quantity", "sum"), ("l_extendedprice", "sum"), ("l_discount", "mean"),
+            ("l_comment", "count"), ("l_comment", "min"), ("l_comment", "max"),
+            ("l_orderkey", "size")]
+    got = joinery.group_by(lineitem, ["l_flag", "l_status"], aggs, sort=True, backend=backend,
+                           result="arrow")
+    want = duckdb.sql("select l_flag, l_status, sum(l_quantity), sum(l_extendedprice), "
+                      "avg(l_discount), count(l_comment), min(l_comment), max(l_comment), "
+                      "count(*) from lineitem group by l_flag, l_status "
+                      "order by l_flag, l_status").fetchall()
+    names = ["l_flag", "l_status"] + [f"{c}_{a}" for c, a in aggs]
     rows = list(zip(*[got.column(n).to_pylist() for n in names]))
     assert len(rows) == 6
     assert_same_rows(rows, [tuple(r) for r in want])
