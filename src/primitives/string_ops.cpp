@@ -121,7 +121,12 @@ void expect_host(column_view const& c, std::string_view what) {
                                       "are read on the host (pass host or pinned memory)");
 }
 
-dictionary encode(std::vector<column_view> const& columns, code_order order_wanted) {
+namespace {
+
+/// encode(), and with `probe` also the codes of probe's rows looked up in the dictionary (the
+/// dictionary's size where absent); `with_values` false leaves `values` empty.
+dictionary encode_rows(std::vector<column_view> const& columns, code_order order_wanted,
+                       column_view const* probe, column* probe_codes, bool with_values) {
   // Every valid row of every column, numbered through the columns one after the other.
   std::vector<size_type> first_row(columns.size() + 1, 0);
   for (std::size_t c = 0; c < columns.size(); ++c) {
@@ -225,14 +230,17 @@ dictionary encode(std::vector<column_view> const& columns, code_order order_want
   // `local` per ref, the first row of each distinct string in `distinct`.
   std::vector<std::uint32_t> local(refs.size());
   std::vector<std::vector<size_type>> distinct(parts);
+  std::vector<std::vector<std::uint32_t>> tables(parts);       // kept for probe's lookups
+  std::vector<std::vector<std::uint64_t>> distinct_hash(parts);
 #pragma omp parallel for schedule(dynamic, 1)
   for (std::size_t p = 0; p < parts; ++p) {
     auto const lo = part_start[p], hi = part_start[p + 1];
     if (lo == hi) { continue; }
     auto const slots = std::bit_ceil(static_cast<std::uint64_t>(2 * (hi - lo)));
-    std::vector<std::uint32_t> table(slots, ~std::uint32_t{0});  // local id, or empty
+    auto& table = tables[p];
+    table.assign(slots, ~std::uint32_t{0});  // local id, or empty
     auto& mine = distinct[p];
-    std::vector<std::uint64_t> mine_hash;
+    auto& mine_hash = distinct_hash[p];
     for (auto k = lo; k < hi; ++k) {
       prefetch_row(static_cast<std::size_t>(k), static_cast<std::size_t>(hi));
       auto const [g, h] = refs[static_cast<std::size_t>(k)];
@@ -304,6 +312,51 @@ dictionary encode(std::vector<column_view> const& columns, code_order order_want
     }
   }
 
+  if (probe != nullptr) {
+    // Each probe row in order: its hash's partition table, then the string of the slot's
+    // distinct value; the table slot of a row a few ahead is asked for early.
+    auto const n = probe->size();
+    *probe_codes = column(type_id::uint32, n);
+    auto* codes = probe_codes->data_as<std::uint32_t>();
+    std::vector<std::uint64_t> probe_hash(static_cast<std::size_t>(n));
+#pragma omp parallel for schedule(static)
+    for (size_type i = 0; i < n; ++i) {
+      probe_hash[static_cast<std::size_t>(i)] = hash_bytes(probe->string_at(i));
+    }
+    auto const home = [&](std::uint64_t h) {
+      auto const& t = tables[static_cast<std::size_t>(h >> (64 - bits))];
+      return std::pair{t.data(), t.empty() ? std::uint64_t{0} : (h & (t.size() - 1))};
+    };
+#pragma omp parallel for schedule(static)
+    for (size_type i = 0; i < n; ++i) {
+      if (i + prefetch_distance < n) {
+        auto const [t, slot] = home(probe_hash[static_cast<std::size_t>(i + prefetch_distance)]);
+        if (t != nullptr) { __builtin_prefetch(t + slot); }
+      }
+      auto code = static_cast<std::uint32_t>(count);
+      if (probe->is_valid(i)) {
+        auto const h = probe_hash[static_cast<std::size_t>(i)];
+        auto const p = static_cast<std::size_t>(h >> (64 - bits));
+        auto const& table = tables[p];
+        if (!table.empty()) {
+          auto const s = probe->string_at(i);
+          auto const mask = table.size() - 1;
+          for (auto slot = h & mask;; slot = (slot + 1) & mask) {
+            auto const e = table[slot];
+            if (e == ~std::uint32_t{0}) { break; }
+            if (distinct_hash[p][e] == h && string_of(distinct[p][e]) == s) {
+              code = rank[static_cast<std::size_t>(part_base[p] + e)];
+              break;
+            }
+          }
+        }
+      }
+      codes[i] = code;
+    }
+    copy_mask(*probe, *probe_codes);
+  }
+  if (!with_values) { return out; }
+
   auto const string_at_rank = [&](size_type r) {
     return string_of(first_of[static_cast<std::size_t>(order[static_cast<std::size_t>(r)])]);
   };
@@ -321,11 +374,29 @@ dictionary encode(std::vector<column_view> const& columns, code_order order_want
   return out;
 }
 
-column gather(column_view const& src, column_view const& ids) {
-  expect_host(src, "a gathered column");
+}  // namespace
+
+dictionary encode(std::vector<column_view> const& columns, code_order order) {
+  return encode_rows(columns, order, nullptr, nullptr, true);
+}
+
+looked_up encode_and_look_up(column_view const& build, column_view const& probe) {
+  JOINERY_EXPECTS(is_string(probe.type()), "dictionary lookups need string columns");
+  expect_host(probe, "a key");
+  looked_up out;
+  auto d = encode_rows({build}, code_order::any, &probe, &out.probe_codes, false);
+  out.build_codes = std::move(d.codes[0]);
+  return out;
+}
+
+namespace {
+
+/// Row ids as int64 (-1 where `ids` is NULL or negative, or where `src` is NULL at the id);
+/// nothing when `ids` is empty.
+void rows_of(column_view const& src, column_view const& ids, std::vector<std::int64_t>& row) {
+  if (ids.size() == 0) { return; }
   JOINERY_EXPECTS(host_accessible(ids.space()), "string gathers take host row ids");
-  auto const n = ids.size();
-  std::vector<std::int64_t> row(static_cast<std::size_t>(n));
+  expect_host(src, "a gathered column");
   dispatch_type(ids.type(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_floating_point_v<T>) {
@@ -334,6 +405,7 @@ column gather(column_view const& src, column_view const& ids) {
       auto const* in = static_cast<T const*>(ids.data());
       auto const* mask = ids.null_count() > 0 ? ids.null_mask() : nullptr;
       auto const* src_mask = src.null_count() > 0 ? src.null_mask() : nullptr;
+      auto const n = ids.size();
 #pragma omp parallel for schedule(static)
       for (size_type i = 0; i < n; ++i) {
         auto const r = valid_at(mask, i) ? static_cast<std::int64_t>(in[i]) : -1;
@@ -341,50 +413,87 @@ column gather(column_view const& src, column_view const& ids) {
       }
     }
   });
-  // Each row's source offset (in `row`'s place) and length; the random reads of the offsets and
-  // then of the characters are asked for a few rows ahead.
+}
+
+}  // namespace
+
+column coalesce(column_view const& a, column_view const& ids_a, column_view const& b,
+                column_view const& ids_b) {
+  auto const n = std::max(ids_a.size(), ids_b.size());
+  JOINERY_EXPECTS((ids_a.size() == 0 || ids_a.size() == n) && (ids_b.size() == 0 || ids_b.size() == n),
+                  "a string coalesce takes row ids of one length");
+  std::vector<std::int64_t> row_a(static_cast<std::size_t>(n), -1), row_b;
+  rows_of(a, ids_a, row_a);
+  if (ids_b.size() > 0) {
+    row_b.assign(static_cast<std::size_t>(n), -1);
+    rows_of(b, ids_b, row_b);
+  }
+  // Per row: the source (0: a, 1: b, -1: NULL) and its offset there, then its length; the
+  // random reads of the offsets and then of the characters are asked for a few rows ahead.
+  std::vector<std::int8_t> from(static_cast<std::size_t>(n), -1);
+  std::vector<std::int64_t> begin(static_cast<std::size_t>(n), 0);
   std::vector<std::int64_t> lengths(static_cast<std::size_t>(n) + 1, 0);
-  auto const offset_width = static_cast<std::int64_t>(size_of(src.type()));
-  auto const* offsets = static_cast<char const*>(src.data());
+  auto const source_row = [&](size_type i) -> std::pair<int, std::int64_t> {
+    auto const ra = row_a[static_cast<std::size_t>(i)];
+    if (ra >= 0) { return {0, ra}; }
+    if (!row_b.empty() && row_b[static_cast<std::size_t>(i)] >= 0) {
+      return {1, row_b[static_cast<std::size_t>(i)]};
+    }
+    return {-1, -1};
+  };
+  column_view const* sources[2] = {&a, &b};
   size_type nulls = 0;
 #pragma omp parallel for schedule(static) reduction(+ : nulls)
   for (size_type i = 0; i < n; ++i) {
-    if (i + prefetch_distance < n && row[static_cast<std::size_t>(i + prefetch_distance)] >= 0) {
-      __builtin_prefetch(offsets + row[static_cast<std::size_t>(i + prefetch_distance)] * offset_width);
+    if (i + prefetch_distance < n) {
+      auto const [s, r] = source_row(i + prefetch_distance);
+      if (s >= 0) {
+        __builtin_prefetch(static_cast<char const*>(sources[s]->data()) +
+                           r * static_cast<std::int64_t>(size_of(sources[s]->type())));
+      }
     }
-    auto& r = row[static_cast<std::size_t>(i)];
-    if (r < 0) {
+    auto const [s, r] = source_row(i);
+    if (s < 0) {
       ++nulls;
-    } else {
-      auto const b = src.offset(r);
-      lengths[static_cast<std::size_t>(i)] = src.offset(r + 1) - b;
-      r = b;
+      continue;
     }
+    auto const& src = *sources[s];
+    from[static_cast<std::size_t>(i)] = static_cast<std::int8_t>(s);
+    begin[static_cast<std::size_t>(i)] = src.offset(r);
+    lengths[static_cast<std::size_t>(i)] = src.offset(r + 1) - begin[static_cast<std::size_t>(i)];
   }
-  auto out = assemble(src.type(), lengths, [&](size_type i) {
-    if (i + prefetch_distance < n && row[static_cast<std::size_t>(i + prefetch_distance)] >= 0) {
-      __builtin_prefetch(src.chars() + row[static_cast<std::size_t>(i + prefetch_distance)]);
+  bool const large = a.type() == type_id::large_string ||
+                     (ids_b.size() > 0 && b.type() == type_id::large_string);
+  auto out = assemble(large ? type_id::large_string : type_id::string, lengths, [&](size_type i) {
+    if (i + prefetch_distance < n && from[static_cast<std::size_t>(i + prefetch_distance)] >= 0) {
+      __builtin_prefetch(sources[from[static_cast<std::size_t>(i + prefetch_distance)]]->chars() +
+                         begin[static_cast<std::size_t>(i + prefetch_distance)]);
     }
-    auto const b = row[static_cast<std::size_t>(i)];
-    return b < 0 ? std::string_view{}
-                 : std::string_view(src.chars() + b, static_cast<std::size_t>(
-                                                      lengths[static_cast<std::size_t>(i) + 1] -
-                                                      lengths[static_cast<std::size_t>(i)]));
+    auto const s = from[static_cast<std::size_t>(i)];
+    return s < 0 ? std::string_view{}
+                 : std::string_view(sources[s]->chars() + begin[static_cast<std::size_t>(i)],
+                                    static_cast<std::size_t>(
+                                      lengths[static_cast<std::size_t>(i) + 1] -
+                                      lengths[static_cast<std::size_t>(i)]));
   });
   if (nulls > 0) {
     auto* mask = out.make_nullable();
-    std::memset(mask, 0, null_mask_bytes(n));
 #pragma omp parallel for schedule(static)
     for (size_type byte = 0; byte < static_cast<size_type>(null_mask_bytes(n)); ++byte) {
       std::uint8_t bits = 0;
       for (size_type i = byte * 8; i < std::min(n, byte * 8 + 8); ++i) {
-        if (row[static_cast<std::size_t>(i)] >= 0) { bits |= static_cast<std::uint8_t>(1u << (i & 7)); }
+        if (from[static_cast<std::size_t>(i)] >= 0) { bits |= static_cast<std::uint8_t>(1u << (i & 7)); }
       }
       mask[byte] = bits;
     }
     out.set_null_count(nulls);
   }
   return out;
+}
+
+column gather(column_view const& src, column_view const& ids) {
+  expect_host(src, "a gathered column");
+  return coalesce(src, ids, column_view(), column_view());
 }
 
 column hashes(column_view const& src) {

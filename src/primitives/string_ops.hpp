@@ -33,6 +33,22 @@ dictionary encode(std::vector<column_view> const& columns, code_order order);
 /// large_string when its characters pass 2^31 - 1 bytes.
 column gather(column_view const& src, column_view const& ids);
 
+/// Codes of a join's key pair without a dictionary of both sides: build's rows encoded as
+/// encode() does (no order), probe's rows looked up among them in one pass in row order (the
+/// number of build's distinct strings where absent: it equals no build code). No values are
+/// assembled; a join decodes its keys by row.
+struct looked_up {
+  column build_codes;
+  column probe_codes;
+};
+looked_up encode_and_look_up(column_view const& build, column_view const& probe);
+
+/// out[i] = a[ids_a[i]] where that id is valid and non-negative and a's value there is not
+/// NULL, else b[ids_b[i]] the same way (when ids_b is not empty), else NULL: SQL's COALESCE of
+/// two gathers. large_string when either source is, or past 2^31 - 1 characters.
+column coalesce(column_view const& a, column_view const& ids_a, column_view const& b,
+                column_view const& ids_b);
+
 /// uint64 hash_bytes of every row (the string's mask copied).
 column hashes(column_view const& src);
 

@@ -76,14 +76,28 @@ struct side {
   }
 };
 
-/// What turns an integer result batch back into the result over strings.
+/// int64 0..n-1 without a mask: which input row an output row came from.
+column ordinals(size_type n) {
+  column out(type_id::int64, n);
+  auto* o = out.data_as<std::int64_t>();
+#pragma omp parallel for schedule(static)
+  for (size_type i = 0; i < n; ++i) { o[i] = i; }
+  return out;
+}
+
+/// What turns an integer result batch back into the result over strings. String keys' codes
+/// cannot be decoded (a probe string no build row holds has no code of its own), so each side
+/// carries hidden payloads after its own: its row ordinal in the table form, its string keys'
+/// hashes in the aggregate form; a key is then the probe side's value, or the build side's
+/// where the probe side has none (the key columns' COALESCE).
 struct decoder {
   table_view build, probe;
+  std::vector<size_type> build_keys, probe_keys;
   std::vector<size_type> build_payloads, probe_payloads;
   std::vector<carried> build_how, probe_how;
-  std::vector<column> dictionaries;  // per key pair; empty column where the key is not a string
   std::vector<bool> string_key;
   join_kind kind = join_kind::inner;
+  bool hashed_keys = false;  ///< aggregate form: one hidden hash per string key a side
 
   [[nodiscard]] bool carries_build() const {
     return kind != join_kind::left_semi && kind != join_kind::left_anti;
@@ -91,53 +105,96 @@ struct decoder {
   [[nodiscard]] bool carries_probe() const {
     return kind != join_kind::right_semi && kind != join_kind::right_anti;
   }
+  [[nodiscard]] std::size_t string_keys() const {
+    return static_cast<std::size_t>(std::count(string_key.begin(), string_key.end(), true));
+  }
+  [[nodiscard]] std::size_t hidden() const {
+    return string_keys() == 0 ? 0 : hashed_keys ? string_keys() : 1;
+  }
+  /// Where a side's hidden columns start in a result batch (-1: the side carries none).
+  [[nodiscard]] std::pair<std::ptrdiff_t, std::ptrdiff_t> hidden_at() const {
+    std::ptrdiff_t at = static_cast<std::ptrdiff_t>(string_key.size());
+    std::ptrdiff_t bh = -1, ph = -1;
+    if (carries_build()) {
+      at += static_cast<std::ptrdiff_t>(build_payloads.size());
+      if (hidden() > 0) { bh = at; }
+      at += static_cast<std::ptrdiff_t>(hidden());
+    }
+    if (carries_probe()) {
+      at += static_cast<std::ptrdiff_t>(probe_payloads.size());
+      if (hidden() > 0) { ph = at; }
+    }
+    return {bh, ph};
+  }
 
-  /// Table form: [keys, build payloads, probe payloads] with codes and ordinals decoded.
+  /// Table form: [keys, build payloads, probe payloads] with ordinals decoded, hidden columns
+  /// dropped.
   void finish(join_result& r) const {
     auto cols = r.columns.release();
     std::vector<column> keep;
+    auto const [bh, ph] = hidden_at();
+    column_view const none;
+    auto const build_rows = bh >= 0 ? on_host(cols[static_cast<std::size_t>(bh)], keep) : none;
+    auto const probe_rows = ph >= 0 ? on_host(cols[static_cast<std::size_t>(ph)], keep) : none;
     auto const nk = string_key.size();
-    for (std::size_t i = 0; i < nk && i < cols.size(); ++i) {
-      if (string_key[i]) { cols[i] = gather(dictionaries[i].view(), on_host(cols[i], keep)); }
+    for (std::size_t i = 0; i < nk; ++i) {
+      if (!string_key[i]) { continue; }
+      cols[i] = ph >= 0 ? coalesce(probe.column(probe_keys[i]), probe_rows,
+                                   bh >= 0 ? build.column(build_keys[i]) : none, build_rows)
+                        : gather(build.column(build_keys[i]), build_rows);
     }
+    std::vector<column> out;
+    for (std::size_t i = 0; i < nk; ++i) { out.push_back(std::move(cols[i])); }
     std::size_t at = nk;
     auto decode_side = [&](table_view const& t, std::vector<size_type> const& payloads,
                            std::vector<carried> const& how) {
       for (std::size_t j = 0; j < payloads.size(); ++j, ++at) {
-        if (how[j] == carried::ordinal) {
-          cols[at] = gather(t.column(payloads[j]), on_host(cols[at], keep));
-        }
+        out.push_back(how[j] == carried::ordinal
+                        ? gather(t.column(payloads[j]), on_host(cols[at], keep))
+                        : std::move(cols[at]));
       }
+      at += hidden();
     };
     if (carries_build()) { decode_side(build, build_payloads, build_how); }
     if (carries_probe()) { decode_side(probe, probe_payloads, probe_how); }
     r.aggregate.checksum = 0;
-    for (auto const& c : cols) { r.aggregate.checksum += result_checksum(c.view()); }
-    r.columns = table(std::move(cols));
+    for (auto const& c : out) { r.aggregate.checksum += result_checksum(c.view()); }
+    r.columns = table(std::move(out));
   }
 
   /// Checksum of a table-form batch whose string payloads were carried as hashes, without
-  /// decoding it: string keys add the hash of their dictionary value.
-  [[nodiscard]] std::uint64_t hashed_checksum(join_result const& r,
-                                              std::vector<std::vector<std::uint64_t>> const& code_hashes) const {
+  /// decoding it: a string key adds its probe hash, or its build hash where that is NULL.
+  [[nodiscard]] std::uint64_t hashed_checksum(join_result const& r) const {
     std::uint64_t sum = 0;
     std::vector<column> keep;
     auto const& cols = r.columns;
+    auto const [bh, ph] = hidden_at();
+    auto const skip_from = [&](std::ptrdiff_t h, size_type i) {
+      return h >= 0 && i >= h && i < h + static_cast<std::ptrdiff_t>(hidden());
+    };
+    std::size_t nth = 0;  // string keys seen
     for (size_type i = 0; i < cols.num_columns(); ++i) {
-      auto const v = on_host(cols.column(i), keep);
+      if (skip_from(bh, i) || skip_from(ph, i)) { continue; }
       auto const k = static_cast<std::size_t>(i);
-      if (k < string_key.size() && string_key[k]) {
-        auto const* codes = v.data_as<std::uint32_t>();
-        auto const& h = code_hashes[k];
-        std::uint64_t s = 0;
-#pragma omp parallel for schedule(static) reduction(+ : s)
-        for (size_type row = 0; row < v.size(); ++row) {
-          if (v.is_valid(row)) { s += h[codes[row]]; }
-        }
-        sum += s;
-      } else {
-        sum += result_checksum(v);
+      if (k >= string_key.size() || !string_key[k]) {
+        sum += result_checksum(on_host(cols.column(i), keep));
+        continue;
       }
+      column_view const none;
+      auto const hb = bh >= 0 ? on_host(cols.column(static_cast<size_type>(bh + static_cast<std::ptrdiff_t>(nth))), keep) : none;
+      auto const hp = ph >= 0 ? on_host(cols.column(static_cast<size_type>(ph + static_cast<std::ptrdiff_t>(nth))), keep) : none;
+      ++nth;
+      auto const rows = cols.num_rows();
+      std::uint64_t s = 0;
+#pragma omp parallel for schedule(static) reduction(+ : s)
+      for (size_type row = 0; row < rows; ++row) {
+        if (hp.size() > 0 && hp.is_valid(row)) {
+          s += hp.data_as<std::uint64_t>()[row];
+        } else if (hb.size() > 0 && hb.is_valid(row)) {
+          s += hb.data_as<std::uint64_t>()[row];
+        }
+      }
+      sum += s;
     }
     return sum;
   }
@@ -172,12 +229,13 @@ join_result string_join(table_view const& build, std::vector<size_type> const& b
   decoder d;
   d.build = build;
   d.probe = probe;
+  d.build_keys = build_keys;
+  d.probe_keys = probe_keys;
   d.kind = options.kind;
   for (std::size_t i = 0; i < build_keys.size(); ++i) {
     bool const bs = string_at(build, build_keys[i]);
     bool const ps = string_at(probe, probe_keys[i]);
     d.string_key.push_back(bs);
-    d.dictionaries.emplace_back();
     if (!bs && !ps) {
       b.keys.push_back(build_keys[i]);
       p.keys.push_back(probe_keys[i]);
@@ -189,19 +247,19 @@ join_result string_join(table_view const& build, std::vector<size_type> const& b
                                 ", probe key is " +
                                 std::string(in_range(probe, probe_keys[i]) ? to_string(probe.column(probe_keys[i]).type()) : "missing") +
                                 "; a string key joins a string key");
-    auto dict = encode({build.column(build_keys[i]), probe.column(probe_keys[i])}, code_order::any);
-    b.keys.push_back(b.append(std::move(dict.codes[0])));
-    p.keys.push_back(p.append(std::move(dict.codes[1])));
-    d.dictionaries.back() = std::move(dict.values);
+    auto codes = encode_and_look_up(build.column(build_keys[i]), probe.column(probe_keys[i]));
+    b.keys.push_back(b.append(std::move(codes.build_codes)));
+    p.keys.push_back(p.append(std::move(codes.probe_codes)));
   }
-  bool const any_string_key =
-    std::find(d.string_key.begin(), d.string_key.end(), true) != d.string_key.end();
+  bool const any_string_key = d.string_keys() > 0;
   // The aggregate form over string keys runs as the table form, batch by batch, so that a key's
   // checksum is its string's hash rather than its code.
   bool const aggregate_by_table = options.output == output_form::aggregate && any_string_key;
+  d.hashed_keys = aggregate_by_table;
   auto const payload_form =
     options.output == output_form::aggregate ? carried::hashed : carried::ordinal;
-  auto carry = [&](side& s, table_view const& t, std::vector<size_type> const& payloads) {
+  auto carry = [&](side& s, table_view const& t, std::vector<size_type> const& payloads,
+                   std::vector<size_type> const& keys) {
     for (auto c : payloads) {
       if (!string_at(t, c) || options.output == output_form::index) {
         s.payloads.push_back(c);
@@ -213,9 +271,17 @@ join_result string_join(table_view const& build, std::vector<size_type> const& b
                                                                     : row_ordinals(col)));
       s.how.push_back(payload_form);
     }
+    if (options.output == output_form::index || !any_string_key) { return; }
+    if (aggregate_by_table) {
+      for (std::size_t i = 0; i < keys.size(); ++i) {
+        if (d.string_key[i]) { s.payloads.push_back(s.append(hashes(t.column(keys[i])))); }
+      }
+    } else {
+      s.payloads.push_back(s.append(ordinals(t.num_rows())));
+    }
   };
-  carry(b, build, options.build_payloads);
-  carry(p, probe, options.probe_payloads);
+  carry(b, build, options.build_payloads, build_keys);
+  carry(p, probe, options.probe_payloads, probe_keys);
   d.build_payloads = options.build_payloads;
   d.probe_payloads = options.probe_payloads;
   d.build_how = b.how;
@@ -228,20 +294,11 @@ join_result string_join(table_view const& build, std::vector<size_type> const& b
   auto const encode_seconds = seconds_since(t0);
 
   if (aggregate_by_table) {
-    std::vector<std::vector<std::uint64_t>> code_hashes(d.string_key.size());
-    for (std::size_t i = 0; i < d.string_key.size(); ++i) {
-      if (!d.string_key[i]) { continue; }
-      auto const v = d.dictionaries[i].view();
-      auto& h = code_hashes[i];
-      h.resize(static_cast<std::size_t>(v.size()));
-#pragma omp parallel for schedule(static)
-      for (size_type c = 0; c < v.size(); ++c) { h[static_cast<std::size_t>(c)] = hash_bytes(v.string_at(c)); }
-    }
     o.output = output_form::table;
     join_aggregate total;
     auto r = join_batches(bt, b.keys, pt, p.keys, o, [&](join_result&& batch) {
       total.count += batch.aggregate.count;
-      total.checksum += d.hashed_checksum(batch, code_hashes);
+      total.checksum += d.hashed_checksum(batch);
     }, stream, host_resource());
     join_result out;
     out.form = output_form::aggregate;
