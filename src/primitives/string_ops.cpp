@@ -10,6 +10,9 @@
 #include <bit>
 #include <cstring>
 #include <limits>
+#include <memory>
+#include <type_traits>
+#include <utility>
 #include <string>
 
 namespace joinery::detail::strings {
@@ -17,6 +20,27 @@ namespace joinery::detail::strings {
 namespace {
 
 constexpr std::int64_t int32_offset_max = std::numeric_limits<std::int32_t>::max();
+
+/// Leaves elements uninitialised, so that a large scratch array is first touched (and its pages
+/// faulted in) by the parallel loop that writes it rather than zeroed by one thread.
+template <class T>
+struct default_init_allocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = default_init_allocator<U>;
+  };
+  template <class U>
+  void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+/// A scratch array: every element must be written before it is read.
+template <class T>
+using scratch = std::vector<T, default_init_allocator<T>>;
 
 /// Partitions of the distinct pass: enough for every thread to take several, each small enough
 /// that its table stays in cache for typical inputs.
@@ -50,7 +74,7 @@ void set_offset(column& c, size_type i, std::int64_t v) {
 /// 2^31 - 1 characters.
 /// Exclusive prefix sums of `v` in place (its last entry becomes the total), in one block per
 /// thread: block sums, their scan, then each block's own scan.
-std::int64_t exclusive_scan(std::vector<std::int64_t>& v) {
+std::int64_t exclusive_scan(scratch<std::int64_t>& v) {
   auto const n = static_cast<size_type>(v.size());
   int const threads = std::max(1, omp_get_max_threads());
   std::vector<std::int64_t> block_sum(static_cast<std::size_t>(threads) + 1, 0);
@@ -79,8 +103,9 @@ std::int64_t exclusive_scan(std::vector<std::int64_t>& v) {
 /// Rows ahead whose characters a gather asks the memory system for (random reads overlap).
 constexpr size_type prefetch_distance = 16;
 
+
 template <class RowString>
-column assemble(type_id type, std::vector<std::int64_t>& lengths, RowString const& row_string) {
+column assemble(type_id type, scratch<std::int64_t>& lengths, RowString const& row_string) {
   auto const n = static_cast<size_type>(lengths.size()) - 1;
   auto const total = exclusive_scan(lengths);
   if (total > int32_offset_max) { type = type_id::large_string; }
@@ -144,7 +169,7 @@ dictionary encode_rows(std::vector<column_view> const& columns, code_order order
     return columns[c].string_at(g - first_row[c]);
   };
 
-  std::vector<std::uint64_t> hash(static_cast<std::size_t>(rows));
+  scratch<std::uint64_t> hash(static_cast<std::size_t>(rows));
   for (std::size_t c = 0; c < columns.size(); ++c) {
     auto const& col = columns[c];
     auto const base = first_row[c];
@@ -199,7 +224,7 @@ dictionary encode_rows(std::vector<column_view> const& columns, code_order order
     size_type row;
     std::uint64_t hash;
   };
-  std::vector<row_ref> refs(static_cast<std::size_t>(part_start[parts]));
+  scratch<row_ref> refs(static_cast<std::size_t>(part_start[parts]));
 #pragma omp parallel num_threads(threads)
   {
     int const t = omp_get_thread_num();
@@ -211,7 +236,7 @@ dictionary encode_rows(std::vector<column_view> const& columns, code_order order
       }
     }
   }
-  std::vector<std::uint64_t>().swap(hash);
+  scratch<std::uint64_t>().swap(hash);
   // The random reads of a row's offset, then of its characters, asked for ahead of its turn.
   auto const prefetch_row = [&](std::size_t k, std::size_t end) {
     auto const ahead = static_cast<std::size_t>(prefetch_distance);
@@ -228,7 +253,7 @@ dictionary encode_rows(std::vector<column_view> const& columns, code_order order
 
   // Distinct strings per partition (open addressing over the partition's rows); local ids in
   // `local` per ref, the first row of each distinct string in `distinct`.
-  std::vector<std::uint32_t> local(refs.size());
+  scratch<std::uint32_t> local(refs.size());
   std::vector<std::vector<size_type>> distinct(parts);
   std::vector<std::vector<std::uint32_t>> tables(parts);       // kept for probe's lookups
   std::vector<std::vector<std::uint64_t>> distinct_hash(parts);
@@ -241,6 +266,8 @@ dictionary encode_rows(std::vector<column_view> const& columns, code_order order
     table.assign(slots, ~std::uint32_t{0});  // local id, or empty
     auto& mine = distinct[p];
     auto& mine_hash = distinct_hash[p];
+    mine.reserve(static_cast<std::size_t>(hi - lo));
+    mine_hash.reserve(static_cast<std::size_t>(hi - lo));
     for (auto k = lo; k < hi; ++k) {
       prefetch_row(static_cast<std::size_t>(k), static_cast<std::size_t>(hi));
       auto const [g, h] = refs[static_cast<std::size_t>(k)];
@@ -271,12 +298,14 @@ dictionary encode_rows(std::vector<column_view> const& columns, code_order order
   JOINERY_EXPECTS(count <= static_cast<size_type>(std::numeric_limits<std::uint32_t>::max()),
                   "string keys with " + std::to_string(count) +
                     " distinct values do not fit 32-bit dictionary codes");
-  std::vector<size_type> first_of(static_cast<std::size_t>(count));  // distinct id -> a row
+  scratch<size_type> first_of(static_cast<std::size_t>(count));  // distinct id -> a row
+#pragma omp parallel for schedule(dynamic, 16)
   for (std::size_t p = 0; p < parts; ++p) {
     std::copy(distinct[p].begin(), distinct[p].end(),
               first_of.begin() + static_cast<std::ptrdiff_t>(part_base[p]));
   }
-  std::vector<size_type> order(static_cast<std::size_t>(count));  // rank -> distinct id
+  scratch<size_type> order(static_cast<std::size_t>(count));  // rank -> distinct id
+#pragma omp parallel for schedule(static)
   for (size_type d = 0; d < count; ++d) { order[static_cast<std::size_t>(d)] = d; }
   if (order_wanted == code_order::byte_order) {
     __gnu_parallel::sort(order.begin(), order.end(), [&](size_type a, size_type b) {
@@ -284,7 +313,7 @@ dictionary encode_rows(std::vector<column_view> const& columns, code_order order
              string_of(first_of[static_cast<std::size_t>(b)]);
     });
   }
-  std::vector<std::uint32_t> rank(static_cast<std::size_t>(count));
+  scratch<std::uint32_t> rank(static_cast<std::size_t>(count));
 #pragma omp parallel for schedule(static)
   for (size_type r = 0; r < count; ++r) {
     rank[static_cast<std::size_t>(order[static_cast<std::size_t>(r)])] =
@@ -295,7 +324,8 @@ dictionary encode_rows(std::vector<column_view> const& columns, code_order order
   for (auto const& col : columns) {
     out.codes.emplace_back(type_id::uint32, col.size());
     auto* codes = out.codes.back().data_as<std::uint32_t>();
-    if (col.size() > 0) { std::memset(codes, 0, static_cast<std::size_t>(col.size()) * 4); }
+#pragma omp parallel for schedule(static)
+    for (size_type i = 0; i < col.size(); ++i) { codes[i] = 0; }  // NULL rows keep 0
     copy_mask(col, out.codes.back());
   }
   std::vector<std::uint32_t*> code_of(columns.size());
@@ -318,20 +348,50 @@ dictionary encode_rows(std::vector<column_view> const& columns, code_order order
     auto const n = probe->size();
     *probe_codes = column(type_id::uint32, n);
     auto* codes = probe_codes->data_as<std::uint32_t>();
-    std::vector<std::uint64_t> probe_hash(static_cast<std::size_t>(n));
+    scratch<std::uint64_t> probe_hash(static_cast<std::size_t>(n));
 #pragma omp parallel for schedule(static)
     for (size_type i = 0; i < n; ++i) {
       probe_hash[static_cast<std::size_t>(i)] = hash_bytes(probe->string_at(i));
     }
-    auto const home = [&](std::uint64_t h) {
-      auto const& t = tables[static_cast<std::size_t>(h >> (64 - bits))];
-      return std::pair{t.data(), t.empty() ? std::uint64_t{0} : (h & (t.size() - 1))};
+    // Each distinct string's hash, characters and length in one place: a probe row's match
+    // costs a table slot, an entry and the characters, each asked for ahead of the row (the
+    // slot 3 distances ahead, the entry 2, the characters 1).
+    struct entry {
+      std::uint64_t hash;
+      char const* chars;
+      std::size_t length;
     };
+    scratch<entry> entries(static_cast<std::size_t>(count));
+#pragma omp parallel for schedule(dynamic, 16)
+    for (std::size_t p = 0; p < parts; ++p) {
+      for (std::size_t e = 0; e < distinct[p].size(); ++e) {
+        auto const str = string_of(distinct[p][e]);
+        entries[static_cast<std::size_t>(part_base[p]) + e] = {distinct_hash[p][e], str.data(),
+                                                               str.size()};
+      }
+    }
+    auto const slot_of = [&](size_type i) -> std::uint32_t const* {
+      auto const h = probe_hash[static_cast<std::size_t>(i)];
+      auto const& t = tables[static_cast<std::size_t>(h >> (64 - bits))];
+      return t.empty() ? nullptr : t.data() + (h & (t.size() - 1));
+    };
+    auto const entry_of = [&](size_type i) -> entry const* {
+      auto const* slot = slot_of(i);
+      if (slot == nullptr || *slot == ~std::uint32_t{0}) { return nullptr; }
+      auto const p = static_cast<std::size_t>(probe_hash[static_cast<std::size_t>(i)] >> (64 - bits));
+      return &entries[static_cast<std::size_t>(part_base[p]) + *slot];
+    };
+    auto const d = prefetch_distance;
 #pragma omp parallel for schedule(static)
     for (size_type i = 0; i < n; ++i) {
-      if (i + prefetch_distance < n) {
-        auto const [t, slot] = home(probe_hash[static_cast<std::size_t>(i + prefetch_distance)]);
-        if (t != nullptr) { __builtin_prefetch(t + slot); }
+      if (i + 3 * d < n) {
+        if (auto const* slot = slot_of(i + 3 * d)) { __builtin_prefetch(slot); }
+      }
+      if (i + 2 * d < n) {
+        if (auto const* e = entry_of(i + 2 * d)) { __builtin_prefetch(e); }
+      }
+      if (i + d < n) {
+        if (auto const* e = entry_of(i + d)) { __builtin_prefetch(e->chars); }
       }
       auto code = static_cast<std::uint32_t>(count);
       if (probe->is_valid(i)) {
@@ -339,12 +399,13 @@ dictionary encode_rows(std::vector<column_view> const& columns, code_order order
         auto const p = static_cast<std::size_t>(h >> (64 - bits));
         auto const& table = tables[p];
         if (!table.empty()) {
-          auto const s = probe->string_at(i);
+          auto const str = probe->string_at(i);
           auto const mask = table.size() - 1;
           for (auto slot = h & mask;; slot = (slot + 1) & mask) {
             auto const e = table[slot];
             if (e == ~std::uint32_t{0}) { break; }
-            if (distinct_hash[p][e] == h && string_of(distinct[p][e]) == s) {
+            auto const& ent = entries[static_cast<std::size_t>(part_base[p]) + e];
+            if (ent.hash == h && std::string_view(ent.chars, ent.length) == str) {
               code = rank[static_cast<std::size_t>(part_base[p] + e)];
               break;
             }
@@ -360,7 +421,8 @@ dictionary encode_rows(std::vector<column_view> const& columns, code_order order
   auto const string_at_rank = [&](size_type r) {
     return string_of(first_of[static_cast<std::size_t>(order[static_cast<std::size_t>(r)])]);
   };
-  std::vector<std::int64_t> lengths(static_cast<std::size_t>(count) + 1, 0);
+  scratch<std::int64_t> lengths(static_cast<std::size_t>(count) + 1);
+  lengths[static_cast<std::size_t>(count)] = 0;
 #pragma omp parallel for schedule(static)
   for (size_type r = 0; r < count; ++r) {
     lengths[static_cast<std::size_t>(r)] =
@@ -393,8 +455,12 @@ namespace {
 
 /// Row ids as int64 (-1 where `ids` is NULL or negative, or where `src` is NULL at the id);
 /// nothing when `ids` is empty.
-void rows_of(column_view const& src, column_view const& ids, std::vector<std::int64_t>& row) {
-  if (ids.size() == 0) { return; }
+void rows_of(column_view const& src, column_view const& ids, scratch<std::int64_t>& row) {
+  if (ids.size() == 0) {
+#pragma omp parallel for schedule(static)
+    for (std::size_t i = 0; i < row.size(); ++i) { row[i] = -1; }
+    return;
+  }
   JOINERY_EXPECTS(host_accessible(ids.space()), "string gathers take host row ids");
   expect_host(src, "a gathered column");
   dispatch_type(ids.type(), [&](auto tag) {
@@ -422,17 +488,18 @@ column coalesce(column_view const& a, column_view const& ids_a, column_view cons
   auto const n = std::max(ids_a.size(), ids_b.size());
   JOINERY_EXPECTS((ids_a.size() == 0 || ids_a.size() == n) && (ids_b.size() == 0 || ids_b.size() == n),
                   "a string coalesce takes row ids of one length");
-  std::vector<std::int64_t> row_a(static_cast<std::size_t>(n), -1), row_b;
+  scratch<std::int64_t> row_a(static_cast<std::size_t>(n)), row_b;
   rows_of(a, ids_a, row_a);
   if (ids_b.size() > 0) {
-    row_b.assign(static_cast<std::size_t>(n), -1);
+    row_b.resize(static_cast<std::size_t>(n));
     rows_of(b, ids_b, row_b);
   }
   // Per row: the source (0: a, 1: b, -1: NULL) and its offset there, then its length; the
   // random reads of the offsets and then of the characters are asked for a few rows ahead.
-  std::vector<std::int8_t> from(static_cast<std::size_t>(n), -1);
-  std::vector<std::int64_t> begin(static_cast<std::size_t>(n), 0);
-  std::vector<std::int64_t> lengths(static_cast<std::size_t>(n) + 1, 0);
+  scratch<std::int8_t> from(static_cast<std::size_t>(n));
+  scratch<std::int64_t> begin(static_cast<std::size_t>(n));
+  scratch<std::int64_t> lengths(static_cast<std::size_t>(n) + 1);
+  lengths[static_cast<std::size_t>(n)] = 0;
   auto const source_row = [&](size_type i) -> std::pair<int, std::int64_t> {
     auto const ra = row_a[static_cast<std::size_t>(i)];
     if (ra >= 0) { return {0, ra}; }
@@ -454,6 +521,9 @@ column coalesce(column_view const& a, column_view const& ids_a, column_view cons
     }
     auto const [s, r] = source_row(i);
     if (s < 0) {
+      from[static_cast<std::size_t>(i)] = -1;
+      begin[static_cast<std::size_t>(i)] = 0;
+      lengths[static_cast<std::size_t>(i)] = 0;
       ++nulls;
       continue;
     }
