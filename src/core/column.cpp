@@ -63,18 +63,21 @@ column column::copy_of(column_view const& v, memory_resource* mr, stream_ref str
     if (first == 0) {
       copy_bytes(out.data_.data(), mr->space(), v.data(), v.space(), offset_bytes, stream);
     } else {  // rebased on the host
-      std::vector<std::int64_t> offs(static_cast<std::size_t>(v.size() + 1));
-      copy_bytes(offs.data(), memory_space::host, v.data(), v.space(), offset_bytes, stream);
-      stream.synchronize();
+      auto rebase = [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        std::vector<T> offs(static_cast<std::size_t>(v.size() + 1));
+        copy_bytes(offs.data(), memory_space::host, v.data(), v.space(), offset_bytes, stream);
+        stream.synchronize();
+        for (auto& o : offs) { o = static_cast<T>(o - first); }
+        copy_bytes(out.data_.data(), mr->space(), offs.data(), memory_space::host, offset_bytes,
+                   stream);
+        stream.synchronize();  // offs is a local
+      };
       if (w == 4) {
-        auto* o32 = reinterpret_cast<std::int32_t*>(offs.data());
-        for (size_type i = 0; i <= v.size(); ++i) { o32[i] -= static_cast<std::int32_t>(first); }
+        rebase(type_tag<std::int32_t>{});
       } else {
-        for (auto& o : offs) { o -= first; }
+        rebase(type_tag<std::int64_t>{});
       }
-      copy_bytes(out.data_.data(), mr->space(), offs.data(), memory_space::host, offset_bytes,
-                 stream);
-      stream.synchronize();  // offs is a local
     }
   } else {
     out = column(v.type(), v.size(), mr, stream);

@@ -8,6 +8,7 @@
 // partition in one cache-resident table, in parallel over partitions; a partition's groups live
 // in no other partition, so nothing is merged.
 #include "core/cancel.hpp"
+#include "core/parallel_shares.hpp"
 #include "cpu/cpu_groupby.hpp"
 #include "cpu/groupby_accumulators.hpp"
 
@@ -81,7 +82,7 @@ class hash_run {
       : plan_(plan), policy_(policy), clock_{phases},
         keys_(input.column(key_column).template data_as<K>()),
         n_(static_cast<std::size_t>(input.num_rows())),
-        threads_(n_ < policy.serial_rows ? 1 : std::max(1, omp_get_max_threads())),
+        threads_(n_ < policy.serial_rows ? 1 : usable_threads()),
         cache_(cache_bytes_of(policy)),
         group_bytes_(group_table<K>::slots_per_group * sizeof(typename group_table<K>::slot) + sizeof(K) + plan.acc_bytes()) {
     for (auto const& a : plan.accs) {

@@ -3,6 +3,7 @@
 // then segmented aggregation over even ranges, one per thread; a group crossing a range boundary
 // is finished by a small merge of its carried head. Groups come out in key order.
 #include "core/cancel.hpp"
+#include "core/parallel_shares.hpp"
 #include "cpu/cpu_groupby.hpp"
 #include "cpu/groupby_accumulators.hpp"
 
@@ -74,7 +75,7 @@ table run_sort(table_view const& input, size_type key_column, agg_plan const& pl
   };
   auto const* keys = input.column(key_column).template data_as<K>();
   auto const n = static_cast<std::size_t>(input.num_rows());
-  int const threads = n < policy.serial_rows ? 1 : std::max(1, omp_get_max_threads());
+  int const threads = n < policy.serial_rows ? 1 : usable_threads();
   auto const nt = static_cast<std::size_t>(threads);
   std::size_t const radix = std::size_t{1} << policy.radix_bits;
   auto const digit_mask = static_cast<U>(radix - 1);

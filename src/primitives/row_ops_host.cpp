@@ -1,4 +1,5 @@
 // The general key path's row steps on the host: OpenMP loops over host columns.
+#include "core/parallel_shares.hpp"
 #include "primitives/row_ops.hpp"
 
 #include <omp.h>
@@ -19,23 +20,6 @@ std::vector<size_type> thread_offsets(std::vector<size_type> const& counts) {
   std::vector<size_type> first(counts.size() + 1, 0);
   for (std::size_t t = 0; t < counts.size(); ++t) { first[t + 1] = first[t] + counts[t]; }
   return first;
-}
-
-/// Calls f(begin, end, share) for each of `shares` contiguous shares of [0, n), every share
-/// exactly once however many threads the team really has (fewer inside a caller's parallel
-/// region or with OMP_DYNAMIC).
-template <class F>
-void for_each_share(size_type n, int shares, F&& f) {
-  auto const per = (n + shares - 1) / shares;
-#pragma omp parallel num_threads(shares)
-  {
-    int const team = omp_get_num_threads();
-    for (int t = omp_get_thread_num(); t < shares; t += team) {
-      auto const begin = std::min(n, per * t);
-      auto const end = std::min(n, begin + per);
-      f(begin, end, t);
-    }
-  }
 }
 
 template <class T>

@@ -2,6 +2,7 @@
 #include "primitives/string_ops.hpp"
 
 #include "core/hash.hpp"
+#include "core/parallel_shares.hpp"
 
 #include <omp.h>
 #include <parallel/algorithm>
@@ -72,32 +73,29 @@ void set_offset(column& c, size_type i, std::int64_t v) {
 /// A string column of `lengths.size() - 1` rows whose row i holds row_string(i), offsets from the
 /// exclusive prefix sums in `lengths` (which it overwrites); `type` widened to large_string past
 /// 2^31 - 1 characters.
-/// Exclusive prefix sums of `v` in place (its last entry becomes the total), in one block per
-/// thread: block sums, their scan, then each block's own scan.
+/// Exclusive prefix sums of `v` in place (its last entry becomes the total), in one share per
+/// thread: share sums, their scan, then each share's own scan.
 std::int64_t exclusive_scan(scratch<std::int64_t>& v) {
   auto const n = static_cast<size_type>(v.size());
-  int const threads = std::max(1, omp_get_max_threads());
-  std::vector<std::int64_t> block_sum(static_cast<std::size_t>(threads) + 1, 0);
-#pragma omp parallel num_threads(threads)
-  {
-    auto const t = omp_get_thread_num();
-    auto const lo = n * t / threads, hi = n * (t + 1) / threads;
+  int const shares = std::max(1, omp_get_max_threads());
+  std::vector<std::int64_t> share_sum(static_cast<std::size_t>(shares) + 1, 0);
+  for_each_share(n, shares, [&](size_type lo, size_type hi, int t) {
     std::int64_t sum = 0;
     for (auto i = lo; i < hi; ++i) { sum += v[static_cast<std::size_t>(i)]; }
-    block_sum[static_cast<std::size_t>(t) + 1] = sum;
-#pragma omp barrier
-#pragma omp single
-    for (int b = 0; b < threads; ++b) {
-      block_sum[static_cast<std::size_t>(b) + 1] += block_sum[static_cast<std::size_t>(b)];
-    }
-    std::int64_t at = block_sum[static_cast<std::size_t>(t)];
+    share_sum[static_cast<std::size_t>(t) + 1] = sum;
+  });
+  for (int t = 0; t < shares; ++t) {
+    share_sum[static_cast<std::size_t>(t) + 1] += share_sum[static_cast<std::size_t>(t)];
+  }
+  for_each_share(n, shares, [&](size_type lo, size_type hi, int t) {
+    std::int64_t at = share_sum[static_cast<std::size_t>(t)];
     for (auto i = lo; i < hi; ++i) {
       auto const x = v[static_cast<std::size_t>(i)];
       v[static_cast<std::size_t>(i)] = at;
       at += x;
     }
-  }
-  return block_sum.back();
+  });
+  return share_sum.back();
 }
 
 /// Rows ahead whose characters a gather asks the memory system for (random reads overlap).
@@ -194,18 +192,12 @@ dictionary encode_rows(std::vector<column_view> const& columns, code_order order
   int const threads = std::max(1, omp_get_max_threads());
   std::vector<std::vector<size_type>> counts(static_cast<std::size_t>(threads),
                                              std::vector<size_type>(parts + 1, 0));
-  auto const range_of = [&](int t) {
-    return std::pair{rows * t / threads, rows * (t + 1) / threads};
-  };
-#pragma omp parallel num_threads(threads)
-  {
-    int const t = omp_get_thread_num();
-    auto [lo, hi] = range_of(t);
+  for_each_share(rows, threads, [&](size_type lo, size_type hi, int t) {
     auto& cnt = counts[static_cast<std::size_t>(t)];
     for (size_type g = lo; g < hi; ++g) {
       if (valid(g)) { ++cnt[part_of(g)]; }
     }
-  }
+  });
   std::vector<size_type> part_start(parts + 1, 0);
   {
     size_type at = 0;
@@ -225,17 +217,14 @@ dictionary encode_rows(std::vector<column_view> const& columns, code_order order
     std::uint64_t hash;
   };
   scratch<row_ref> refs(static_cast<std::size_t>(part_start[parts]));
-#pragma omp parallel num_threads(threads)
-  {
-    int const t = omp_get_thread_num();
-    auto [lo, hi] = range_of(t);
+  for_each_share(rows, threads, [&](size_type lo, size_type hi, int t) {
     auto& cursor = counts[static_cast<std::size_t>(t)];
     for (size_type g = lo; g < hi; ++g) {
       if (valid(g)) {
         refs[static_cast<std::size_t>(cursor[part_of(g)]++)] = {g, hash[static_cast<std::size_t>(g)]};
       }
     }
-  }
+  });
   scratch<std::uint64_t>().swap(hash);
   // The random reads of a row's offset, then of its characters, asked for ahead of its turn.
   auto const prefetch_row = [&](std::size_t k, std::size_t end) {

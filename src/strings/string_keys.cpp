@@ -267,6 +267,7 @@ join_result string_join(table_view const& build, std::vector<size_type> const& b
         continue;
       }
       auto const& col = t.column(c);
+      expect_host(col, "a payload");
       s.payloads.push_back(s.append(payload_form == carried::hashed ? hashes(col)
                                                                     : row_ordinals(col)));
       s.how.push_back(payload_form);
@@ -309,14 +310,17 @@ join_result string_join(table_view const& build, std::vector<size_type> const& b
   }
   if (sink != nullptr) {
     double decode_seconds = 0;
+    std::uint64_t checksum = 0;  // of the decoded batches (the integer join's sums codes)
     auto r = options.output != output_form::table
                ? join_batches(bt, b.keys, pt, p.keys, o, *sink, stream, mr)
                : join_batches(bt, b.keys, pt, p.keys, o, [&](join_result&& batch) {
                    auto const t_decode = clock_type::now();
                    d.finish(batch);
+                   checksum += batch.aggregate.checksum;
                    decode_seconds += seconds_since(t_decode);
                    (*sink)(std::move(batch));
                  }, stream, mr);
+    if (options.output == output_form::table) { r.aggregate.checksum = checksum; }
     add_string_phases(r.stats.phases, r.stats.seconds, encode_seconds, decode_seconds, t0);
     return r;
   }

@@ -284,13 +284,15 @@ TEST_P(StringJoin, EveryKindAndFormMatchesReference) {
         // Batch by batch, the batches' rows are the table form's.
         o.output = output_form::table;
         std::vector<row> batched;
-        join_batches(c.build.view(), c.build_keys, c.probe.view(), c.probe_keys, o,
+        auto const totals = join_batches(c.build.view(), c.build_keys, c.probe.view(), c.probe_keys, o,
                      [&](join_result&& r) {
                        auto rs = rows_of(r.columns.view());
                        batched.insert(batched.end(), rs.begin(), rs.end());
                      });
         std::sort(batched.begin(), batched.end());
         EXPECT_EQ(batched, want_rows);
+        EXPECT_EQ(totals.aggregate.count, want_rows.size());
+        EXPECT_EQ(totals.aggregate.checksum, t.aggregate.checksum);
       }
     }
   }
@@ -439,6 +441,48 @@ TEST(StringScale, ManyDistinctStringsMatchAMapReference) {
     ASSERT_EQ(v.column(1).data_as<std::int64_t>()[i], n) << "group " << i;
     ++i;
   }
+}
+
+// Inside a caller's OpenMP region the library's own regions get one thread (nested parallelism
+// is off): every share of the strings must still be hashed, counted, scattered and scanned.
+TEST(StringScale, SameResultFromInsideACallersParallelRegion) {
+  std::vector<cell> b, p;
+  for (size_type i = 0; i < 20000; ++i) {
+    b.emplace_back(i % 101 == 7 ? cell{} : cell{"b" + std::to_string(i % 5000)});
+    p.emplace_back(cell{"b" + std::to_string((i * 7) % 6000)});
+  }
+  std::vector<column> bc, pc;
+  bc.push_back(make_strings(b));
+  pc.push_back(make_strings(p));
+  table const bt(std::move(bc)), pt(std::move(pc));
+  join_options o;
+  o.backend = backend::cpu;
+  o.kind = join_kind::full_outer;
+  o.output = output_form::table;
+  o.build_payloads = {0};
+  auto const outside = join(bt.view(), 0, pt.view(), 0, o);
+  join_result inside;
+#pragma omp parallel num_threads(2)
+  {
+#pragma omp single
+    inside = join(bt.view(), 0, pt.view(), 0, o);
+  }
+  EXPECT_GT(outside.aggregate.count, 20000U);
+  EXPECT_EQ(inside.aggregate.count, outside.aggregate.count);
+  EXPECT_EQ(inside.aggregate.checksum, outside.aggregate.checksum);
+  EXPECT_EQ(rows_of(inside.columns.view()), rows_of(outside.columns.view()));
+  groupby_options g;
+  g.backend = backend::cpu;
+  g.sort_by_key = true;
+  auto const groups_outside = groupby(pt.view(), 0, {{aggregation_kind::count, -1}}, g);
+  groupby_result groups_inside;
+#pragma omp parallel num_threads(2)
+  {
+#pragma omp single
+    groups_inside = groupby(pt.view(), 0, {{aggregation_kind::count, -1}}, g);
+  }
+  EXPECT_EQ(groups_outside.num_groups(), 6000);  // 7 and 6000 are coprime: every residue
+  EXPECT_EQ(rows_of(groups_inside.columns.view()), rows_of(groups_outside.columns.view()));
 }
 
 TEST(StringRequest, RefusesWhatStringsCannotDo) {

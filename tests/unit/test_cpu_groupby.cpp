@@ -14,6 +14,7 @@
 #include <omp.h>
 
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <tuple>
@@ -354,3 +355,39 @@ TEST(CpuGroupby, EmptyInputGivesNoGroups) {
 
 }  // namespace
 }  // namespace joinery::test
+
+// Called from inside a caller's OpenMP region (nested parallelism off, so the library's regions
+// get one thread while omp_get_max_threads() still names the outer team): every row is counted
+// on both CPU algorithms, no thread's share is lost.
+TEST(CpuGroupbyInsideParallelRegion, SameGroupsAsOutside) {
+  std::vector<std::uint32_t> keys(200000);
+  std::vector<std::int64_t> values(keys.size());
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    keys[i] = static_cast<std::uint32_t>((i * 7) % 6000);
+    values[i] = static_cast<std::int64_t>(i) - 1000;
+  }
+  joinery::table_view const t({joinery::column_view::of(keys), joinery::column_view::of(values)});
+  std::vector<joinery::aggregation> const aggs{{joinery::aggregation_kind::count, -1},
+                                               {joinery::aggregation_kind::sum, 1}};
+  for (auto algo : {joinery::groupby_algorithm::hash, joinery::groupby_algorithm::sort}) {
+    joinery::groupby_options o;
+    o.backend = joinery::backend::cpu;
+    o.algorithm = algo;
+    o.sort_by_key = true;
+    auto const outside = joinery::groupby(t, 0, aggs, o);
+    joinery::groupby_result inside;
+#pragma omp parallel num_threads(2)
+    {
+#pragma omp single
+      inside = joinery::groupby(t, 0, aggs, o);
+    }
+    ASSERT_EQ(outside.num_groups(), 6000);
+    ASSERT_EQ(inside.num_groups(), 6000);
+    for (joinery::size_type c = 0; c < 3; ++c) {
+      auto const a = joinery::column::copy_of(outside.columns.column(c).view());
+      auto const b = joinery::column::copy_of(inside.columns.column(c).view());
+      auto const bytes = static_cast<std::size_t>(a.size()) * joinery::size_of(a.type());
+      EXPECT_EQ(std::memcmp(a.view().data(), b.view().data(), bytes), 0) << "column " << c;
+    }
+  }
+}
