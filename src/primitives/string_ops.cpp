@@ -98,6 +98,9 @@ std::int64_t exclusive_scan(scratch<std::int64_t>& v) {
   return share_sum.back();
 }
 
+/// Slots a partition's distinct-string table starts with (it doubles as strings are found).
+constexpr std::size_t initial_slots = std::size_t{1} << 12;
+
 /// Rows ahead whose characters a gather asks the memory system for (random reads overlap).
 constexpr size_type prefetch_distance = 16;
 
@@ -250,24 +253,36 @@ dictionary encode_rows(std::vector<column_view> const& columns, code_order order
   for (std::size_t p = 0; p < parts; ++p) {
     auto const lo = part_start[p], hi = part_start[p + 1];
     if (lo == hi) { continue; }
-    auto const slots = std::bit_ceil(static_cast<std::uint64_t>(2 * (hi - lo)));
+    // The table grows with the distinct strings found (kept at most half full), not with the
+    // partition's rows: a few keys over billions of rows keep a small table.
     auto& table = tables[p];
-    table.assign(slots, ~std::uint32_t{0});  // local id, or empty
+    table.assign(std::min<std::size_t>(std::bit_ceil(static_cast<std::uint64_t>(2 * (hi - lo))),
+                                       initial_slots),
+                 ~std::uint32_t{0});  // local id, or empty
     auto& mine = distinct[p];
     auto& mine_hash = distinct_hash[p];
-    mine.reserve(static_cast<std::size_t>(hi - lo));
-    mine_hash.reserve(static_cast<std::size_t>(hi - lo));
+    auto grow = [&] {
+      table.assign(table.size() * 2, ~std::uint32_t{0});
+      auto const mask = table.size() - 1;
+      for (std::size_t e = 0; e < mine_hash.size(); ++e) {
+        auto slot = mine_hash[e] & mask;
+        while (table[slot] != ~std::uint32_t{0}) { slot = (slot + 1) & mask; }
+        table[slot] = static_cast<std::uint32_t>(e);
+      }
+    };
     for (auto k = lo; k < hi; ++k) {
       prefetch_row(static_cast<std::size_t>(k), static_cast<std::size_t>(hi));
       auto const [g, h] = refs[static_cast<std::size_t>(k)];
       auto const s = string_of(g);
-      for (auto slot = h & (slots - 1);; slot = (slot + 1) & (slots - 1)) {
+      auto const mask = table.size() - 1;
+      for (auto slot = h & mask;; slot = (slot + 1) & mask) {
         auto& e = table[slot];
         if (e == ~std::uint32_t{0}) {
           e = static_cast<std::uint32_t>(mine.size());
           mine.push_back(g);
           mine_hash.push_back(h);
           local[static_cast<std::size_t>(k)] = e;
+          if (2 * mine.size() > table.size()) { grow(); }
           break;
         }
         if (mine_hash[e] == h && string_of(mine[e]) == s) {
