@@ -18,7 +18,8 @@ class column_view {
   column_view(type_id type, void const* data, size_type size, memory_space space,
               std::uint8_t const* null_mask = nullptr, size_type null_count = 0)
       : type_(type), data_(data), size_(size), space_(space), null_mask_(null_mask),
-        null_count_(null_count) {
+        null_count_(null_count),
+        decimal_(type == type_id::decimal128 ? decimal_format{38, 0} : decimal_format{}) {
     JOINERY_EXPECTS(size >= 0, "column size must not be negative");
     JOINERY_EXPECTS(size == 0 || data != nullptr, "a non-empty column needs data");
     JOINERY_EXPECTS(!is_string(type), "string columns are made with column_view::strings");
@@ -51,6 +52,19 @@ class column_view {
   }
 
   [[nodiscard]] type_id type() const noexcept { return type_; }
+  /// Decimal columns: precision and scale (value = stored integer * 10^-scale).
+  [[nodiscard]] decimal_format decimal() const noexcept { return decimal_; }
+  /// The same data read as another fixed-width type of the same width (a date32 column as its
+  /// int32 storage, or back), with `decimal` for a decimal type.
+  [[nodiscard]] column_view with_type(type_id type, decimal_format decimal = {}) const {
+    JOINERY_EXPECTS(!is_string(type) && !is_string(type_) && size_of(type) == size_of(type_),
+                    "a " + std::string(to_string(type_)) + " column cannot be read as " +
+                      std::string(to_string(type)));
+    auto v = *this;
+    v.type_ = type;
+    v.decimal_ = is_decimal(type) ? decimal : decimal_format{};
+    return v;
+  }
   [[nodiscard]] void const* data() const noexcept { return data_; }
   template <class T>
   [[nodiscard]] T const* data_as() const {
@@ -89,6 +103,7 @@ class column_view {
   std::uint8_t const* null_mask_ = nullptr;
   size_type null_count_ = 0;
   char const* chars_ = nullptr;
+  decimal_format decimal_{};
   friend class column;
 };
 
@@ -120,8 +135,13 @@ class column {
   [[nodiscard]] column_view view() const noexcept;
   operator column_view() const noexcept { return view(); }  // NOLINT: views are cheap
   [[nodiscard]] type_id type() const noexcept { return type_; }
+  [[nodiscard]] decimal_format decimal() const noexcept { return decimal_; }
+  /// Gives the column another fixed-width type of the same width (see column_view::with_type).
+  void set_type(type_id type, decimal_format decimal = {});
   [[nodiscard]] size_type size() const noexcept { return size_; }
   [[nodiscard]] memory_space space() const noexcept { return data_.space(); }
+  /// The resource the column was allocated from.
+  [[nodiscard]] memory_resource* resource() const noexcept { return data_.resource(); }
   [[nodiscard]] void* data() noexcept { return data_.data(); }
   template <class T>
   [[nodiscard]] T* data_as() {
@@ -154,6 +174,7 @@ class column {
   buffer mask_;
   buffer chars_;
   size_type null_count_ = 0;
+  decimal_format decimal_{};
 };
 
 }  // namespace joinery

@@ -53,11 +53,20 @@ def _synchronize_device_producer(obj) -> None:
 
 
 def _strings_through_arrow(obj, name: str):
-    """A column of Python strings (NumPy str / object arrays, pandas object or string columns)
-    as an Arrow string array, or None when `obj` holds no strings."""
+    """A column of Python strings (NumPy str / object arrays, pandas object or string columns),
+    of dates and timestamps (datetime64) or of booleans as an Arrow array, or None when `obj`
+    holds none of these."""
     import numpy as np
 
     kind = getattr(getattr(obj, "dtype", None), "kind", None)
+    if kind in ("M", "b") or str(getattr(obj, "dtype", "")) == "boolean":
+        import pyarrow as pa
+
+        arrow = (pa.Array.from_pandas(obj) if _module_of(obj) == "pandas"
+                 else pa.array(np.asarray(obj)))
+        if pa.types.is_date64(arrow.type) or str(getattr(obj, "dtype", "")) == "datetime64[D]":
+            arrow = arrow.cast(pa.date32())
+        return arrow
     if kind not in ("O", "U", "T") and str(getattr(obj, "dtype", "")) not in ("string", "str"):
         return None
     try:

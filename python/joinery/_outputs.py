@@ -59,7 +59,7 @@ def _valid_flags(native, i: int, rows: int):
 def _arrow_array(native, i: int):
     import pyarrow as pa
 
-    if not native.on_device(i) or native.is_string(i):
+    if not native.on_device(i) or native.is_arrow_only(i):
         return pa.array(_ArrowColumn(native, i))
     values = _host_values(native, i)
     valid = _valid_flags(native, i, len(values))
@@ -67,7 +67,10 @@ def _arrow_array(native, i: int):
 
 
 def _numpy_array(native, i: int):
-    if native.is_string(i):  # object array of str, None for nulls (pandas' and pyarrow's form)
+    # Strings: an object array of str, None for nulls (pandas' and pyarrow's form); dates and
+    # timestamps: datetime64 (NaT for nulls); decimals: objects of decimal.Decimal; bool: bool
+    # (objects with None where there are nulls), as pyarrow converts them.
+    if native.is_arrow_only(i):
         return _arrow_array(native, i).to_numpy(zero_copy_only=False)
     values = _host_values(native, i)
     valid = _valid_flags(native, i, len(values))
@@ -79,8 +82,9 @@ def _numpy_array(native, i: int):
 
 
 def _cupy_array(native, i: int):
-    if native.is_string(i):
-        raise TypeError("a string column cannot be a CuPy array: ask for result='arrow', "
+    if native.is_arrow_only(i):
+        kind = "string" if native.is_string(i) else "bool, date, timestamp or decimal"
+        raise TypeError(f"a {kind} column cannot be a CuPy array: ask for result='arrow', "
                         "'polars', 'pandas' or 'numpy'")
     import cupy
 
@@ -115,6 +119,9 @@ def assemble(native, order: list[int], names: list[str], form: str):
 
         columns = {}
         for n, i in zip(names, order):
+            if native.is_arrow_only(i) and not native.is_string(i):
+                columns[n] = _arrow_array(native, i).to_pandas()  # pandas' own dtypes
+                continue
             column = _numpy_array(native, i)
             if hasattr(column, "mask"):  # nullable: pandas' masked arrays keep the type
                 import numpy as np

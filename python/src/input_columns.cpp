@@ -7,6 +7,7 @@
 #include <joinery/error.hpp>
 
 #include <bit>
+#include <cstdio>
 #include <limits>
 #include <memory>
 #include <cstring>
@@ -37,27 +38,75 @@ std::string describe_arrow_format(std::string_view f) {
   return "'" + std::string(f) + "'";
 }
 
-type_id type_of_arrow_format(std::string_view f, std::string const& name) {
+// The joinery type of an Arrow format, and how its values are read: Arrow's bit-packed
+// booleans become bytes, and decimal128 values of at most 18 digits become decimal64 (their
+// int64 low halves), which every aggregate takes.
+struct arrow_type {
+  type_id type = type_id::int32;
+  decimal_format decimal{};
+  bool unpack_bits = false;
+  bool narrow_decimal = false;
+};
+
+arrow_type decimal_of_arrow_format(std::string_view f, std::string const& name) {
+  // "d:precision,scale[,bit width]"
+  int precision = 0, scale = 0, width = 128;
+  std::string const spec(f.substr(2));
+  char tail = 0;
+  int const got = std::sscanf(spec.c_str(), "%d,%d,%d%c", &precision, &scale, &width, &tail);
+  if (got < 2 || got > 3 || (width != 64 && width != 128) || precision < 1 ||
+      precision > (width == 64 ? 18 : 38) || scale < 0 || scale > precision) {
+    refuse(quoted(name) + " has Arrow type decimal '" + std::string(f) +
+           "': joinery takes decimal64 and decimal128 with 0 <= scale <= precision");
+  }
+  arrow_type t;
+  t.decimal = {static_cast<std::uint8_t>(precision), static_cast<std::int8_t>(scale)};
+  t.narrow_decimal = width == 128 && precision <= 18;
+  t.type = width == 64 || t.narrow_decimal ? type_id::decimal64 : type_id::decimal128;
+  return t;
+}
+
+arrow_type type_of_arrow_format(std::string_view f, std::string const& name) {
   if (f.size() == 1) {
     switch (f[0]) {
-      case 'c': return type_id::int8;
-      case 'C': return type_id::uint8;
-      case 's': return type_id::int16;
-      case 'S': return type_id::uint16;
-      case 'i': return type_id::int32;
-      case 'I': return type_id::uint32;
-      case 'l': return type_id::int64;
-      case 'L': return type_id::uint64;
-      case 'f': return type_id::float32;
-      case 'g': return type_id::float64;
-      case 'u': return type_id::string;
-      case 'U': return type_id::large_string;
+      case 'c': return {type_id::int8};
+      case 'C': return {type_id::uint8};
+      case 's': return {type_id::int16};
+      case 'S': return {type_id::uint16};
+      case 'i': return {type_id::int32};
+      case 'I': return {type_id::uint32};
+      case 'l': return {type_id::int64};
+      case 'L': return {type_id::uint64};
+      case 'f': return {type_id::float32};
+      case 'g': return {type_id::float64};
+      case 'u': return {type_id::string};
+      case 'U': return {type_id::large_string};
+      case 'b': return {type_id::bool8, {}, true};
       default: break;
     }
   }
+  if (f == "tdD") { return {type_id::date32}; }
+  if (f.size() >= 4 && f.starts_with("ts") && f[3] == ':') {
+    if (f.size() > 4) {
+      refuse(quoted(name) + " is a timestamp with time zone '" + std::string(f.substr(4)) +
+             "': joinery takes timestamps without one; cast it (pyarrow.compute.cast to "
+             "timestamp('us')) first");
+    }
+    switch (f[2]) {
+      case 's': return {type_id::timestamp_s};
+      case 'm': return {type_id::timestamp_ms};
+      case 'u': return {type_id::timestamp_us};
+      case 'n': return {type_id::timestamp_ns};
+      default: break;
+    }
+  }
+  if (f.starts_with("d:")) { return decimal_of_arrow_format(f, name); }
   refuse(quoted(name) + " has Arrow type " + describe_arrow_format(f) +
-         ": joinery takes integer (int8 .. uint64), float32 / float64 and string (utf8, "
-         "large_utf8) columns" + (f == "vu" ? "; cast string_view to string first" : ""));
+         ": joinery takes integer (int8 .. uint64), float32 / float64, string (utf8, "
+         "large_utf8), bool, date32, timestamp (s, ms, us, ns; without a time zone) and "
+         "decimal columns" +
+         (f == "vu" ? "; cast string_view to string first"
+          : f == "tdm" ? "; cast date64 to date32 first" : ""));
 }
 
 // The struct a capsule carries, moved out: the capsule is left with a released struct, which
@@ -106,8 +155,9 @@ std::int64_t count_nulls(std::uint8_t const* validity, std::int64_t begin, std::
 // bitmap is read in place when the view starts on a byte boundary, else shifted into a copy that
 // `keep` holds.
 column_view view_of_arrow(ArrowArray const& a, std::int64_t parent_offset, std::int64_t rows,
-                          type_id type, std::string const& name,
+                          arrow_type const& arrow, std::string const& name,
                           std::vector<std::vector<std::uint8_t>>& keep) {
+  auto const type = arrow.type;
   auto const buffers = is_string(type) ? 3 : 2;
   if (a.n_buffers != buffers || a.n_children != 0) {
     refuse(quoted(name) + ": an Arrow " + (is_string(type) ? "string" : "primitive") +
@@ -145,17 +195,37 @@ column_view view_of_arrow(ArrowArray const& a, std::int64_t parent_offset, std::
               : static_cast<void const*>(no_offsets),
       chars ? chars : "", rows, memory_space::host, mask, nulls);
   }
-  if (rows == 0) { return column_view(type, nullptr, 0, memory_space::host); }
+  if (rows == 0) {
+    return column_view(type, nullptr, 0, memory_space::host).with_type(type, arrow.decimal);
+  }
   auto const* data = static_cast<std::byte const*>(a.buffers[1]);
   if (data == nullptr) { refuse(quoted(name) + ": Arrow array without a data buffer"); }
+  if (arrow.unpack_bits) {  // one byte per value
+    auto& bytes = keep.emplace_back(static_cast<std::size_t>(rows));
+    auto const* bits = reinterpret_cast<std::uint8_t const*>(data);
+    for (std::int64_t i = 0; i < rows; ++i) {
+      auto const j = begin + i;
+      bytes[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>((bits[j >> 3] >> (j & 7)) & 1);
+    }
+    return column_view(type, bytes.data(), rows, memory_space::host, mask, nulls);
+  }
+  if (arrow.narrow_decimal) {  // the low halves hold every value of at most 18 digits
+    auto& low = keep.emplace_back(static_cast<std::size_t>(rows) * 8);
+    for (std::int64_t i = 0; i < rows; ++i) {
+      std::memcpy(low.data() + i * 8, data + (begin + i) * 16, 8);
+    }
+    return column_view(type, low.data(), rows, memory_space::host, mask, nulls)
+      .with_type(type, arrow.decimal);
+  }
   return column_view(type, data + begin * static_cast<std::int64_t>(size_of(type)), rows,
-                     memory_space::host, mask, nulls);
+                     memory_space::host, mask, nulls)
+    .with_type(type, arrow.decimal);
 }
 
 // The column of each child (a table) or of the array itself, over one imported batch.
 struct batch_layout {
   std::vector<std::string> names;
-  std::vector<type_id> types;
+  std::vector<arrow_type> types;
   bool is_table = false;
 };
 
@@ -251,6 +321,7 @@ input_column gather_chunks(type_id type, std::vector<column_view> const& chunks)
     gathered = concatenate_strings(type, rows, chunks);
   } else {
     gathered = std::make_shared<column>(type, rows);
+    gathered->set_type(type, chunks.front().decimal());
     auto* out = static_cast<std::byte*>(gathered->data());
     for (auto const& c : chunks) {
       auto const bytes = static_cast<std::size_t>(c.size()) * size_of(type);
@@ -379,16 +450,19 @@ named_columns columns_from_arrow_stream(nb::capsule stream_capsule) {
   std::shared_ptr<void> all_batches =
     std::make_shared<std::vector<std::shared_ptr<array_owner>>>(std::move(batches));
   for (std::size_t i = 0; i < layout.types.size(); ++i) {
-    if (chunks[i].empty() && is_string(layout.types[i])) {
+    auto const type = layout.types[i].type;
+    if (chunks[i].empty() && is_string(type)) {
       static constexpr std::int64_t no_offsets[1] = {0};
       out.columns.push_back(input_column{
-        column_view::strings(layout.types[i], no_offsets, "", 0, memory_space::host), -1, nullptr, 0});
+        column_view::strings(type, no_offsets, "", 0, memory_space::host), -1, nullptr, 0});
     } else if (chunks[i].empty()) {
-      out.columns.push_back(input_column{column_view(layout.types[i], nullptr, 0, memory_space::host), -1, nullptr, 0});
+      out.columns.push_back(input_column{
+        column_view(type, nullptr, 0, memory_space::host).with_type(type, layout.types[i].decimal),
+        -1, nullptr, 0});
     } else if (chunks[i].size() == 1) {
       out.columns.push_back(input_column{chunks[i].front(), -1, all_batches, 0});
     } else {
-      out.columns.push_back(gather_chunks(layout.types[i], chunks[i]));
+      out.columns.push_back(gather_chunks(type, chunks[i]));
     }
   }
   return out;

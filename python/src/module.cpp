@@ -428,6 +428,10 @@ NB_MODULE(_native, m) {
     .def("__len__", &result_columns::size)
     .def("on_device", &result_columns::on_device)
     .def("is_string", [](result_columns const& r, std::size_t i) { return is_string(r.at(i).type()); })
+    // Strings, bool, dates, timestamps and decimals reach NumPy and pandas through Arrow.
+    .def("is_arrow_only", [](result_columns const& r, std::size_t i) {
+      return is_string(r.at(i).type()) || is_logical(r.at(i).type());
+    })
     .def("null_count", &result_columns::null_count)
     .def("arrow_capsules", &result_columns::arrow_capsules)
     .def("array", &result_columns::array)

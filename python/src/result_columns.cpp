@@ -3,6 +3,10 @@
 
 #include "arrow_c_interface.hpp"
 
+#include <cstring>
+#include <string>
+#include <vector>
+
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
 
@@ -11,7 +15,10 @@ namespace nb = nanobind;
 namespace joinery::python {
 namespace {
 
-char const* arrow_format(type_id t) {
+std::string arrow_format(column_view const& c, type_id t) {
+  if (is_decimal(t)) {  // decimal64 goes out as decimal128 (what every Arrow reader takes)
+    return "d:" + std::to_string(c.decimal().precision) + "," + std::to_string(c.decimal().scale);
+  }
   switch (t) {
     case type_id::int8: return "c";
     case type_id::uint8: return "C";
@@ -25,6 +32,13 @@ char const* arrow_format(type_id t) {
     case type_id::float64: return "g";
     case type_id::string: return "u";
     case type_id::large_string: return "U";
+    case type_id::bool8: return "b";
+    case type_id::date32: return "tdD";
+    case type_id::timestamp_s: return "tss:";
+    case type_id::timestamp_ms: return "tsm:";
+    case type_id::timestamp_us: return "tsu:";
+    case type_id::timestamp_ns: return "tsn:";
+    default: break;
   }
   return "";
 }
@@ -36,13 +50,41 @@ nb::dlpack::dtype dlpack_dtype(type_id t) {
   return nb::dlpack::dtype{static_cast<std::uint8_t>(c), bits, 1};
 }
 
-// Owns what an exported ArrowArray points into.
+// Owns what an exported ArrowArray points into: the column, or the values in Arrow's layout
+// where it differs (booleans packed into bits, decimal64 widened to decimal128).
 struct exported_array {
   std::shared_ptr<column> owner;
+  std::vector<std::uint8_t> converted;
   void const* buffers[3] = {nullptr, nullptr, nullptr};
 };
 
-void release_schema(ArrowSchema* s) { s->release = nullptr; }
+void release_schema(ArrowSchema* s) {
+  delete static_cast<std::string*>(s->private_data);
+  s->release = nullptr;
+}
+
+/// The values of `view` in Arrow's layout, when it is not joinery's.
+bool convert_for_arrow(column_view const& view, std::vector<std::uint8_t>& out) {
+  auto const n = static_cast<std::size_t>(view.size());
+  if (view.type() == type_id::bool8) {
+    out.assign((n + 7) / 8, 0);
+    auto const* v = static_cast<std::uint8_t const*>(view.data());
+    for (std::size_t i = 0; i < n; ++i) {
+      out[i >> 3] = static_cast<std::uint8_t>(out[i >> 3] | ((v[i] != 0 ? 1U : 0U) << (i & 7)));
+    }
+    return true;
+  }
+  if (view.type() == type_id::decimal64) {
+    out.assign(n * 16, 0);
+    auto const* v = static_cast<std::int64_t const*>(view.data());
+    for (std::size_t i = 0; i < n; ++i) {
+      auto const wide = static_cast<__int128>(v[i]);
+      std::memcpy(out.data() + i * 16, &wide, 16);
+    }
+    return true;
+  }
+  return false;
+}
 
 void release_array(ArrowArray* a) {
   delete static_cast<exported_array*>(a->private_data);
@@ -87,13 +129,17 @@ nb::tuple result_columns::arrow_capsules(std::size_t i) const {
   }
   auto const view = col.view();
   auto* schema = new ArrowSchema{};
-  schema->format = arrow_format(type(i));
+  auto* format = new std::string(arrow_format(view, type(i)));
+  schema->private_data = format;
+  schema->format = format->c_str();
   schema->name = "";
   schema->flags = view.nullable() ? ARROW_FLAG_NULLABLE : 0;
   schema->release = release_schema;
-  auto* exported = new exported_array{columns[i]};
+  auto* exported = new exported_array{columns[i], {}, {}};
   exported->buffers[0] = view.null_count() > 0 ? view.null_mask() : nullptr;
-  exported->buffers[1] = view.data();
+  exported->buffers[1] = convert_for_arrow(view, exported->converted)
+                          ? static_cast<void const*>(exported->converted.data())
+                          : view.data();
   exported->buffers[2] = view.chars();
   auto* array = new ArrowArray{};
   array->length = view.size();
@@ -107,8 +153,10 @@ nb::tuple result_columns::arrow_capsules(std::size_t i) const {
 
 nb::object result_columns::array(std::size_t i) const {
   auto const& col = at(i);
-  if (is_string(col.type())) {
-    throw nb::type_error("a string column has no DLPack form: read it through Arrow");
+  if (is_string(col.type()) || is_logical(col.type())) {
+    throw nb::type_error(("a " + std::string(to_string(col.type())) +
+                          " column has no DLPack form: read it through Arrow")
+                           .c_str());
   }
   return array_over(const_cast<void*>(col.view().data()), static_cast<std::size_t>(col.size()),
                     dlpack_dtype(type(i)), on_device(i), device, columns[i]);

@@ -201,3 +201,73 @@ def test_lineitem_grouped_by_string_flags_as_q1(backend, string_tables):
     rows = list(zip(*[got.column(n).to_pylist() for n in names]))
     assert len(rows) == 6
     assert_same_rows(rows, [tuple(r) for r in want])
+
+
+@pytest.fixture(scope="module")
+def typed_tables(string_tables):
+    """The tables with TPC-H's own types, as DuckDB hands them over in Arrow: dates as date32,
+    prices, quantities and discounts as DECIMAL(15, 2), flags as strings, a bool and a
+    timestamp beside them."""
+    _, orders, lineitem, _ = string_tables
+    con = duckdb.connect()
+    con.register("orders_in", orders)
+    con.register("lineitem_in", lineitem)
+    typed_orders = con.sql(
+        "select o_orderkey, o_custkey, date '1970-01-01' + o_orderdate as o_orderdate, "
+        "o_totalprice::decimal(15, 2) as o_totalprice, o_comment, "
+        "timestamp '1992-01-01 08:30:00' + to_microseconds(o_orderkey * 1000003) as o_entered "
+        "from orders_in").arrow().read_all()
+    typed_lineitem = con.sql(
+        "select l_orderkey, l_linenumber, l_quantity::decimal(15, 2) as l_quantity, "
+        "l_extendedprice::decimal(15, 2) as l_extendedprice, "
+        "l_discount::decimal(15, 2) as l_discount, "
+        "(l_extendedprice * (1 - coalesce(l_discount, 0)))::decimal(15, 2) as l_disc_price, "
+        "l_flag as l_returnflag, l_status as l_linestatus, "
+        "date '1970-01-01' + l_shipdate as l_shipdate, l_linenumber % 2 = 0 as l_even "
+        "from lineitem_in").arrow().read_all()
+    return typed_orders, typed_lineitem
+
+
+def test_orders_join_lineitem_with_dates_and_decimals(backend, typed_tables):
+    orders, lineitem = typed_tables
+    got = joinery.join(lineitem, orders, left_on="l_orderkey", right_on="o_orderkey",
+                       backend=backend, result="arrow")
+    want = duckdb.sql("select * exclude (o_orderkey) from lineitem join orders "
+                      "on l_orderkey = o_orderkey").arrow().read_all()
+    assert got.num_rows == lineitem.num_rows
+    for name in want.column_names:  # every type as DuckDB gave it, dates and decimals kept
+        assert got.schema.field(name).type == want.schema.field(name).type, name
+    assert canonical_rows(got, want.column_names) == canonical_rows(want, want.column_names)
+
+
+def test_orders_left_join_with_nulls_in_typed_columns(backend, typed_tables):
+    orders, lineitem = typed_tables
+    few = lineitem.filter(pa.compute.equal(lineitem.column("l_linenumber"), 7))
+    got = joinery.join(orders, few, left_on="o_orderkey", right_on="l_orderkey", how="left",
+                       backend=backend, result="arrow")
+    want = duckdb.sql("select * exclude (l_orderkey) from orders left join few "
+                      "on o_orderkey = l_orderkey").arrow().read_all()
+    assert got.column("l_shipdate").null_count > 0
+    assert canonical_rows(got, want.column_names) == canonical_rows(want, want.column_names)
+
+
+def test_q1_with_decimal_sums_and_dates(backend, typed_tables):
+    _, lineitem = typed_tables
+    aggs = [("l_quantity", "sum"), ("l_extendedprice", "sum"), ("l_disc_price", "sum"),
+            ("l_quantity", "mean"), ("l_extendedprice", "mean"), ("l_discount", "mean"),
+            ("l_discount", "count"), ("l_shipdate", "min"), ("l_shipdate", "max"),
+            ("l_even", "max"), ("l_orderkey", "size")]
+    got = joinery.group_by(lineitem, ["l_returnflag", "l_linestatus"], aggs, sort=True,
+                           backend=backend, result="arrow")
+    want = duckdb.sql("select l_returnflag, l_linestatus, sum(l_quantity), sum(l_extendedprice), "
+                      "sum(l_disc_price), avg(l_quantity), avg(l_extendedprice), "
+                      "avg(l_discount), count(l_discount), min(l_shipdate), max(l_shipdate), "
+                      "bool_or(l_even), count(*) from lineitem "
+                      "group by l_returnflag, l_linestatus "
+                      "order by l_returnflag, l_linestatus").fetchall()
+    names = ["l_returnflag", "l_linestatus"] + [f"{c}_{a}" for c, a in aggs]
+    assert got.schema.field("l_extendedprice_sum").type == pa.decimal128(38, 2)
+    assert got.schema.field("l_shipdate_min").type == pa.date32()
+    rows = list(zip(*[got.column(n).to_pylist() for n in names]))
+    assert len(rows) == 6
+    assert_same_rows(rows, [tuple(r) for r in want])

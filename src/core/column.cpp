@@ -15,6 +15,7 @@ column::column(type_id type, size_type size, memory_resource* mr, stream_ref str
   JOINERY_EXPECTS(!is_string(type), "string columns are made with column::strings");
   if (mr == nullptr) { mr = host_resource(); }
   data_ = buffer(static_cast<std::size_t>(size) * size_of(type), mr, stream);
+  if (type == type_id::decimal128) { decimal_ = decimal_format{38, 0}; }
 }
 
 column column::strings(type_id type, size_type size, std::size_t chars, memory_resource* mr,
@@ -84,6 +85,7 @@ column column::copy_of(column_view const& v, memory_resource* mr, stream_ref str
     copy_bytes(out.data_.data(), mr->space(), v.data(), v.space(),
                static_cast<std::size_t>(v.size()) * size_of(v.type()), stream);
   }
+  out.decimal_ = v.decimal();
   if (v.nullable()) {
     out.mask_ = buffer(null_mask_bytes(v.size()), mr, stream);
     copy_bytes(out.mask_.data(), mr->space(), v.null_mask(), v.space(),
@@ -103,7 +105,16 @@ column_view column::view() const noexcept {
   v.null_mask_ = mask;
   v.null_count_ = null_count_;
   v.chars_ = static_cast<char const*>(chars_.data());
+  v.decimal_ = decimal_;
   return v;
+}
+
+void column::set_type(type_id type, decimal_format decimal) {
+  JOINERY_EXPECTS(!is_string(type) && !is_string(type_) && size_of(type) == size_of(type_),
+                  "a " + std::string(to_string(type_)) + " column cannot become " +
+                    std::string(to_string(type)));
+  type_ = type;
+  decimal_ = is_decimal(type) ? decimal : decimal_format{};
 }
 
 std::uint8_t* column::make_nullable() {

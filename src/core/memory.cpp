@@ -197,6 +197,36 @@ void copy_bytes(void* dst, memory_space dst_space, void const* src, memory_space
 #endif
 }
 
+namespace detail {
+
+void copy_strided(void* dst, std::size_t dst_pitch, void const* src, std::size_t src_pitch,
+                  std::size_t width, std::size_t rows, memory_space space, stream_ref stream) {
+  if (rows == 0) { return; }
+  JOINERY_EXPECTS(dst != nullptr && src != nullptr, "copy_strided needs non-null pointers");
+  if (host_accessible(space)) {
+    auto* d = static_cast<char*>(dst);
+    auto const* s = static_cast<char const*>(src);
+    auto const n = static_cast<std::int64_t>(rows);
+#pragma omp parallel for schedule(static) if (n > 65536)
+    for (std::int64_t i = 0; i < n; ++i) {
+      std::memcpy(d + static_cast<std::size_t>(i) * dst_pitch,
+                  s + static_cast<std::size_t>(i) * src_pitch, width);
+    }
+    return;
+  }
+#if defined(JOINERY_HAS_CUDA)
+  auto const s = static_cast<cudaStream_t>(stream.handle());
+  JOINERY_CUDA_TRY(cudaMemcpy2DAsync(dst, dst_pitch, src, src_pitch, width, rows,
+                                     cudaMemcpyDeviceToDevice, s));
+  JOINERY_CUDA_TRY(cudaStreamSynchronize(s));
+#else
+  (void)stream;
+  no_cuda("copying device memory");
+#endif
+}
+
+}  // namespace detail
+
 void stream_ref::synchronize() const {
 #if defined(JOINERY_HAS_CUDA)
   JOINERY_CUDA_TRY(cudaStreamSynchronize(static_cast<cudaStream_t>(handle_)));

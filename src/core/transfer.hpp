@@ -43,6 +43,11 @@ void parallel_memcpy(void* dst, void const* src, std::size_t bytes);
 /// Sets `bytes` bytes of device memory at `dst` to `value`, ordered on `stream`; returns once
 /// done.
 void fill_device_bytes(void* dst, std::uint8_t value, std::size_t bytes, stream_ref stream);
+/// Copies `rows` blocks of `width` bytes, row i from src + i * src_pitch to dst + i * dst_pitch,
+/// both sides in memory of `space` (host: a parallel loop; device: one 2-D copy on `stream`);
+/// returns once done. Splits and joins the halves of wide values without a kernel.
+void copy_strided(void* dst, std::size_t dst_pitch, void const* src, std::size_t src_pitch,
+                  std::size_t width, std::size_t rows, memory_space space, stream_ref stream);
 /// Copies between host (pageable or pinned) and device memory, ordered on `stream`; returns once
 /// the copy has completed. Exactly one side must be device memory.
 void host_device_copy(void* dst, memory_space dst_space, void const* src, memory_space src_space,

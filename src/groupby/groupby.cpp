@@ -9,6 +9,7 @@
 #include "groupby/gpu/gpu_groupby.hpp"
 #include "groupby/multi_gpu/multi_gpu_groupby.hpp"
 #endif
+#include "logical/logical_types.hpp"
 #include "strings/string_keys.hpp"
 
 #include <algorithm>
@@ -130,6 +131,7 @@ groupby_result run_on_gpu(table_view const& input, size_type key_column,
 }  // namespace
 
 type_id aggregation_result_type(aggregation_kind k, type_id input) {
+  if (is_logical(input)) { return detail::logical::logical_result_type(k, input); }
   JOINERY_EXPECTS(!is_string(input) || k == aggregation_kind::count ||
                     k == aggregation_kind::count_valid || k == aggregation_kind::min ||
                     k == aggregation_kind::max,
@@ -172,6 +174,10 @@ groupby_result groupby(table_view const& input, std::vector<size_type> const& ke
                        groupby_options const& options, stream_ref stream,
                        memory_resource_ref mr) {
   detail::throw_if_cancelled();
+  if (detail::logical::groupby_has_logical(input, key_columns, aggregations)) {
+    return detail::logical::logical_groupby(input, key_columns, aggregations, options, stream,
+                                            mr);
+  }
   if (detail::strings::groupby_has_strings(input, key_columns, aggregations)) {
     return detail::strings::string_groupby(input, key_columns, aggregations, options, stream, mr);
   }
@@ -187,6 +193,10 @@ groupby_result groupby(table_view const& input, size_type key_column,
                        memory_resource_ref mr) {
   scoped_range range("joinery::groupby");
   detail::throw_if_cancelled();
+  if (detail::logical::groupby_has_logical(input, {key_column}, aggregations)) {
+    return detail::logical::logical_groupby(input, {key_column}, aggregations, options, stream,
+                                            mr);
+  }
   if (detail::strings::groupby_has_strings(input, {key_column}, aggregations)) {
     return detail::strings::string_groupby(input, {key_column}, aggregations, options, stream,
                                            mr);

@@ -8,6 +8,7 @@
 #include "join/choose.hpp"
 #include "join/general/general_join.hpp"
 #include "primitives/row_ops.hpp"
+#include "logical/logical_types.hpp"
 #include "strings/string_keys.hpp"
 #include "cpu/match_list.hpp"
 #ifdef JOINERY_HAS_CUDA
@@ -368,6 +369,10 @@ join_result join(table_view const& build, std::vector<size_type> const& build_ke
                  table_view const& probe, std::vector<size_type> const& probe_keys,
                  join_options const& options, stream_ref stream, memory_resource_ref mr) {
   detail::throw_if_cancelled();
+  if (detail::logical::join_has_logical(build, build_keys, probe, probe_keys, options)) {
+    return detail::logical::logical_join(build, build_keys, probe, probe_keys, options, nullptr,
+                                         stream, mr);
+  }
   if (detail::strings::join_has_strings(build, build_keys, probe, probe_keys, options)) {
     return detail::strings::string_join(build, build_keys, probe, probe_keys, options, nullptr,
                                         stream, mr);
@@ -391,6 +396,10 @@ join_result join_batches(table_view const& build, std::vector<size_type> const& 
                          stream_ref stream, memory_resource_ref mr) {
   JOINERY_EXPECTS(static_cast<bool>(sink), "join_batches needs a sink");
   detail::throw_if_cancelled();
+  if (detail::logical::join_has_logical(build, build_keys, probe, probe_keys, options)) {
+    return detail::logical::logical_join(build, build_keys, probe, probe_keys, options, &sink,
+                                         stream, mr);
+  }
   if (detail::strings::join_has_strings(build, build_keys, probe, probe_keys, options)) {
     return detail::strings::string_join(build, build_keys, probe, probe_keys, options, &sink,
                                         stream, mr);

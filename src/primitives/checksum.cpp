@@ -12,6 +12,17 @@ namespace joinery {
 
 std::uint64_t checksum(column_view const& c, stream_ref stream) {
   if (is_string(c.type())) { return detail::strings::checksum(c); }
+  if (c.type() == type_id::decimal128) {  // the sum of both 64-bit halves, as joins add them
+    JOINERY_EXPECTS(host_accessible(c.space()),
+                    "checksum of a device-resident decimal128 column is not supported");
+    auto const* v = static_cast<std::uint64_t const*>(c.data());
+    std::uint64_t sum = 0;
+    for (size_type i = 0; i < c.size(); ++i) {
+      if (c.is_valid(i)) { sum += v[2 * i] + v[2 * i + 1]; }
+    }
+    return sum;
+  }
+  if (is_logical(c.type())) { return checksum(c.with_type(storage_type(c.type())), stream); }
   JOINERY_EXPECTS(!is_floating(c.type()),
                   "checksum needs an integer column, not " + std::string(to_string(c.type())));
   if (!host_accessible(c.space())) {
