@@ -242,7 +242,9 @@ join_result join(table_view const& build, size_type build_key, table_view const&
 /// every key column is equal. Keys and payloads may be any integer or floating-point type and
 /// hold NULLs (join_options::nulls, nans_equal); string columns (string / large_string, in host
 /// memory) are keys (a string key joins a string key, string or large_string) and payloads,
-/// results holding them in host memory (DESIGN.md 7.1b). One key column of int32/int64/uint32/uint64
+/// results holding them in host memory (DESIGN.md 7.1b). bool, date, timestamp and decimal
+/// columns are keys (a pair of the same type and scale) and payloads, results keeping their types
+/// (7.1c). One key column of int32/int64/uint32/uint64
 /// without NULLs and an inner or left kind is the one-key join above; anything else takes the
 /// general key path: keys packed into one integer when their value ranges fit 64 bits, else
 /// hashed and every match checked against the columns.

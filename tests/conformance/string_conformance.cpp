@@ -21,41 +21,6 @@ namespace {
 
 using cell = std::optional<std::string>;
 
-/// A host string column (int32 or int64 offsets) of the given values, NULL for nullopt.
-column make_strings(std::vector<cell> const& values, type_id type = type_id::string) {
-  std::size_t chars = 0;
-  for (auto const& v : values) { chars += v ? v->size() : 0; }
-  auto const n = static_cast<size_type>(values.size());
-  auto c = column::strings(type, n, chars);
-  std::int64_t at = 0;
-  size_type nulls = 0;
-  for (size_type i = 0; i <= n; ++i) {
-    if (type == type_id::string) {
-      static_cast<std::int32_t*>(c.data())[i] = static_cast<std::int32_t>(at);
-    } else {
-      static_cast<std::int64_t*>(c.data())[i] = at;
-    }
-    if (i == n) { break; }
-    auto const& v = values[static_cast<std::size_t>(i)];
-    if (v) {
-      std::copy(v->begin(), v->end(), c.chars() + at);
-      at += static_cast<std::int64_t>(v->size());
-    } else {
-      ++nulls;
-    }
-  }
-  if (nulls > 0) {
-    auto* mask = c.make_nullable();
-    for (size_type i = 0; i < n; ++i) {
-      if (!values[static_cast<std::size_t>(i)]) {
-        mask[i >> 3] = static_cast<std::uint8_t>(mask[i >> 3] & ~(1U << (i & 7)));
-      }
-    }
-    c.set_null_count(nulls);
-  }
-  return c;
-}
-
 /// A cell of any column as text ("NULL" apart): strings as they are, integers in decimal.
 cell cell_at(column_view const& c, size_type i) {
   if (!c.is_valid(i)) { return std::nullopt; }

@@ -2,6 +2,7 @@
 // versus NULL, the null literal, UTF-8 bytes, line ends, many rows across the parallel chunks, a
 // subset of columns), writing them so that they read back identically, and .npy refusing them.
 #include "io_test_util.hpp"
+#include "support/columns.hpp"
 #include "support/threads.hpp"
 
 #include "io/csv_strings.hpp"
@@ -51,42 +52,8 @@ texts strings_of(io::named_table const& t, size_type j, type_id type = type_id::
   return out;
 }
 
-/// A host string column of `values`, with a mask when one is NULL.
 column string_column(texts const& values, type_id type = type_id::string) {
-  std::size_t chars = 0;
-  for (auto const& v : values) { chars += v ? v->size() : 0; }
-  auto const n = static_cast<size_type>(values.size());
-  auto c = column::strings(type, n, chars);
-  std::int64_t at = 0;
-  auto const set_offset = [&](size_type i, std::int64_t o) {
-    if (type == type_id::string) {
-      static_cast<std::int32_t*>(c.data())[i] = static_cast<std::int32_t>(o);
-    } else {
-      static_cast<std::int64_t*>(c.data())[i] = o;
-    }
-  };
-  set_offset(0, 0);
-  size_type nulls = 0;
-  for (size_type i = 0; i < n; ++i) {
-    auto const& v = values[static_cast<std::size_t>(i)];
-    if (v) {
-      std::copy(v->begin(), v->end(), c.chars() + at);
-      at += static_cast<std::int64_t>(v->size());
-    } else {
-      ++nulls;
-    }
-    set_offset(i + 1, at);
-  }
-  if (nulls > 0) {
-    auto* mask = c.make_nullable();
-    for (size_type i = 0; i < n; ++i) {
-      if (!values[static_cast<std::size_t>(i)]) {
-        mask[i >> 3] &= static_cast<std::uint8_t>(~(1u << (i & 7)));
-      }
-    }
-    c.set_null_count(nulls);
-  }
-  return c;
+  return joinery::test::make_strings(values, type);
 }
 
 TEST(IoCsvStrings, FieldsAreReadAsWrittenQuotesRemoved) {
