@@ -47,10 +47,11 @@ struct csv_options {
 };
 
 /// CSV: a header row of names, then rows. A header field may carry its type as `name:int32`
-/// (int8..int64, uint8..uint64, float32, float64, string, large_string); unannotated columns are
-/// int64, or uint64 when a value needs it (text is never inferred: a column of text must be
-/// annotated `name:string`, which the error for a non-number suggests). An empty field is a null
-/// (and one reading csv_options::null_literal, unquoted). Fields may be quoted as RFC 4180 has it:
+/// (int8..int64, uint8..uint64, float32, float64, string, large_string, and the types stored as
+/// integers below); unannotated columns are int64, or uint64 when a value needs it (text is
+/// never inferred: a column of text must be annotated `name:string`, which the error for a
+/// non-number suggests). An empty field is a null (and one reading csv_options::null_literal,
+/// unquoted). Fields may be quoted as RFC 4180 has it:
 /// `"..."` with `""` for a quote inside, holding commas and line breaks (a quoted number is read as
 /// the number; in a number column a quoted empty field is a null); names may be quoted too.
 ///
@@ -60,6 +61,19 @@ struct csv_options {
 /// its quotes (and blanks outside them), `""` inside read as `"`. A null is an unquoted empty
 /// field or an unquoted field equal to the null literal; a quoted empty field `""` is the empty
 /// string, not a null (as DuckDB and Arrow read it).
+///
+/// The types stored as integers, each read from text (an empty field or the null literal is a
+/// null, as for numbers):
+/// - `name:bool` (also bool8, boolean): true/false, True/False, TRUE/FALSE, t/f, 1/0.
+/// - `name:date32` (also date): YYYY-MM-DD, proleptic Gregorian (2021-02-30 is an error).
+/// - `name:timestamp_s`, `_ms`, `_us` (also timestamp), `_ns`: YYYY-MM-DD HH:MM:SS[.fraction]
+///   in UTC, 'T' or ' ' between date and time, or a bare date (midnight); at most the unit's
+///   digits of fraction (none, 3, 6, 9), more being an error.
+/// - `name:decimal64(precision,scale)` (precision 1..18), `name:decimal128(precision,scale)`
+///   (1..38), 0 <= scale <= precision (`(precision)` alone is scale 0): fixed point such as
+///   123.45, -0.5, +3 or 7.; more digits after the point than the scale, or more in all than
+///   the precision, is an error (never rounded). The annotation holds a comma, so the header
+///   field may be quoted ("p:decimal64(12,2)"), or not: an unquoted one runs on to its ')'.
 ///
 /// Lines end in '\n', "\r\n" or a lone '\r' (mixed freely); every record after the header is a
 /// row, except that empty lines at the end of the file are dropped (as DuckDB and pandas do): an
@@ -77,8 +91,11 @@ named_table read_csv(std::filesystem::path const& file, std::vector<std::string>
                      csv_options const& options);
 /// Writes to a temporary name in the same directory and renames it when complete. Nulls are
 /// empty fields; columns other than int64 carry their type in the header (`name:string`,
-/// `name:large_string`), so that the file reads back as the same table; floats are written in
-/// their shortest round-trip form. A string is quoted (quotes inside doubled) when it is empty
+/// `name:date32`, `"name:decimal64(12,2)"` quoted for its comma, ...), so that the file reads
+/// back as the same table; floats are written in their shortest round-trip form; bools as
+/// true/false, dates as YYYY-MM-DD, timestamps as YYYY-MM-DD HH:MM:SS with the fraction (all
+/// the unit's digits) only when it is not zero, decimals with exactly `scale` digits after the
+/// point (format_value). A string is quoted (quotes inside doubled) when it is empty
 /// (`""`, the empty string, which an empty field is not), holds a comma, quote, '\r' or '\n',
 /// starts or ends with a blank, or reads like a null marker a reader might be told of (NULL,
 /// null, NA, N/A, #N/A, NaN, None, \N in any case). A one-column table whose last row is null is
@@ -87,13 +104,21 @@ named_table read_csv(std::filesystem::path const& file, std::vector<std::string>
 /// replace.
 void write_csv(std::filesystem::path const& file, std::vector<std::string> const& names,
                table_view const& t, existing_output if_exists = existing_output::refuse);
+/// Row `row` of a host-accessible column as write_csv writes it, without quotes: "" for a null,
+/// a string as it is.
+std::string format_value(column_view const& c, size_type row);
 
-/// NumPy .npy format 1.0/2.0/3.0, little-endian integers (i1..i8, u1..u8) and floats (f4, f8).
-/// Strings are not: writing a string column throws logic_error (write CSV instead); reading a
+/// NumPy .npy format 1.0/2.0/3.0, little-endian integers (i1..i8, u1..u8) and floats (f4, f8);
+/// bool8 as NumPy's bool (|b1, bytes 0 or 1); date32 as datetime64[D] (<M8[D], 8 bytes a value
+/// in the file: widened on writing, and on reading refused when out of date32's range);
+/// timestamp_s.._ns as <M8[s], <M8[ms], <M8[us], <M8[ns]. A datetime64 NaT is refused on
+/// reading (input_error naming its row), as a column read from .npy has no nulls.
+/// Strings and decimals are not: writing one throws logic_error (write CSV instead); reading a
 /// dtype of strings or objects ('O', '<U..', '|S..') throws input_error.
 /// Data of 1 MiB or more is a private memory mapping of the file rather than a copy: pages are
 /// read as they are first touched, writes to the column stay out of the file, and the file must
-/// not be truncated while the column lives.
+/// not be truncated while the column lives (bool and datetime64 data is read through once to
+/// check it; dates are narrowed into a copy).
 column read_npy(std::filesystem::path const& file);
 void write_npy(std::filesystem::path const& file, column_view const& c);
 /// A directory of `<name>.npy` files, one per column, columns ordered by name.
@@ -112,8 +137,9 @@ void write_npy_dir(std::filesystem::path const& dir, std::vector<std::string> co
 /// count when the writer finishes. Like write_table, the target appears only complete: batches
 /// go to a temporary name beside it, renamed into place by finish(); a writer destroyed before
 /// finish() removes what it wrote and leaves the target as it was. Every batch holds the
-/// columns `types` names (host memory); .npy refuses nulls, and string columns when the writer
-/// is made.
+/// columns `types` names (host memory); .npy refuses nulls, and string and decimal columns when
+/// the writer is made. A CSV's header is written with the first batch: its decimal columns give
+/// the header their precision and scale, which later batches must share.
 class table_writer {
  public:
   /// Checks the path (format, an existing target to keep) and the names at once.

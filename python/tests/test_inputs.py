@@ -146,8 +146,8 @@ def test_bad_inputs_are_refused_with_clear_errors():
     with pytest.raises(ValueError, match="binary"):
         joinery.join(pa.table({"k": pa.array([b"a", b"b"], pa.binary())}),
                      pa.table({"k": pa.array([b"a"], pa.binary())}), on="k")
-    with pytest.raises(TypeError, match="bool"):
-        joinery.join({"k": np.array([1, 2]), "flag": np.array([True, False])}, right, on="k")
+    with pytest.raises(TypeError, match="complex"):
+        joinery.join({"k": np.array([1, 2]), "z": np.array([1 + 2j, 3j])}, right, on="k")
     with pytest.raises(ValueError, match="key"):
         joinery.join({"k": left["k"].astype(np.int32)}, right, on="k")  # int32 against int64
     with pytest.raises(KeyError, match="no column 'x'"):

@@ -1,4 +1,5 @@
-// Reading CSV of numbers and strings with a header row (csv_writer.cpp writes it). The reader
+// Reading CSV of numbers, strings, bools, dates, timestamps and decimals (their text in
+// typed_text.*) with a header row (csv_writer.cpp writes it). The reader
 // loads the whole file, cuts it into chunks at record boundaries and parses the chunks in
 // parallel (OpenMP) straight into the output columns. Lines end in '\n', "\r\n" or a lone '\r',
 // mixed freely. Fields may be quoted as RFC 4180 has it ("" inside is a quote; a quoted field may
@@ -8,6 +9,7 @@
 // the parse.
 #include "io/csv_strings.hpp"
 #include "io/io_detail.hpp"
+#include "io/typed_text.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -39,7 +41,6 @@ constexpr std::size_t chunks_per_thread = 4;
 // line is a file that is not CSV or ends its lines in something we don't read ('\n',
 // "\r\n" and a lone '\r' are read); reading it as a header would give a table of no rows.
 constexpr std::size_t max_header_line_bytes = std::size_t{1} << 20;
-constexpr std::size_t max_shown_value = 40;
 
 enum class field_status : std::uint8_t { ok, invalid, out_of_range };
 
@@ -51,8 +52,7 @@ void trim(char const*& b, char const*& e) {
 }
 
 std::string shown(char const* b, char const* e) {
-  auto const n = static_cast<std::size_t>(e - b);
-  return n <= max_shown_value ? std::string(b, n) : std::string(b, max_shown_value) + "...";
+  return detail::shown_text(std::string_view(b, static_cast<std::size_t>(e - b)));
 }
 
 template <class T>
@@ -84,6 +84,7 @@ field_status parse_value(char const* b, char const* e, T& v) {
 struct csv_column {
   std::string name;
   type_id type = type_id::int64;
+  decimal_format decimal{};
   bool annotated = false;  // unannotated: int64, widened to uint64 when a value needs it
   bool read = false;       // false: a column whose fields are only counted
   void* data = nullptr;    // numbers: the output column's values
@@ -303,8 +304,11 @@ class csv_parser {
       }
       field_text(b, fe, quoted);
       if (escaped) {
+        auto const type = cols_[j].type;
         return fail(r, row, line, "column '" + cols_[j].name + "': '" + shown(b, fe) +
-                                    "' is not a number" + text_hint(cols_[j]));
+                                    "' is not a " +
+                                    (is_logical(type) ? std::string(to_string(type)) : "number") +
+                                    text_hint(cols_[j]));
       }
       if (!parse_field(b, fe, quoted, j, row, line, r)) { return false; }
     }
@@ -346,6 +350,12 @@ class csv_parser {
       r.nulls[j].push_back(row);
       return true;
     }
+    if (is_logical(c.type)) {
+      auto why = detail::parse_logical(std::string_view(b, static_cast<std::size_t>(e - b)),
+                                       c.type, c.decimal,
+                                       static_cast<char*>(c.data) + i * size_of(c.type));
+      return why.empty() || fail(r, row, line, "column '" + c.name + "': " + std::move(why));
+    }
     field_status st{};
     if (!c.annotated) {
       auto* out = static_cast<std::int64_t*>(c.data) + i;
@@ -384,6 +394,22 @@ class csv_parser {
   std::string null_literal_;
 };
 
+/// An unquoted header field such as `p:decimal64(12,2)` is cut at its comma: joins the fields
+/// after it to `text` up to the closing parenthesis, moving `f` (the field's end) along.
+void join_decimal_annotation(std::string& text, char const*& f, char const* e) {
+  auto const colon = text.rfind(':');
+  if (colon == std::string::npos) { return; }
+  auto const type_start = text.find_first_not_of(" \t", colon + 1);
+  if (type_start == std::string::npos || text.compare(type_start, 7, "decimal") != 0) { return; }
+  while (f != e && text.find(')', type_start) == std::string::npos) {
+    auto const* next = f + 1;
+    while (next != e && *next != ',') { ++next; }
+    text.append(f, next);
+    f = next;
+  }
+  while (!text.empty() && is_blank(text.back())) { text.pop_back(); }
+}
+
 /// The header line [b, e), without its line end.
 std::vector<csv_column> parse_header(fs::path const& file, char const* b, char const* e) {
   auto const fail = [&](std::string const& msg) {
@@ -410,6 +436,7 @@ std::vector<csv_column> parse_header(fs::path const& file, char const* b, char c
       }
       unquoted = std::move(once);
     }
+    if (!quoted) { join_decimal_annotation(unquoted, f, e); }
     nb = unquoted.data();
     ne = nb + unquoted.size();
     csv_column c;
@@ -421,18 +448,8 @@ std::vector<csv_column> parse_header(fs::path const& file, char const* b, char c
       trim(nb, ne);
       trim(tb, te);
       std::string_view const type_name(tb, static_cast<std::size_t>(te - tb));
-      bool known = false;
-      for (int t = 0; t <= static_cast<int>(type_id::large_string); ++t) {
-        if (to_string(static_cast<type_id>(t)) == type_name) {
-          c.type = static_cast<type_id>(t);
-          known = true;
-        }
-      }
-      if (!known) {
-        fail("column '" + std::string(nb, ne) + "' has unknown type '" + std::string(type_name) +
-             "'; known: int8 int16 int32 int64 uint8 uint16 uint32 uint64 float32 float64 string "
-             "large_string");
-      }
+      auto const why = detail::parse_type_annotation(type_name, c.type, c.decimal);
+      if (!why.empty()) { fail("column '" + std::string(nb, ne) + "' " + why); }
       c.annotated = true;
     }
     c.name.assign(nb, ne);
@@ -600,6 +617,7 @@ named_table read_csv_columns(fs::path const& file, std::vector<std::string> cons
       continue;
     }
     out.emplace_back(cols[j].type, rows);
+    if (is_decimal(cols[j].type)) { out.back().set_type(cols[j].type, cols[j].decimal); }
     cols[j].data = out.back().data();
   }
 

@@ -1,12 +1,12 @@
 // Writing CSV: a header naming each column's type unless int64, then rows formatted in parallel
 // blocks written out in order. Strings are quoted where reading them back needs it
-// (csv_strings.*).
+// (csv_strings.*); bool, dates, timestamps and decimals are written as typed_text.* has them.
 #include "io/csv_strings.hpp"
 #include "io/io_detail.hpp"
+#include "io/typed_text.hpp"
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <cstring>
 #include <memory>
 #include <system_error>
@@ -22,8 +22,8 @@ namespace {
 
 // The writer formats this many bytes per thread before writing them out.
 constexpr std::size_t write_block_bytes = std::size_t{4} << 20;
-// Widest number the writer produces: "-9223372036854775808" is 20, a shortest double 24.
-constexpr std::size_t max_field_chars = 32;
+// Widest value the writer produces but strings (a shortest double is 24 characters).
+constexpr std::size_t max_field_chars = detail::max_value_chars;
 
 bool is_blank(char c) { return c == ' ' || c == '\t'; }
 
@@ -40,15 +40,20 @@ void check_csv_names(std::vector<std::string> const& names, std::string const& w
   }
 }
 
-std::string csv_header(std::vector<std::string> const& names, std::vector<type_id> const& types) {
+std::string csv_header(std::vector<std::string> const& names, std::vector<type_id> const& types,
+                       std::vector<decimal_format> const& decimals) {
   std::string header;
   for (std::size_t j = 0; j < names.size(); ++j) {
     if (j > 0) { header += ','; }
-    header += names[j];
-    if (types[j] != type_id::int64) {
-      header += ':';
-      header += to_string(types[j]);
+    if (types[j] == type_id::int64) {
+      header += names[j];
+      continue;
     }
+    auto const decimal = j < decimals.size() ? decimals[j] : decimal_format{};
+    auto const field = names[j] + ':' + type_annotation(types[j], decimal);
+    // "p:decimal64(12,2)" holds a comma: quoted, it is one field to any reader.
+    bool const quote = field.find(',') != std::string::npos;
+    header += quote ? '"' + field + '"' : field;
   }
   header += '\n';
   return header;
@@ -61,6 +66,12 @@ void append_csv_rows(std::FILE* f, table_view const& t, fs::path const& target) 
   auto const ncols = static_cast<std::size_t>(t.num_columns());
   size_type const rows = t.num_rows();
   auto const& columns = t.columns();
+  for (auto const& c : columns) {  // checked here: the parallel loop below must not throw
+    auto const scale = c.decimal().scale;
+    JOINERY_EXPECTS(!is_decimal(c.type()) || (scale >= 0 && scale <= 38),
+                    "writing CSV: a decimal column's scale is " + std::to_string(scale) +
+                      ", not 0 to 38");
+  }
   std::size_t const row_bound = ncols * (max_field_chars + 1) + 1;
   auto const string_chars = [&](size_type lo, size_type hi) {
     std::size_t n = 0;
@@ -106,11 +117,7 @@ void append_csv_rows(std::FILE* f, table_view const& t, fs::path const& target) 
             out = write_csv_string(out, c.string_at(i));
             continue;
           }
-          out = dispatch_type(c.type(), [&](auto tag) {
-            using T = typename decltype(tag)::type;
-            return std::to_chars(out, out + max_field_chars,
-                                 static_cast<T const*>(c.data())[i]).ptr;
-          });
+          out = format_fixed(out, c, i);
         }
         *out++ = '\n';
       }
@@ -137,8 +144,12 @@ void write_csv(fs::path const& file, std::vector<std::string> const& names, tabl
   std::error_code ec;
   detail::check_output_target(target, what, if_exists, output_format::csv);
   std::vector<type_id> types;
-  for (auto const& c : t) { types.push_back(c.type()); }
-  auto const header = detail::csv_header(names, types);
+  std::vector<decimal_format> decimals;
+  for (auto const& c : t) {
+    types.push_back(c.type());
+    decimals.push_back(c.decimal());
+  }
+  auto const header = detail::csv_header(names, types, decimals);
 
   detail::temp_guard tmp(detail::sibling_name(target, "tmp"));
   detail::file_handle f(tmp.path(), "wbx");
@@ -152,6 +163,17 @@ void write_csv(fs::path const& file, std::vector<std::string> const& names, tabl
   fs::rename(tmp.path(), target, ec);
   if (ec) { throw input_error("cannot write " + what + ": " + ec.message()); }
   tmp.release();
+}
+
+std::string format_value(column_view const& c, size_type row) {
+  JOINERY_EXPECTS(host_accessible(c.space()), "format_value needs a host-accessible column");
+  JOINERY_EXPECTS(row >= 0 && row < c.size(), "format_value: row " + std::to_string(row) +
+                                                " is outside a column of " +
+                                                std::to_string(c.size()) + " rows");
+  if (!c.is_valid(row)) { return {}; }
+  if (is_string(c.type())) { return std::string(c.string_at(row)); }
+  char buf[max_field_chars];
+  return {buf, detail::format_fixed(buf, c, row)};
 }
 
 }  // namespace joinery::io

@@ -93,10 +93,14 @@ std::size_t set_csv_min_chunk_bytes(std::size_t bytes);
 void check_for_writing(std::vector<std::string> const& names, table_view const& t,
                        std::string_view format, std::string_view forbidden);
 
-/// Throws logic_error for a type .npy cannot hold (strings), naming `what` and suggesting CSV.
+/// Throws logic_error for a type .npy cannot hold (strings, decimals), naming `what` and
+/// suggesting CSV.
 void check_npy_type(type_id type, std::string_view what);
 /// Writes one column in .npy format to `p` (not atomically: callers write to temporary names).
 void write_npy_file(std::filesystem::path const& p, column_view const& c);
+/// Appends the values of `c` to an open .npy file `f` (`p`): its bytes, or for date32 the days
+/// widened to NumPy's 8-byte datetime64[D].
+void write_npy_data(std::FILE* f, column_view const& c, std::filesystem::path const& p);
 /// The .npy preamble and header of a 1-D array of `rows` values, padded to at least `min_bytes`
 /// (a header rewritten in place once the row count is known keeps its length).
 std::string npy_header(type_id type, size_type rows, std::size_t min_bytes = 0);
@@ -106,8 +110,11 @@ void move_directory_into_place(temp_guard& tmp, std::filesystem::path const& tar
                                std::string const& dir_name);
 /// Throws logic_error for a CSV column name that starts or ends with a blank.
 void check_csv_names(std::vector<std::string> const& names, std::string const& what);
-/// The header line: names, each annotated with its type unless int64.
-std::string csv_header(std::vector<std::string> const& names, std::vector<type_id> const& types);
+/// The header line: names, each annotated with its type unless int64 (decimals with their
+/// precision and scale from `decimals`, one per column, or the default format when it is
+/// shorter; such a field holds a comma and is quoted).
+std::string csv_header(std::vector<std::string> const& names, std::vector<type_id> const& types,
+                       std::vector<decimal_format> const& decimals);
 /// Appends the rows of `t` (host data) to `f`; nulls are empty fields.
 void append_csv_rows(std::FILE* f, table_view const& t, std::filesystem::path const& target);
 

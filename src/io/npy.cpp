@@ -1,5 +1,7 @@
 // NumPy .npy files (format 1.0, 2.0, 3.0) holding one little-endian 1-D array each, and
-// directories of them.
+// directories of them. bool8 is NumPy's bool (|b1); dates and timestamps its datetime64 (<M8[D],
+// <M8[s] ... <M8[ns]), whose NaT is refused (a .npy column has no nulls); date32 is 4 bytes a
+// value and datetime64[D] 8, so dates are narrowed on reading and widened on writing.
 #include "io/io_detail.hpp"
 
 #include <algorithm>
@@ -33,7 +35,16 @@ constexpr std::size_t npy_alignment = 64;
 struct npy_header {
   type_id type = type_id::int64;
   size_type rows = 0;
+  /// Bytes of one value in the file (8 for date32).
+  [[nodiscard]] std::size_t item_bytes() const {
+    return type == type_id::date32 ? sizeof(std::int64_t) : size_of(type);
+  }
 };
+
+// NumPy's datetime64 "not a time".
+constexpr std::int64_t numpy_nat = std::numeric_limits<std::int64_t>::min();
+// Dates widened for writing this many at a time.
+constexpr std::size_t widen_block_values = std::size_t{1} << 16;
 
 [[noreturn]] void bad_npy(fs::path const& p, std::string const& why) {
   throw input_error("cannot read .npy file " + quoted(p) + ": " + why);
@@ -52,10 +63,18 @@ std::string_view descr_of(type_id t) {
     case type_id::uint64: return "<u8";
     case type_id::float32: return "<f4";
     case type_id::float64: return "<f8";
-    case type_id::string: case type_id::large_string: break;
+    case type_id::bool8: return "|b1";
+    case type_id::date32: return "<M8[D]";
+    case type_id::timestamp_s: return "<M8[s]";
+    case type_id::timestamp_ms: return "<M8[ms]";
+    case type_id::timestamp_us: return "<M8[us]";
+    case type_id::timestamp_ns: return "<M8[ns]";
+    case type_id::string: case type_id::large_string: case type_id::decimal64:
+    case type_id::decimal128: break;
   }
-  JOINERY_FAIL(is_string(t) ? std::string(".npy holds no string columns; write CSV")
-                            : std::string("unknown type id"));
+  JOINERY_FAIL(is_string(t) || is_decimal(t)
+                 ? ".npy holds no " + std::string(to_string(t)) + " columns; write CSV"
+                 : std::string("unknown type id"));
 }
 
 type_id type_of_descr(std::string_view d, fs::path const& p) {
@@ -64,24 +83,30 @@ type_id type_of_descr(std::string_view d, fs::path const& p) {
   if (kind != std::string_view::npos &&
       std::string_view("OUSa").find(d[kind]) != std::string_view::npos) {
     bad_npy(p, "dtype '" + std::string(d) + "': strings in .npy are not supported; use CSV with a "
-               "name:string header or Arrow through Python");
+               "name:string header or Arrow through Python" +
+               (d[kind] == 'O' ? std::string(" (and for Decimal objects a "
+                                             "name:decimal128(precision,scale) header)")
+                               : std::string()));
   }
-  if (d.size() >= 2 && d.front() == '>' && d != ">i1" && d != ">u1") {
+  if (d.size() >= 2 && d.front() == '>' && d != ">i1" && d != ">u1" && d != ">b1") {
     bad_npy(p, "dtype '" + std::string(d) + "' is big-endian; only little-endian is supported");
   }
   // One-byte types have no byte order: NumPy writes '|', other writers '<' or '>'.
-  for (auto t : {type_id::int8, type_id::uint8}) {
+  for (auto t : {type_id::int8, type_id::uint8, type_id::bool8}) {
     auto const code = descr_of(t).substr(1);
     if (d.size() == 3 && d.substr(1) == code && (d[0] == '|' || d[0] == '<' || d[0] == '>')) {
       return t;
     }
   }
   for (auto t : {type_id::int16, type_id::int32, type_id::int64, type_id::uint16, type_id::uint32,
-                 type_id::uint64, type_id::float32, type_id::float64}) {
+                 type_id::uint64, type_id::float32, type_id::float64, type_id::date32,
+                 type_id::timestamp_s, type_id::timestamp_ms, type_id::timestamp_us,
+                 type_id::timestamp_ns}) {
     if (d == descr_of(t)) { return t; }
   }
   bad_npy(p, "unsupported dtype '" + std::string(d) +
-               "'; supported: <i1 <i2 <i4 <i8 <u1 <u2 <u4 <u8 <f4 <f8 (and |i1 |u1)");
+               "'; supported: <i1 <i2 <i4 <i8 <u1 <u2 <u4 <u8 <f4 <f8 |b1 (and |i1 |u1), "
+               "datetime64 as <M8[D] <M8[s] <M8[ms] <M8[us] <M8[ns]");
 }
 
 /// Parses the header dict, a Python literal such as
@@ -142,7 +167,7 @@ class header_parser {
                        " dimensions; only 1-D arrays (shape (n,)) are columns");
     }
     auto const limit = static_cast<std::uint64_t>(std::numeric_limits<size_type>::max()) /
-                       size_of(h.type);
+                       h.item_bytes();
     if (shape->front() > limit) { fail("the shape is too large"); }
     h.rows = static_cast<size_type>(shape->front());
     return h;
@@ -252,7 +277,7 @@ npy_header read_header(std::FILE* f, fs::path const& p) {
   offset += header_bytes;
 
   auto const h = header_parser(text, p).parse();
-  auto const data_bytes = static_cast<std::uint64_t>(h.rows) * size_of(h.type);
+  auto const data_bytes = static_cast<std::uint64_t>(h.rows) * h.item_bytes();
   auto const present = file_bytes - offset;
   if (present < data_bytes) {
     bad_npy(p, "truncated data: the header announces " + std::to_string(h.rows) + " values (" +
@@ -293,22 +318,68 @@ class mapped_data final : public memory_resource {
   std::size_t offset_;
 };
 
-column read_npy_data(std::FILE* f, fs::path const& p, npy_header const& h) {
-  auto const bytes = static_cast<std::uint64_t>(h.rows) * size_of(h.type);
+/// The file's values as they are (dates as their 8-byte days).
+column read_npy_values(std::FILE* f, fs::path const& p, npy_header const& h) {
+  auto const type = h.type == type_id::date32 ? type_id::int64 : h.type;
+  auto const bytes = static_cast<std::uint64_t>(h.rows) * size_of(type);
   auto const at = std::ftell(f);
-  if (bytes >= map_min_bytes && at >= 0 && static_cast<std::uint64_t>(at) % size_of(h.type) == 0) {
+  if (bytes >= map_min_bytes && at >= 0 && static_cast<std::uint64_t>(at) % size_of(type) == 0) {
     auto const length = static_cast<std::size_t>(at) + static_cast<std::size_t>(bytes);
     void* base = ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE, ::fileno(f), 0);
     if (base != MAP_FAILED) {
       auto owner = std::make_unique<mapped_data>(base, length, static_cast<std::size_t>(at));
-      column c(h.type, h.rows, owner.get());
+      column c(type, h.rows, owner.get());
       (void)owner.release();  // the column's buffer frees it
       return c;
     }
   }
-  column c(h.type, h.rows);
+  column c(type, h.rows);
   detail::read_exactly(f, c.data(), static_cast<std::size_t>(bytes), p, ".npy file");
   return c;
+}
+
+[[noreturn]] void refuse_nat(fs::path const& p, size_type row) {
+  bad_npy(p, "row " + std::to_string(row) + " is NaT (not a time), which a column read from "
+             ".npy cannot hold (.npy has no nulls); replace or drop NaT values, or write CSV, "
+             "where an empty field is a null");
+}
+
+/// Checks what the types stored as integers allow: bool bytes 0 or 1, datetimes without NaT;
+/// dates are narrowed to date32's 4 bytes.
+column checked_values(column c, fs::path const& p, npy_header const& h) {
+  auto const n = static_cast<std::size_t>(h.rows);
+  if (h.type == type_id::bool8) {
+    auto const* v = static_cast<std::uint8_t const*>(c.data());
+    auto const* bad = std::find_if(v, v + n, [](std::uint8_t b) { return b > 1; });
+    if (bad != v + n) {
+      bad_npy(p, "dtype '" + std::string(descr_of(h.type)) + "' (bool): row " +
+                   std::to_string(bad - v) + " holds the byte " + std::to_string(*bad) +
+                   "; bools are 0 or 1");
+    }
+  } else if (is_timestamp(h.type)) {
+    auto const* v = static_cast<std::int64_t const*>(c.data());
+    auto const* nat = std::find(v, v + n, numpy_nat);
+    if (nat != v + n) { refuse_nat(p, nat - v); }
+  } else if (h.type == type_id::date32) {
+    auto const* v = static_cast<std::int64_t const*>(c.data());
+    column days(type_id::date32, h.rows);
+    auto* out = static_cast<std::int32_t*>(days.data());
+    for (std::size_t i = 0; i < n; ++i) {
+      if (v[i] == numpy_nat) { refuse_nat(p, static_cast<size_type>(i)); }
+      if (v[i] < std::numeric_limits<std::int32_t>::min() ||
+          v[i] > std::numeric_limits<std::int32_t>::max()) {
+        bad_npy(p, "row " + std::to_string(i) + " is day " + std::to_string(v[i]) +
+                     " from 1970-01-01, out of date32's range (32-bit days)");
+      }
+      out[i] = static_cast<std::int32_t>(v[i]);
+    }
+    return days;
+  }
+  return c;
+}
+
+column read_npy_data(std::FILE* f, fs::path const& p, npy_header const& h) {
+  return checked_values(read_npy_values(f, p, h), p, h);
 }
 
 void check_npy_column(column_view const& c, std::string_view what) {
@@ -328,10 +399,11 @@ void check_npy_column(column_view const& c, std::string_view what) {
 namespace detail {
 
 void check_npy_type(type_id type, std::string_view what) {
-  if (is_string(type)) {
+  if (is_string(type) || is_decimal(type)) {
     throw logic_error("writing " + std::string(what) + ": it is a " +
-                      std::string(to_string(type)) +
-                      " column and .npy holds no strings; write CSV (a .csv output path) instead");
+                      std::string(to_string(type)) + " column and .npy holds no " +
+                      (is_string(type) ? "strings" : "decimals") +
+                      "; write CSV (a .csv output path) instead");
   }
 }
 
@@ -362,8 +434,23 @@ void write_npy_file(fs::path const& p, column_view const& c) {
   file_handle f(p, "wbx");
   if (!f) { throw input_error("cannot create " + quoted(p) + ": " + std::strerror(errno)); }
   write_all(f.get(), out.data(), out.size(), p);
-  write_all(f.get(), c.data(), static_cast<std::size_t>(c.size()) * size_of(c.type()), p);
+  write_npy_data(f.get(), c, p);
   close_written(f, p);
+}
+
+void write_npy_data(std::FILE* f, column_view const& c, fs::path const& p) {
+  auto const n = static_cast<std::size_t>(c.size());
+  if (c.type() != type_id::date32) {
+    write_all(f, c.data(), n * size_of(c.type()), p);
+    return;
+  }
+  auto const* days = static_cast<std::int32_t const*>(c.data());
+  std::vector<std::int64_t> wide(std::min(n, widen_block_values));
+  for (std::size_t at = 0; at < n; at += wide.size()) {
+    auto const m = std::min(wide.size(), n - at);
+    std::copy(days + at, days + at + m, wide.begin());
+    write_all(f, wide.data(), m * sizeof(std::int64_t), p);
+  }
 }
 
 }  // namespace detail

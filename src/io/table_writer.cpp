@@ -1,5 +1,6 @@
 // Results written batch by batch (table_writer): one CSV file, or .npy files whose headers are
-// completed when the writer finishes; everything under a temporary name until then.
+// completed when the writer finishes; everything under a temporary name until then. A CSV's
+// header is written with the first batch, whose decimal columns give their precision and scale.
 #include "io/io_detail.hpp"
 
 #include <cerrno>
@@ -21,6 +22,7 @@ struct table_writer::state {
   fs::path target;
   std::vector<std::string> names;
   std::vector<type_id> types;
+  std::vector<decimal_format> decimals;  // CSV: set by the first batch, with the header
   output_format format = output_format::csv;
   bool replace = false;
   std::optional<detail::temp_guard> tmp;
@@ -33,6 +35,30 @@ struct table_writer::state {
 
   [[nodiscard]] std::string what() const {
     return (format == output_format::csv ? "CSV " : "the .npy directory ") + quoted(path);
+  }
+
+  /// Writes the CSV header with the decimal formats of `batch` (none: the types' defaults) the
+  /// first time; later, checks that `batch` agrees with it.
+  void write_csv_header(table_view const& batch) {
+    if (!decimals.empty()) {
+      for (std::size_t j = 0; j < types.size(); ++j) {
+        JOINERY_EXPECTS(!is_decimal(types[j]) ||
+                          batch.column(static_cast<size_type>(j)).decimal() == decimals[j],
+                        "table_writer: column '" + names[j] +
+                          "' changes its decimal precision or scale between batches");
+      }
+      return;
+    }
+    for (std::size_t j = 0; j < types.size(); ++j) {
+      if (batch.num_columns() > 0) {
+        decimals.push_back(batch.column(static_cast<size_type>(j)).decimal());
+      } else {
+        decimals.push_back(types[j] == type_id::decimal128 ? decimal_format{38, 0}
+                                                           : decimal_format{});
+      }
+    }
+    auto const header = detail::csv_header(names, types, decimals);
+    detail::write_all(files[0].get(), header.data(), header.size(), target);
   }
 };
 
@@ -88,10 +114,7 @@ table_writer::table_writer(fs::path const& path, std::vector<std::string> names,
                         std::strerror(errno));
     }
   }
-  if (s.format == output_format::csv) {
-    auto const header = detail::csv_header(s.names, s.types);
-    detail::write_all(s.files[0].get(), header.data(), header.size(), s.target);
-  } else {
+  if (s.format == output_format::npy_directory) {
     // Headers sized for the largest count, rewritten in place by finish().
     for (std::size_t j = 0; j < s.files.size(); ++j) {
       auto const header = detail::npy_header(s.types[j], widest_row_count);
@@ -122,6 +145,7 @@ void table_writer::append(table_view const& batch) {
                                              "' has nulls, which .npy cannot hold; write CSV");
     }
   }
+  if (s.format == output_format::csv) { s.write_csv_header(batch); }
   if (batch.num_rows() == 0) { return; }
   if (s.format == output_format::csv) {
     detail::append_csv_rows(s.files[0].get(), batch, s.target);
@@ -130,8 +154,7 @@ void table_writer::append(table_view const& batch) {
   } else {
     for (std::size_t j = 0; j < s.files.size(); ++j) {
       auto const& c = batch.column(static_cast<size_type>(j));
-      detail::write_all(s.files[j].get(), c.data(),
-                        static_cast<std::size_t>(c.size()) * size_of(c.type()), s.file_paths[j]);
+      detail::write_npy_data(s.files[j].get(), c, s.file_paths[j]);
     }
   }
   s.rows += batch.num_rows();
@@ -140,6 +163,9 @@ void table_writer::append(table_view const& batch) {
 void table_writer::finish() {
   auto& s = *state_;
   JOINERY_EXPECTS(!s.finished, "table_writer: finish called twice");
+  if (s.format == output_format::csv && s.decimals.empty()) {  // no batch: decimals as default
+    s.write_csv_header(table_view{});
+  }
   if (s.format == output_format::csv && s.last_row_null) {
     throw logic_error("writing " + s.what() + ": a one-column CSV cannot end with a null row (it "
                       "would read back as a blank line); write .npy, or add a column");

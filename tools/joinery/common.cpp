@@ -159,6 +159,10 @@ void print_csv(std::ostream& os, std::vector<std::string> const& names, table_vi
         append_csv_string(line, col.string_at(r));
         continue;
       }
+      if (is_logical(col.type())) {  // bool, dates, timestamps, decimals: as write_csv has them
+        line += io::format_value(col, r);
+        continue;
+      }
       dispatch_type(col.type(), [&](auto tag) {
         using T = typename decltype(tag)::type;
         auto const v = static_cast<T const*>(col.data())[r];
@@ -175,7 +179,9 @@ std::uint64_t table_checksum(table_view const& t) {
   std::uint64_t sum = 0;
   for (auto const& col : t) {
     if (is_floating(col.type())) { continue; }
-    if (is_string(col.type())) {  // the library's own string checksum (hashes of the values)
+    // The library's own checksum: of strings, their hashes; of bool, dates, timestamps and
+    // decimals, their stored integers (a decimal128's two 64-bit halves).
+    if (is_string(col.type()) || is_logical(col.type())) {
       sum += checksum(col);
       continue;
     }
