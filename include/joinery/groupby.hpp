@@ -68,8 +68,9 @@ struct groupby_stats {
 /// (unsigned), wrapping, or float64 (floating input); min/max -> the input type; avg -> float64
 /// (exact integer sum / count; over a column with NULLs, the int64 sum / count). bool, dates,
 /// timestamps and decimals (DESIGN.md 7.1c): min/max keep the type; sum of bool8 -> int64, of
-/// decimal64 -> decimal128 (exact, the scale kept); avg of bool8 / decimal64 -> float64; dates
-/// and timestamps take no sum or avg, decimal128 only count and count_valid.
+/// decimal64 -> decimal128 (the scale kept; exact below 2^32 values a group); avg of bool8 /
+/// decimal64 -> float64; dates and timestamps take no sum or avg, decimal128 only count and
+/// count_valid.
 struct groupby_result {
   table columns;
   groupby_stats stats;

@@ -123,11 +123,16 @@ column const& result_columns::at(std::size_t i) const {
 }
 
 nb::tuple result_columns::arrow_capsules(std::size_t i) const {
-  auto const& col = at(i);
-  if (!host_accessible(col.space())) {
+  // Bool, date, timestamp and decimal columns have no CuPy form: on the device they are copied
+  // to the host for Arrow.
+  auto owner = columns[i];
+  if (!host_accessible(owner->space()) && is_logical(owner->type())) {
+    owner = std::make_shared<column>(column::copy_of(owner->view(), host_resource()));
+  }
+  if (!host_accessible(owner->space())) {
     throw nb::value_error("the result is in device memory: ask for result='cupy'");
   }
-  auto const view = col.view();
+  auto const view = owner->view();
   auto* schema = new ArrowSchema{};
   auto* format = new std::string(arrow_format(view, type(i)));
   schema->private_data = format;
@@ -135,7 +140,7 @@ nb::tuple result_columns::arrow_capsules(std::size_t i) const {
   schema->name = "";
   schema->flags = view.nullable() ? ARROW_FLAG_NULLABLE : 0;
   schema->release = release_schema;
-  auto* exported = new exported_array{columns[i], {}, {}};
+  auto* exported = new exported_array{owner, {}, {}};
   exported->buffers[0] = view.null_count() > 0 ? view.null_mask() : nullptr;
   exported->buffers[1] = convert_for_arrow(view, exported->converted)
                           ? static_cast<void const*>(exported->converted.data())

@@ -134,3 +134,17 @@ def test_types_that_are_refused(backend):
     ints = pa.table({"d": pa.array([1, 2], pa.int32())})
     with pytest.raises(ValueError, match="mismatched key types"):
         joinery.join(table.select(["d"]), ints, on="d", backend=backend)
+
+
+def test_a_decimal_of_18_digits_joins_a_wider_one(backend):
+    # decimal128(12, 2) is read as decimal64; it still joins decimal128(20, 2).
+    left = pa.table({"k": pa.array([decimal.Decimal("1.25"), decimal.Decimal("-3.00"), None],
+                                   pa.decimal128(12, 2))})
+    right = pa.table({"k": pa.array([decimal.Decimal("1.25"), decimal.Decimal("10") ** 17],
+                                    pa.decimal128(20, 2)),
+                      "v": pa.array([1, 2], pa.int32())})
+    got = joinery.join(left, right, on="k", how="left", backend=backend, result="arrow")
+    assert got.schema.field("k").type == pa.decimal128(20, 2)
+    widened = left.cast(pa.schema([("k", pa.decimal128(20, 2))]))  # pyarrow joins equal types
+    assert canonical(got, ["k", "v"]) == canonical(
+        widened.join(right, keys="k", join_type="left outer"), ["k", "v"])

@@ -2,6 +2,7 @@
 
 #include "core/transfer.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -154,21 +155,62 @@ bool join_has_logical(table_view const& build, std::vector<size_type> const& bui
          (any_logical(build, options.build_payloads) || any_logical(probe, options.probe_payloads));
 }
 
-join_result logical_join(table_view const& build, std::vector<size_type> const& build_keys,
-                         table_view const& probe, std::vector<size_type> const& probe_keys,
+namespace {
+
+/// `t` with each host decimal64 key that is paired with a decimal128 key of the same scale
+/// widened to decimal128 (into `owned`): Arrow's decimal128 of at most 18 digits is read as
+/// decimal64, and may meet a wider one.
+table_view widen_decimal_keys(table_view const& t, std::vector<size_type> const& keys,
+                              table_view const& other, std::vector<size_type> const& other_keys,
+                              std::vector<column>& owned) {
+  std::vector<column_view> cols(t.begin(), t.end());
+  for (std::size_t i = 0; i < keys.size() && i < other_keys.size(); ++i) {
+    auto const& v = t.column(keys[i]);
+    auto const& o = other.column(other_keys[i]);
+    if (v.type() != type_id::decimal64 || o.type() != type_id::decimal128 ||
+        v.decimal().scale != o.decimal().scale || !host_accessible(v.space())) {
+      continue;
+    }
+    column wide(type_id::decimal128, v.size());
+    auto const* in = static_cast<std::int64_t const*>(v.data());
+    auto* out = static_cast<unsigned char*>(wide.data());
+    for (size_type r = 0; r < v.size(); ++r) {
+      auto const x = static_cast<i128>(in[r]);
+      std::memcpy(out + r * 16, &x, 16);
+    }
+    if (v.nullable()) {
+      std::memcpy(wide.make_nullable(), v.null_mask(), null_mask_bytes(v.size()));
+      wide.set_null_count(v.null_count());
+    }
+    wide.set_type(type_id::decimal128, v.decimal());
+    owned.push_back(std::move(wide));
+    cols[static_cast<std::size_t>(keys[i])] = owned.back().view();
+  }
+  return table_view(std::move(cols));
+}
+
+}  // namespace
+
+join_result logical_join(table_view const& build_in, std::vector<size_type> const& build_keys,
+                         table_view const& probe_in, std::vector<size_type> const& probe_keys,
                          join_options const& options, join_batch_sink const* sink,
                          stream_ref stream, memory_resource_ref mr) {
   JOINERY_EXPECTS(build_keys.size() == probe_keys.size(),
                   "the build and probe sides need the same number of key columns");
-  for (auto const& [t, cols] : {std::pair{&build, &build_keys}, std::pair{&probe, &probe_keys},
-                                std::pair{&build, &options.build_payloads},
-                                std::pair{&probe, &options.probe_payloads}}) {
+  for (auto const& [t, cols] :
+       {std::pair{&build_in, &build_keys}, std::pair{&probe_in, &probe_keys},
+        std::pair{&build_in, &options.build_payloads},
+        std::pair{&probe_in, &options.probe_payloads}}) {
     for (auto c : *cols) {
       JOINERY_EXPECTS(c >= 0 && c < t->num_columns(),
                       "column " + std::to_string(c) + " does not exist (the table has " +
                         std::to_string(t->num_columns()) + " columns)");
     }
   }
+  std::vector<column> widened;
+  widened.reserve(2 * build_keys.size());  // views into it stay valid
+  auto const build = widen_decimal_keys(build_in, build_keys, probe_in, probe_keys, widened);
+  auto const probe = widen_decimal_keys(probe_in, probe_keys, build_in, build_keys, widened);
   std::vector<result_type> types;
   for (std::size_t i = 0; i < build_keys.size(); ++i) {
     auto const& b = build.column(build_keys[i]);
@@ -180,7 +222,10 @@ join_result logical_join(table_view const& build, std::vector<size_type> const& 
                       type_name(b) + ", probe key " + std::to_string(i) + " is " + type_name(p) +
                       "; a pair of key columns must have the same type (decimals the same "
                       "scale)");
-    types.push_back({p.type(), p.decimal()});
+    // A key column holds either side's values (outer and right kinds): the wider precision.
+    auto decimal = p.decimal();
+    decimal.precision = std::max(decimal.precision, b.decimal().precision);
+    types.push_back({p.type(), decimal});
   }
   bool const carries_build =
     options.kind != join_kind::left_semi && options.kind != join_kind::left_anti;

@@ -216,8 +216,10 @@ std::vector<row> reference(join_case const& c, join_options const& o) {
 std::vector<std::pair<type_id, decimal_format>> expected_types(join_case const& c, join_kind k) {
   std::vector<std::pair<type_id, decimal_format>> v;
   auto const bv = c.build.view(), pv = c.probe.view();
-  for (std::size_t i = 0; i < c.build_keys.size(); ++i) {
-    v.emplace_back(pv.column(c.probe_keys[i]).type(), pv.column(c.probe_keys[i]).decimal());
+  for (std::size_t i = 0; i < c.build_keys.size(); ++i) {  // the wider precision of the pair
+    auto d = pv.column(c.probe_keys[i]).decimal();
+    d.precision = std::max(d.precision, bv.column(c.build_keys[i]).decimal().precision);
+    v.emplace_back(pv.column(c.probe_keys[i]).type(), d);
   }
   if (k != join_kind::left_semi && k != join_kind::left_anti) {
     for (auto col : c.build_payloads) {
@@ -337,6 +339,30 @@ TEST(LogicalJoinRefusals, KeyTypesAndScalesMustMatch) {
   expect_refusal(d, i32, "mismatched key types: build key 0 is date32, probe key 0 is int32");
   expect_refusal(i32, d, "probe key 0 is date32");
   expect_refusal(p2, p3, "decimal64(12,3)");
+}
+
+// Arrow's decimal128 of at most 18 digits arrives as decimal64: it joins a wider decimal128 of
+// the same scale, the key coming out as decimal128.
+TEST(LogicalJoinKeys, Decimal64JoinsDecimal128OfTheSameScale) {
+  auto const narrow = logical_column(type_id::decimal64, 5, [](size_type i) { return i * 250 - 500; },
+                                     [](size_type i) { return i == 4; }, {12, 2});
+  auto const wide = logical_column(type_id::decimal128, 4,
+                                   [](size_type i) { return i == 3 ? big : i * 500 - 500; }, {},
+                                   {30, 2});
+  for (auto be : {backend::cpu}) {
+    join_options o;
+    o.backend = be;
+    o.output = output_form::table;
+    o.kind = join_kind::full_outer;
+    auto const r = join(table_view({narrow.view()}), 0, table_view({wide.view()}), 0, o);
+    EXPECT_EQ(r.columns.column(0).type(), type_id::decimal128);
+    EXPECT_EQ(r.columns.column(0).decimal(), (decimal_format{30, 2}));
+    // build -500 -250 0 250 NULL; probe -500 0 500 2^70: two matches, three build rows alone,
+    // two probe rows alone.
+    EXPECT_EQ(rows_of(r.columns.view()),
+              (std::vector<row>{{cell{}}, {"-250"}, {"-500"}, {"0"}, {"1180591620717411303424"},
+                                {"250"}, {"500"}}));
+  }
 }
 
 struct groupby_case {
