@@ -123,12 +123,9 @@ column const& result_columns::at(std::size_t i) const {
 }
 
 nb::tuple result_columns::arrow_capsules(std::size_t i) const {
-  // Bool, date, timestamp and decimal columns have no CuPy form: on the device they are copied
-  // to the host for Arrow.
-  auto owner = columns[i];
-  if (!host_accessible(owner->space()) && is_logical(owner->type())) {
-    owner = std::make_shared<column>(column::copy_of(owner->view(), host_resource()));
-  }
+  // Arrow inputs are host-resident and a table's columns share one memory, so a bool, date,
+  // timestamp or decimal result is in host memory; a device column goes out through CuPy.
+  auto const& owner = columns[i];
   if (!host_accessible(owner->space())) {
     throw nb::value_error("the result is in device memory: ask for result='cupy'");
   }

@@ -98,26 +98,3 @@ def test_torch_cuda_tensors_are_read_in_place():
     want = joinery.join(pa.table(left), pa.table(right), on="k", backend="cpu")
     assert rows(got, want.column_names) == rows(want, want.column_names)
 
-
-def test_device_results_of_dates_and_decimals_come_back_through_arrow():
-    # Device keys put the result on the device; a date or decimal column has no CuPy form, so
-    # Arrow (and pandas, polars) get a host copy.
-    import datetime
-    import decimal
-
-    n = 1000
-    left = pa.table({"k": np.arange(n, dtype=np.int64),
-                     "d": pa.array(np.arange(n).astype("datetime64[D]")),
-                     "p": pa.array([decimal.Decimal(i).scaleb(-2) for i in range(n)],
-                                   pa.decimal128(12, 2))})
-    device_left = {"k": cupy.arange(n, dtype=cupy.int64), "d": left.column("d"),
-                   "p": left.column("p")}
-    right = {"k": cupy.arange(0, n, 2, dtype=cupy.int64),
-             "v": cupy.arange(n // 2, dtype=cupy.int32)}
-    got = joinery.join(device_left, right, on="k", backend="gpu", result="arrow")
-    assert got.schema.field("d").type == pa.date32()
-    assert got.schema.field("p").type == pa.decimal128(12, 2)
-    epoch = datetime.date(1970, 1, 1)
-    assert rows(got, ["k", "d", "p"]) == [
-        (k, epoch + datetime.timedelta(days=k), decimal.Decimal(k).scaleb(-2))
-        for k in range(0, n, 2)]
