@@ -1,17 +1,26 @@
-// Ranks, their threads and streams, and the all-to-all over CUDA peer copies or
-// NCCL.
+// Ranks, their threads and streams, the rendezvous of a group of processes,
+// and the collectives over host memory, CUDA peer copies or NCCL.
 #include "core/communicator.hpp"
 
 #include <joinery/error.hpp>
 
 #include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cerrno>
+#include <cstring>
 #include <exception>
 #include <map>
 #include <mutex>
 #include <set>
+#include <stdexcept>
 #include <thread>
 #include <type_traits>
 #include <utility>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #if defined(JOINERY_HAS_CUDA)
 #include "core/cuda_try.hpp"
@@ -33,6 +42,10 @@ namespace {
 /// still runs the peer-copy exchange and everything else.
 struct nccl_api {
   decltype(&ncclCommInitAll) comm_init_all = nullptr;
+  decltype(&ncclGetUniqueId) get_unique_id = nullptr;
+  decltype(&ncclCommInitRank) comm_init_rank = nullptr;
+  decltype(&ncclCommDestroy) comm_destroy = nullptr;
+  decltype(&ncclAllGather) all_gather = nullptr;
   decltype(&ncclSend) send = nullptr;
   decltype(&ncclRecv) recv = nullptr;
   decltype(&ncclGroupStart) group_start = nullptr;
@@ -53,6 +66,10 @@ struct nccl_api {
       if (fn == nullptr && why_not.empty()) { why_not = std::string("NCCL lacks ") + name; }
     };
     load(comm_init_all, "ncclCommInitAll");
+    load(get_unique_id, "ncclGetUniqueId");
+    load(comm_init_rank, "ncclCommInitRank");
+    load(comm_destroy, "ncclCommDestroy");
+    load(all_gather, "ncclAllGather");
     load(send, "ncclSend");
     load(recv, "ncclRecv");
     load(group_start, "ncclGroupStart");
@@ -103,8 +120,56 @@ bool nccl_available(std::string* why) {
 
 struct communicator::nccl_state {
 #if defined(JOINERY_HAS_NCCL_HEADER)
-  std::vector<ncclComm_t> comms;
+  std::vector<ncclComm_t> comms;  // per local rank
+  bool owned = false;             // made for this group of processes: destroyed with it
 #endif
+};
+
+namespace {
+
+/// What a rank throws when another rank's failure breaks the collective it waits in.
+class released_by_failure : public std::runtime_error {
+ public:
+  released_by_failure() : std::runtime_error("another rank of the multi-GPU operation failed") {}
+};
+
+}  // namespace
+
+/// What the ranks of this process share while they run: a barrier that a failing
+/// rank can break, and a slot per rank for all_gather.
+struct communicator::meeting {
+  std::mutex m;
+  std::condition_variable cv;
+  std::size_t arrived = 0;
+  std::uint64_t generation = 0;
+  bool broken = false;
+  std::vector<std::vector<std::uint64_t>> slots;
+
+  void reset(std::size_t ranks) {
+    std::lock_guard lock(m);
+    arrived = 0;
+    broken = false;
+    slots.assign(ranks, {});
+  }
+  void wait(std::size_t ranks) {
+    std::unique_lock lock(m);
+    if (broken) { throw_broken(); }
+    auto const gen = generation;
+    if (++arrived == ranks) {
+      arrived = 0;
+      ++generation;
+      cv.notify_all();
+      return;
+    }
+    cv.wait(lock, [&] { return generation != gen || broken; });
+    if (generation == gen) { throw_broken(); }
+  }
+  void breaks() {
+    std::lock_guard lock(m);
+    broken = true;
+    cv.notify_all();
+  }
+  [[noreturn]] static void throw_broken() { throw released_by_failure(); }
 };
 
 #if defined(JOINERY_HAS_CUDA)
@@ -152,22 +217,91 @@ void enable_peer_access(std::vector<int> const& devices) {
   JOINERY_CUDA_TRY(cudaSetDevice(current));
 }
 
-}  // namespace
-#endif
-
-communicator::communicator(std::vector<int> devices, exchange_method method)
-    : devices_(std::move(devices)) {
-#if defined(JOINERY_HAS_CUDA)
-  JOINERY_EXPECTS(!devices_.empty(), "a multi-GPU operation needs at least one device");
+int gpus_present() {
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess) {
     (void)cudaGetLastError();
     count = 0;
   }
-  for (int d : devices_) {
-    JOINERY_EXPECTS(d >= 0 && d < count, "no GPU with id " + std::to_string(d) + " (" +
-                                           std::to_string(count) + " present)");
+  return count;
+}
+
+void expect_device(int d) {
+  auto const count = gpus_present();
+  JOINERY_EXPECTS(d >= 0 && d < count,
+                  "no GPU with id " + std::to_string(d) + " (" + std::to_string(count) + " present)");
+}
+
+cudaStream_t new_stream(int device) {
+  int current = 0;
+  JOINERY_CUDA_TRY(cudaGetDevice(&current));
+  JOINERY_CUDA_TRY(cudaSetDevice(device));
+  cudaStream_t s{};
+  auto const err = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  (void)cudaSetDevice(current);
+  JOINERY_CUDA_TRY(err);
+  return s;
+}
+
+#if defined(JOINERY_HAS_NCCL_HEADER)
+/// Rank 0's half of the rendezvous: the unique id into a file that did not
+/// exist (written beside it, then linked to its name, so that no rank reads half
+/// a file and no existing file is replaced).
+void publish_unique_id(std::string const& path, ncclUniqueId const& id) {
+  auto const tmp = path + ".joinery-" + std::to_string(::getpid());
+  int const fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
+  JOINERY_EXPECTS(fd >= 0, "cannot create the rendezvous file's temporary " + tmp + ": " +
+                             std::strerror(errno));
+  auto const wrote = ::write(fd, &id, sizeof(id));
+  ::close(fd);
+  if (wrote != static_cast<ssize_t>(sizeof(id))) {
+    ::unlink(tmp.c_str());
+    JOINERY_FAIL("cannot write the rendezvous file's temporary " + tmp);
   }
+  auto const linked = ::link(tmp.c_str(), path.c_str());
+  auto const err = errno;
+  ::unlink(tmp.c_str());
+  JOINERY_EXPECTS(linked == 0,
+                  "cannot create the rendezvous file " + path + ": " + std::strerror(err) +
+                    (err == EEXIST ? " (an earlier group may have left it: remove it if no "
+                                     "group is starting with it, or name another file)"
+                                   : ""));
+}
+
+/// The other ranks' half: wait for rank 0's file and read the id.
+ncclUniqueId await_unique_id(std::string const& path, int rank, double timeout_seconds) {
+  auto const until = std::chrono::steady_clock::now() +
+                     std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                       std::chrono::duration<double>(timeout_seconds));
+  ncclUniqueId id{};
+  for (;;) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0 && st.st_size == static_cast<off_t>(sizeof(id))) {
+      int const fd = ::open(path.c_str(), O_RDONLY);
+      if (fd >= 0) {
+        auto const got = ::read(fd, &id, sizeof(id));
+        ::close(fd);
+        if (got == static_cast<ssize_t>(sizeof(id))) { return id; }
+      }
+    }
+    JOINERY_EXPECTS(std::chrono::steady_clock::now() < until,
+                    "rank " + std::to_string(rank) + " waited " + std::to_string(timeout_seconds) +
+                      " s for rank 0 to create the rendezvous file " + path);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+#endif
+
+}  // namespace
+#endif
+
+communicator::communicator(std::vector<int> devices, exchange_method method)
+    : devices_(std::move(devices)), meeting_(std::make_unique<meeting>()) {
+#if defined(JOINERY_HAS_CUDA)
+  JOINERY_EXPECTS(!devices_.empty(), "a multi-GPU operation needs at least one device");
+  for (int d : devices_) { expect_device(d); }
+  world_ = static_cast<int>(devices_.size());
+  for (int r = 0; r < world_; ++r) { local_.push_back(r); }
   std::set<int> const distinct(devices_.begin(), devices_.end());
   bool const repeated = distinct.size() != devices_.size();
   std::string why;
@@ -182,16 +316,8 @@ communicator::communicator(std::vector<int> devices, exchange_method method)
                     "the nccl exchange is not available: " + why + "; use the peer_copy exchange");
   }
   method_ = method;
-  int current = 0;
-  JOINERY_CUDA_TRY(cudaGetDevice(&current));
   try {
-    for (int d : devices_) {
-      JOINERY_CUDA_TRY(cudaSetDevice(d));
-      cudaStream_t s{};
-      JOINERY_CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-      streams_.push_back(s);
-    }
-    JOINERY_CUDA_TRY(cudaSetDevice(current));
+    for (int d : devices_) { streams_.push_back(new_stream(d)); }
     if (distinct.size() > 1) { enable_peer_access(devices_); }
 #if defined(JOINERY_HAS_NCCL_HEADER)
     if (method_ == exchange_method::nccl) {
@@ -201,7 +327,6 @@ communicator::communicator(std::vector<int> devices, exchange_method method)
 #endif
   } catch (...) {
     for (auto* s : streams_) { (void)cudaStreamDestroy(static_cast<cudaStream_t>(s)); }
-    (void)cudaSetDevice(current);
     throw;
   }
 #else
@@ -212,111 +337,221 @@ communicator::communicator(std::vector<int> devices, exchange_method method)
 #endif
 }
 
+communicator::communicator(process_rank const& me) : meeting_(std::make_unique<meeting>()) {
+#if defined(JOINERY_HAS_NCCL_HEADER)
+  JOINERY_EXPECTS(me.world >= 1 && me.rank >= 0 && me.rank < me.world,
+                  "a process group needs 0 <= rank < world, got rank " + std::to_string(me.rank) +
+                    " of " + std::to_string(me.world));
+  JOINERY_EXPECTS(!me.rendezvous_file.empty(), "a process group needs a rendezvous file");
+  JOINERY_EXPECTS(me.timeout_seconds > 0, "the rendezvous timeout must be positive");
+  expect_device(me.device);
+  std::string why;
+  JOINERY_EXPECTS(nccl_available(&why),
+                  "a group of processes exchanges through NCCL, which is not available: " + why);
+  world_ = me.world;
+  local_ = {me.rank};
+  devices_ = {me.device};
+  method_ = exchange_method::nccl;
+  auto const& api = nccl();
+  ncclUniqueId id{};
+  if (me.rank == 0) {
+    nccl_try(api.get_unique_id(&id), "ncclGetUniqueId");
+    publish_unique_id(me.rendezvous_file, id);
+  } else {
+    id = await_unique_id(me.rendezvous_file, me.rank, me.timeout_seconds);
+  }
+  int current = 0;
+  JOINERY_CUDA_TRY(cudaGetDevice(&current));
+  nccl_ = std::make_unique<nccl_state>();
+  nccl_->comms.resize(1);
+  JOINERY_CUDA_TRY(cudaSetDevice(me.device));
+  auto const made = api.comm_init_rank(&nccl_->comms[0], me.world, id, me.rank);
+  (void)cudaSetDevice(current);
+  // Every rank has read the id once all have joined (or the group failed): the
+  // file is rank 0's, removed either way.
+  if (me.rank == 0) { ::unlink(me.rendezvous_file.c_str()); }
+  nccl_try(made, "ncclCommInitRank");
+  nccl_->owned = true;
+  streams_.push_back(new_stream(me.device));
+#else
+  (void)me;
+  JOINERY_FAIL(
+    "a group of processes needs the GPU backend and NCCL's header, but joinery was built "
+    "without them");
+#endif
+}
+
 communicator::~communicator() {
 #if defined(JOINERY_HAS_CUDA)
   for (auto* s : streams_) { (void)cudaStreamDestroy(static_cast<cudaStream_t>(s)); }
+#if defined(JOINERY_HAS_NCCL_HEADER)
+  if (nccl_ && nccl_->owned) {
+    for (auto c : nccl_->comms) { (void)nccl().comm_destroy(c); }
+  }
+#endif
 #endif
 }
 
+std::size_t communicator::local_index(int rank) const {
+  auto const it = std::find(local_.begin(), local_.end(), rank);
+  JOINERY_EXPECTS(it != local_.end(),
+                  "rank " + std::to_string(rank) + " is not driven by this process");
+  return static_cast<std::size_t>(it - local_.begin());
+}
+
+int communicator::device_of(int rank) const { return devices_[local_index(rank)]; }
+
 stream_ref communicator::stream_of(int rank) const {
-  return stream_ref{streams_.at(static_cast<std::size_t>(rank))};
+  return stream_ref{streams_[local_index(rank)]};
+}
+
+void communicator::wait_for_all(int rank) const {
+  (void)rank;
+  if (local_.size() > 1) { meeting_->wait(local_.size()); }
 }
 
 void communicator::for_each_rank(std::function<void(int)> const& fn) const {
-  std::vector<std::exception_ptr> errors(devices_.size());
+  meeting_->reset(local_.size());
+  std::vector<std::exception_ptr> errors(local_.size());
   std::vector<std::thread> threads;
-  threads.reserve(devices_.size());
-  for (int r = 0; r < size(); ++r) {
-    threads.emplace_back([&, r] {
+  threads.reserve(local_.size());
+  for (std::size_t i = 0; i < local_.size(); ++i) {
+    threads.emplace_back([&, i] {
       try {
 #if defined(JOINERY_HAS_CUDA)
-        JOINERY_CUDA_TRY(cudaSetDevice(devices_[static_cast<std::size_t>(r)]));
+        JOINERY_CUDA_TRY(cudaSetDevice(devices_[i]));
 #endif
-        fn(r);
-      } catch (...) { errors[static_cast<std::size_t>(r)] = std::current_exception(); }
+        fn(local_[i]);
+      } catch (...) {
+        errors[i] = std::current_exception();
+        meeting_->breaks();
+      }
     });
   }
   for (auto& t : threads) { t.join(); }
+  // The first failure itself, not a rank it released from a collective.
+  std::exception_ptr first;
   for (auto const& e : errors) {
-    if (e) { std::rethrow_exception(e); }
+    if (!e) { continue; }
+    try {
+      std::rethrow_exception(e);
+    } catch (released_by_failure const&) {
+      if (!first) { first = e; }
+    } catch (...) { std::rethrow_exception(e); }
   }
+  if (first) { std::rethrow_exception(first); }
 }
 
-void communicator::all_to_all(std::vector<buckets> const& rounds) const {
+std::vector<std::uint64_t> communicator::all_gather(int rank,
+                                                    std::vector<std::uint64_t> const& mine) const {
+  auto const n = static_cast<std::size_t>(world_);
+  std::vector<std::uint64_t> all(n * mine.size());
+  if (!spans_processes()) {
+    auto const i = local_index(rank);
+    meeting_->slots[i] = mine;
+    wait_for_all(rank);
+    for (std::size_t r = 0; r < n; ++r) {
+      JOINERY_EXPECTS(meeting_->slots[r].size() == mine.size(),
+                      "all_gather: every rank must give as many values");
+      std::copy(meeting_->slots[r].begin(), meeting_->slots[r].end(),
+                all.begin() + static_cast<std::ptrdiff_t>(r * mine.size()));
+    }
+    wait_for_all(rank);  // every rank has read the slots before any writes again
+    return all;
+  }
+#if defined(JOINERY_HAS_NCCL_HEADER)
+  if (mine.empty()) { return all; }
+  auto const s = stream_of(rank);
+  auto const bytes = mine.size() * sizeof(std::uint64_t);
+  buffer dev(bytes * (n + 1), device_resource(), s);
+  auto* send = static_cast<unsigned char*>(dev.data()) + bytes * n;
+  copy_bytes(send, memory_space::device, mine.data(), memory_space::host, bytes, s);
+  nccl_try(nccl().all_gather(send, dev.data(), mine.size(), ncclUint64,
+                             nccl_->comms[local_index(rank)],
+                             static_cast<cudaStream_t>(s.handle())),
+           "ncclAllGather");
+  copy_bytes(all.data(), memory_space::host, dev.data(), memory_space::device, bytes * n, s);
+  s.synchronize();
+#endif
+  return all;
+}
+
+void communicator::all_to_all(int rank, std::vector<round> const& rounds) const {
 #if defined(JOINERY_HAS_CUDA)
-  auto const n = static_cast<std::size_t>(size());
-  // Offsets of bucket d in sender s's buffer and of sender s's bucket in receiver d's.
+  auto const n = static_cast<std::size_t>(world_);
+  auto const me = static_cast<std::size_t>(rank);
+  // Offsets of bucket d in this rank's send buffer, of this rank's bucket in
+  // receiver d's buffer, and of sender s's bucket in this rank's.
   struct offsets {
-    std::vector<std::vector<std::size_t>> send_at, recv_at;
+    std::vector<std::size_t> send_at, remote_at, recv_at;
   };
   std::vector<offsets> at(rounds.size());
   for (std::size_t i = 0; i < rounds.size(); ++i) {
-    auto const& b = rounds[i];
-    JOINERY_EXPECTS(b.send.size() == n && b.recv.size() == n && b.bytes.size() == n,
-                    "all_to_all needs one send buffer, receive buffer and row of sizes per rank");
-    at[i].send_at.assign(n, std::vector<std::size_t>(n + 1, 0));
-    at[i].recv_at.assign(n, std::vector<std::size_t>(n + 1, 0));
-    for (std::size_t s = 0; s < n; ++s) {
-      JOINERY_EXPECTS(b.bytes[s].size() == n, "all_to_all: a row of sizes per rank");
-      for (std::size_t d = 0; d < n; ++d) {
-        at[i].send_at[s][d + 1] = at[i].send_at[s][d] + b.bytes[s][d];
-        at[i].recv_at[d][s + 1] = at[i].recv_at[d][s] + b.bytes[s][d];
-      }
+    auto const& b = rounds[i].bytes;
+    JOINERY_EXPECTS(b.size() == n, "all_to_all needs a row of sizes per rank");
+    for (auto const& row : b) { JOINERY_EXPECTS(row.size() == n, "all_to_all: n sizes a row"); }
+    at[i].send_at.assign(n + 1, 0);
+    at[i].remote_at.assign(n, 0);
+    at[i].recv_at.assign(n + 1, 0);
+    for (std::size_t d = 0; d < n; ++d) {
+      at[i].send_at[d + 1] = at[i].send_at[d] + b[me][d];
+      at[i].recv_at[d + 1] = at[i].recv_at[d] + b[d][me];
+      for (std::size_t s = 0; s < me; ++s) { at[i].remote_at[d] += b[s][d]; }
     }
   }
-  auto stream = [&](std::size_t r) { return static_cast<cudaStream_t>(streams_[r]); };
-  int current = 0;
-  JOINERY_CUDA_TRY(cudaGetDevice(&current));
+  auto const s = static_cast<cudaStream_t>(stream_of(rank).handle());
   if (method_ == exchange_method::peer_copy) {
-    // Step k: every rank sends to rank + k, so no receiver takes two senders at once.
+    std::vector<std::uint64_t> mine;
+    for (auto const& r : rounds) { mine.push_back(reinterpret_cast<std::uintptr_t>(r.recv)); }
+    auto const recv_of = all_gather(rank, mine);  // every receive buffer exists by now
+    auto const dev = devices_[local_index(rank)];
+    // Step k sends to rank + k: the ranks start on different receivers.
     for (std::size_t k = 0; k < n; ++k) {
-      for (std::size_t s = 0; s < n; ++s) {
-        auto const d = (s + k) % n;
-        JOINERY_CUDA_TRY(cudaSetDevice(devices_[s]));
-        for (std::size_t i = 0; i < rounds.size(); ++i) {
-          auto const bytes = rounds[i].bytes[s][d];
-          if (bytes == 0) { continue; }
-          JOINERY_CUDA_TRY(cudaMemcpyPeerAsync(
-            static_cast<unsigned char*>(rounds[i].recv[d]) + at[i].recv_at[d][s], devices_[d],
-            static_cast<unsigned char const*>(rounds[i].send[s]) + at[i].send_at[s][d],
-            devices_[s], bytes, stream(s)));
-        }
+      auto const d = (me + k) % n;
+      for (std::size_t i = 0; i < rounds.size(); ++i) {
+        auto const bytes = rounds[i].bytes[me][d];
+        if (bytes == 0) { continue; }
+        auto* dst = reinterpret_cast<unsigned char*>(
+                      static_cast<std::uintptr_t>(recv_of[d * rounds.size() + i])) +
+                    at[i].remote_at[d];
+        JOINERY_CUDA_TRY(cudaMemcpyPeerAsync(
+          dst, devices_[d], static_cast<unsigned char const*>(rounds[i].send) + at[i].send_at[d],
+          dev, bytes, s));
       }
     }
-  } else {
+    JOINERY_CUDA_TRY(cudaStreamSynchronize(s));
+    wait_for_all(rank);  // every bucket for this rank has landed
+    return;
+  }
 #if defined(JOINERY_HAS_NCCL_HEADER)
-    auto const& api = nccl();
-    nccl_try(api.group_start(), "ncclGroupStart");
-    for (std::size_t i = 0; i < rounds.size(); ++i) {
-      auto const& b = rounds[i];
-      for (std::size_t r = 0; r < n; ++r) {
-        auto const comm = nccl_->comms[r];
-        for (std::size_t k = 0; k < n; ++k) {
-          auto const to = (r + k) % n;
-          auto const from = (r + n - k) % n;
-          if (b.bytes[r][to] != 0) {
-            nccl_try(api.send(static_cast<unsigned char const*>(b.send[r]) + at[i].send_at[r][to],
-                              b.bytes[r][to], ncclUint8, static_cast<int>(to), comm, stream(r)),
-                     "ncclSend");
-          }
-          if (b.bytes[from][r] != 0) {
-            nccl_try(api.recv(static_cast<unsigned char*>(b.recv[r]) + at[i].recv_at[r][from],
-                              b.bytes[from][r], ncclUint8, static_cast<int>(from), comm,
-                              stream(r)),
-                     "ncclRecv");
-          }
-        }
+  // In one process, no rank issues NCCL calls until all have come this far: a rank
+  // that failed before would leave the others waiting on the device forever.
+  wait_for_all(rank);
+  auto const& api = nccl();
+  auto const comm = nccl_->comms[local_index(rank)];
+  nccl_try(api.group_start(), "ncclGroupStart");
+  for (std::size_t i = 0; i < rounds.size(); ++i) {
+    auto const& b = rounds[i].bytes;
+    for (std::size_t k = 0; k < n; ++k) {
+      auto const to = (me + k) % n;
+      auto const from = (me + n - k) % n;
+      if (b[me][to] != 0) {
+        nccl_try(api.send(static_cast<unsigned char const*>(rounds[i].send) + at[i].send_at[to],
+                          b[me][to], ncclUint8, static_cast<int>(to), comm, s),
+                 "ncclSend");
+      }
+      if (b[from][me] != 0) {
+        nccl_try(api.recv(static_cast<unsigned char*>(rounds[i].recv) + at[i].recv_at[from],
+                          b[from][me], ncclUint8, static_cast<int>(from), comm, s),
+                 "ncclRecv");
       }
     }
-    nccl_try(api.group_end(), "ncclGroupEnd");
+  }
+  nccl_try(api.group_end(), "ncclGroupEnd");
+  JOINERY_CUDA_TRY(cudaStreamSynchronize(s));
 #endif
-  }
-  for (std::size_t r = 0; r < n; ++r) {
-    JOINERY_CUDA_TRY(cudaSetDevice(devices_[r]));
-    JOINERY_CUDA_TRY(cudaStreamSynchronize(stream(r)));
-  }
-  JOINERY_CUDA_TRY(cudaSetDevice(current));
 #else
+  (void)rank;
   (void)rounds;
 #endif
 }

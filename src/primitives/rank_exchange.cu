@@ -26,7 +26,8 @@ int device_holding(void const* p) {
 }  // namespace
 
 void take_share(rank_side& rs, table_view const& t, std::vector<size_type> const& carried,
-                row_range range, bool with_row_ids, int device, stream_ref stream) {
+                row_range range, bool with_row_ids, size_type first_id, int device,
+                stream_ref stream) {
   auto const rows = range.last - range.first;
   for (auto ci : carried) {
     auto const& c = t.column(ci);
@@ -43,44 +44,37 @@ void take_share(rank_side& rs, table_view const& t, std::vector<size_type> const
     rs.share.push_back(rs.owned.back().view());
   }
   if (with_row_ids) {
-    rs.owned.push_back(row_id_sequence(rows, range.first, stream, device_resource()));
+    rs.owned.push_back(row_id_sequence(rows, first_id, stream, device_resource()));
     rs.share.push_back(rs.owned.back().view());
   }
 }
 
-rank_rule rule_by_key_range(std::vector<std::vector<column_view>> const& keys,
+rank_rule rule_by_key_range(int rank, std::vector<column_view> const& keys,
                             communicator const& comm) {
-  auto const n = static_cast<std::size_t>(comm.size());
   rank_rule rule;
   rule.ranks = comm.size();
   rule.by_range = true;
-  std::vector<code_range> ranges(n);
-  comm.for_each_rank([&](int r) {
-    auto& range = ranges[static_cast<std::size_t>(r)];
-    for (auto const& k : keys[static_cast<std::size_t>(r)]) {
-      auto const c = key_code_range(k, comm.stream_of(r));
-      range.min = std::min(range.min, c.min);
-      range.max = std::max(range.max, c.max);
-    }
-  });
+  code_range mine;
+  for (auto const& k : keys) {
+    auto const c = key_code_range(k, comm.stream_of(rank));
+    mine.min = std::min(mine.min, c.min);
+    mine.max = std::max(mine.max, c.max);
+  }
+  auto const ranges = comm.all_gather(rank, {mine.min, mine.max});
   code_range all;
-  for (auto const& c : ranges) {
-    all.min = std::min(all.min, c.min);
-    all.max = std::max(all.max, c.max);
+  for (std::size_t r = 0; r < ranges.size(); r += 2) {
+    all.min = std::min(all.min, ranges[r]);
+    all.max = std::max(all.max, ranges[r + 1]);
   }
   rule.bins = bins_over(all.min, all.max);
-  std::vector<std::vector<std::uint64_t>> hist(n, std::vector<std::uint64_t>(rule.bins.count, 0));
-  comm.for_each_rank([&](int r) {
-    auto& h = hist[static_cast<std::size_t>(r)];
-    for (auto const& k : keys[static_cast<std::size_t>(r)]) {
-      auto const part = key_bin_histogram(k, rule.bins, comm.stream_of(r));
-      for (std::size_t b = 0; b < part.size(); ++b) { h[b] += part[b]; }
-    }
-  });
-  std::vector<std::uint64_t> total(rule.bins.count, 0);
-  for (auto const& h : hist) {
-    for (std::size_t b = 0; b < h.size(); ++b) { total[b] += h[b]; }
+  std::vector<std::uint64_t> hist(rule.bins.count, 0);
+  for (auto const& k : keys) {
+    auto const part = key_bin_histogram(k, rule.bins, comm.stream_of(rank));
+    for (std::size_t b = 0; b < part.size(); ++b) { hist[b] += part[b]; }
   }
+  auto const every = comm.all_gather(rank, hist);
+  std::vector<std::uint64_t> total(rule.bins.count, 0);
+  for (std::size_t i = 0; i < every.size(); ++i) { total[i % total.size()] += every[i]; }
   rule.rank_of_bin = ranks_of_bins(total, comm.size());
   return rule;
 }
@@ -106,49 +100,52 @@ void split_by_rank(rank_side& rs, rank_rule const& rule, stream_ref stream) {
   stream.synchronize();
 }
 
-void exchange_sides(std::vector<std::vector<rank_side>*> const& sides, communicator const& comm) {
+void exchange_sides(int rank, std::vector<rank_side*> const& sides, communicator const& comm) {
   auto const n = static_cast<std::size_t>(comm.size());
-  comm.for_each_rank([&](int r) {
-    for (auto* side : sides) {
-      auto& rs = (*side)[static_cast<std::size_t>(r)];
-      size_type incoming = 0;
-      for (std::size_t s = 0; s < n; ++s) {
-        incoming += (*side)[s].counts[static_cast<std::size_t>(r)];
-      }
-      for (auto const& c : rs.sent) {
-        rs.received.emplace_back(c.type(), incoming, device_resource(), comm.stream_of(r));
-      }
-    }
-    comm.stream_of(r).synchronize();  // the buffers exist before another rank's copy lands
-  });
-  std::vector<communicator::buckets> rounds;
+  auto const me = static_cast<std::size_t>(rank);
+  auto const s = comm.stream_of(rank);
+  // Every rank's counts for every destination, side after side.
+  std::vector<std::uint64_t> mine;
   for (auto* side : sides) {
-    for (std::size_t c = 0; c < side->front().sent.size(); ++c) {
-      communicator::buckets b;
-      b.send.resize(n);
-      b.recv.resize(n);
-      b.bytes.assign(n, std::vector<std::size_t>(n));
-      for (std::size_t s = 0; s < n; ++s) {
-        auto& rs = (*side)[s];
-        b.send[s] = rs.sent[c].data();
-        b.recv[s] = rs.received[c].data();
-        auto const width = size_of(rs.sent[c].type());
-        for (std::size_t d = 0; d < n; ++d) {
-          b.bytes[s][d] = static_cast<std::size_t>(rs.counts[d]) * width;
+    for (auto c : side->counts) { mine.push_back(static_cast<std::uint64_t>(c)); }
+  }
+  auto const every = comm.all_gather(rank, mine);
+  auto const count = [&](std::size_t side, std::size_t from, std::size_t to) {
+    return every[from * sides.size() * n + side * n + to];
+  };
+  std::vector<communicator::round> rounds;
+  for (std::size_t i = 0; i < sides.size(); ++i) {
+    auto& rs = *sides[i];
+    size_type incoming = 0;
+    for (std::size_t from = 0; from < n; ++from) {
+      incoming += static_cast<size_type>(count(i, from, me));
+    }
+    for (auto const& c : rs.sent) { rs.received.emplace_back(c.type(), incoming, device_resource(), s); }
+    for (std::size_t c = 0; c < rs.sent.size(); ++c) {
+      communicator::round r;
+      r.send = rs.sent[c].data();
+      r.recv = rs.received[c].data();
+      auto const width = size_of(rs.sent[c].type());
+      r.bytes.assign(n, std::vector<std::size_t>(n));
+      for (std::size_t from = 0; from < n; ++from) {
+        for (std::size_t to = 0; to < n; ++to) {
+          r.bytes[from][to] = static_cast<std::size_t>(count(i, from, to)) * width;
         }
       }
-      rounds.push_back(std::move(b));
+      rounds.push_back(std::move(r));
     }
   }
-  comm.all_to_all(rounds);
-  comm.for_each_rank([&](int r) {
-    for (auto* side : sides) {
-      auto& rs = (*side)[static_cast<std::size_t>(r)];
-      rs.sent.clear();
-      for (auto const& c : rs.received) { rs.rows.push_back(c.view()); }
-    }
-    comm.stream_of(r).synchronize();
-  });
+  s.synchronize();  // the buffers exist before another rank's copy lands
+  comm.all_to_all(rank, rounds);
+  for (auto* side : sides) {
+    side->sent.clear();
+    for (auto const& c : side->received) { side->rows.push_back(c.view()); }
+  }
+  s.synchronize();
+}
+
+std::vector<std::uint64_t> gather_values(int rank, std::uint64_t value, communicator const& comm) {
+  return comm.all_gather(rank, {value});
 }
 
 column gather_pieces(std::vector<column const*> const& pieces, std::vector<size_type> const& at,

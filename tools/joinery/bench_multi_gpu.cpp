@@ -6,7 +6,9 @@
 #include "timing.hpp"
 
 #include "core/communicator.hpp"  // the exchange on its own
+#include "core/rank_plan.hpp"
 
+#include <joinery/distributed.hpp>
 #include <joinery/error.hpp>
 #include <joinery/gen.hpp>
 #include <joinery/groupby.hpp>
@@ -75,15 +77,16 @@ class multi_gpu_bench {
             buffer(per_rank, device_resource(), comm.stream_of(r));
           comm.stream_of(r).synchronize();
         });
-        detail::communicator::buckets b;
-        for (std::size_t r = 0; r < n; ++r) {
-          b.send.push_back(send[r].data());
-          b.recv.push_back(recv[r].data());
-        }
-        b.bytes.assign(n, std::vector<std::size_t>(n, bucket));
-        for (std::size_t r = 0; r < n; ++r) { b.bytes[r][r] = 0; }  // only what crosses a link
+        std::vector<std::vector<std::size_t>> bytes(n, std::vector<std::size_t>(n, bucket));
+        for (std::size_t r = 0; r < n; ++r) { bytes[r][r] = 0; }  // only what crosses a link
         auto const [t, last] = log_.time([&] {
-          comm.all_to_all({b});
+          comm.for_each_rank([&](int r) {
+            detail::communicator::round b;
+            b.send = send[static_cast<std::size_t>(r)].data();
+            b.recv = recv[static_cast<std::size_t>(r)].data();
+            b.bytes = bytes;
+            comm.all_to_all(r, {b});
+          });
           return nlohmann::json{};
         });
         auto const crossing = static_cast<double>(bucket * n * (n - 1));
@@ -102,6 +105,31 @@ class multi_gpu_bench {
         });
       }
     }
+  }
+
+  /// A join's output rows, checksum and phases, for its line.
+  static nlohmann::json join_line(join_aggregate const& a, join_stats const& stats) {
+    nlohmann::json phases = nlohmann::json::object();
+    for (auto const& p : stats.phases) { phases[p.name] = p.seconds; }
+    return nlohmann::json{{"rows_out", a.count}, {"checksum", a.checksum}, {"phase_s", phases}};
+  }
+
+  /// The fields every line of a join workload has.
+  static nlohmann::json workload_line(nlohmann::json j, char const* name, std::string const& space,
+                                      std::string const& algo, int gpus, std::int64_t r_rows,
+                                      std::int64_t s_rows, type_id type,
+                                      std::vector<double> const& t) {
+    j["case"] = std::string("workload_") + name;
+    j["input_space"] = space;
+    j["algorithm"] = algo;
+    j["gpus"] = gpus;
+    j["build_rows"] = r_rows;
+    j["probe_rows"] = s_rows;
+    j["key_type"] = std::string(to_string(type));
+    j["seconds"] = t;
+    j["median_s"] = median(t);
+    j["gtuples_s"] = static_cast<double>(r_rows + s_rows) / median(t) / 1e9;
+    return j;
   }
 
   static table relation(std::int64_t rows, bool primary, std::int64_t domain, type_id type,
@@ -135,26 +163,13 @@ class multi_gpu_bench {
         o.devices = first_gpus(gpus);
         auto const [t, last] = log_.time([&] {
           auto const res = join(build.view(), 0, probe.view(), 0, o);
-          nlohmann::json phases = nlohmann::json::object();
-          for (auto const& p : res.stats.phases) { phases[p.name] = p.seconds; }
-          return nlohmann::json{{"rows_out", res.aggregate.count},
-                                {"checksum", res.aggregate.checksum},
-                                {"phase_s", phases}};
+          return join_line(res.aggregate, res.stats);
         });
         auto const med = median(t);
         auto const algo_name = std::string(to_string(algo));
         if (gpus == 1) { one_gpu[algo_name] = med; }
-        nlohmann::json j = last;
-        j["case"] = std::string("workload_") + name;
-        j["input_space"] = std::string(to_string(space));
-        j["algorithm"] = algo_name;
-        j["gpus"] = gpus;
-        j["build_rows"] = r_rows;
-        j["probe_rows"] = s_rows;
-        j["key_type"] = std::string(to_string(type));
-        j["seconds"] = t;
-        j["median_s"] = med;
-        j["gtuples_s"] = static_cast<double>(r_rows + s_rows) / med / 1e9;
+        auto j = workload_line(last, name, std::string(to_string(space)), algo_name, gpus, r_rows,
+                               s_rows, type, t);
         if (gpus > 1 && one_gpu.count(algo_name) != 0) {
           j["speedup_over_1_gpu"] = one_gpu[algo_name] / med;
         }
@@ -178,6 +193,70 @@ class multi_gpu_bench {
           run(algo, g);
         }
       }
+      if (space == memory_space::device) { single_gpu_ = one_gpu; }
+    }
+    run_distributed(name, r_rows, s_rows, type);
+  }
+
+  /// The same workload with both sides already split over the GPUs (a part of
+  /// each in every GPU's memory), joined by the distributed join; the speed-ups
+  /// against the single-GPU joins on inputs in one GPU's memory.
+  void run_distributed(char const* name, std::int64_t r_rows, std::int64_t s_rows, type_id type) {
+    auto const build = relation(r_rows, true, 0, type, a_.seed, memory_space::host);
+    auto const probe = relation(s_rows, false, r_rows, type, a_.seed + 1, memory_space::host);
+    for (int g : gpu_counts()) {
+      auto const group = rank_group::in_process(first_gpus(g));
+      auto const& comm = group.communicator();
+      auto const n = static_cast<std::size_t>(g);
+      std::vector<table> bparts(n);
+      std::vector<table> pparts(n);
+      auto const part_of = [](table_view const& t, int r, int ranks) {
+        auto const range = detail::rank_share(t.num_rows(), ranks, r);
+        std::vector<column> cols;
+        for (auto const& c : t) {
+          auto const width = static_cast<size_type>(size_of(c.type()));
+          column_view const v(c.type(), static_cast<unsigned char const*>(c.data()) + range.first * width,
+                              range.last - range.first, c.space());
+          cols.push_back(column::copy_of(v, device_resource()));
+        }
+        return table(std::move(cols));
+      };
+      comm.for_each_rank([&](int r) {  // each part in its own GPU's memory
+        bparts[static_cast<std::size_t>(r)] = part_of(build.view(), r, g);
+        pparts[static_cast<std::size_t>(r)] = part_of(probe.view(), r, g);
+      });
+      distributed_table_view b;
+      distributed_table_view p;
+      for (std::size_t r = 0; r < n; ++r) {
+        b.parts.push_back(bparts[r].view());
+        p.parts.push_back(pparts[r].view());
+      }
+      for (auto algo : {join_algorithm::multi_gpu_hash, join_algorithm::multi_gpu_sort_merge}) {
+        join_options o;
+        o.algorithm = algo;
+        o.output = output_form::aggregate;
+        o.build_payloads = {1};
+        o.probe_payloads = {1};
+        auto const [t, last] = log_.time([&] {
+          auto const res = join(group, b, 0, p, 0, o);
+          return join_line(res.aggregate, res.stats);
+        });
+        auto const med = median(t);
+        auto j = workload_line(last, name, "distributed", std::string(to_string(algo)), g, r_rows,
+                               s_rows, type, t);
+        if (g == 1) { distributed_one_gpu_[std::string(to_string(algo))] = med; }
+        if (g > 1 && distributed_one_gpu_.count(std::string(to_string(algo))) != 0) {
+          j["speedup_over_1_gpu"] = distributed_one_gpu_[std::string(to_string(algo))] / med;
+        }
+        if (single_gpu_.count("radix_hash") != 0) {
+          j["speedup_over_radix_hash_1_gpu"] = single_gpu_["radix_hash"] / med;
+        }
+        log_.record(j);
+      }
+      comm.for_each_rank([&](int r) {  // freed on their own GPUs
+        bparts[static_cast<std::size_t>(r)] = table();
+        pparts[static_cast<std::size_t>(r)] = table();
+      });
     }
   }
 
@@ -246,6 +325,8 @@ class multi_gpu_bench {
   multi_gpu_bench_args const& a_;
   bench_log log_;
   std::map<int, double> exchange_gbs_;
+  std::map<std::string, double> single_gpu_;          // one GPU, inputs in its memory
+  std::map<std::string, double> distributed_one_gpu_;  // the distributed join on one GPU
 };
 
 }  // namespace

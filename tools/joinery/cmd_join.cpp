@@ -1,6 +1,7 @@
 // joinery join: join two files on a key and write or summarise the result.
 #include "cli.hpp"
 
+#include <joinery/distributed.hpp>
 #include <joinery/io.hpp>
 #include <joinery/join.hpp>
 
@@ -27,6 +28,8 @@ struct join_args {
   std::string device_budget;
   std::string devices;
   std::string exchange = "automatic";
+  std::optional<int> rank, world;
+  std::string rendezvous;
   output_args output;
   bool summary = false;
   bool nulls_equal = false;
@@ -57,6 +60,96 @@ std::vector<size_type> pick_columns(io::named_table const& t, std::vector<size_t
   }
   for (auto const& name : split(list)) { out.push_back(t.column_index(name)); }
   return out;
+}
+
+/// Rows [first, last) of a host table, without copies (parts of a distributed
+/// table; columns with NULLs are refused by the distributed join anyway).
+table_view rows_of(table_view const& t, size_type first, size_type last) {
+  std::vector<column_view> cols;
+  for (auto const& c : t) {
+    auto const* p = static_cast<unsigned char const*>(c.data());
+    auto const width = static_cast<size_type>(size_of(c.type()));
+    cols.emplace_back(c.type(), p == nullptr ? nullptr : p + first * width, last - first,
+                      c.space());
+  }
+  return table_view(std::move(cols));
+}
+
+/// "out.csv" -> "out.rank1.csv", "dir" -> "dir.rank1": each rank's own output.
+std::string rank_path(std::string const& path, int rank) {
+  auto const slash = path.find_last_of('/');
+  auto const dot = path.find_last_of('.');
+  auto const tag = ".rank" + std::to_string(rank);
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash) || dot == 0) {
+    return path + tag;
+  }
+  return path.substr(0, dot) + tag + path.substr(dot);
+}
+
+/// This process as one rank of a group (--rank, --world, --rendezvous): it joins
+/// its share of both files' rows with the group's distributed join and writes
+/// its piece of the result to its own file; the summary gives the group's
+/// totals.
+void run_join_as_rank(join_args const& a, io::named_table const& build,
+                      std::vector<size_type> const& bk, io::named_table const& probe,
+                      std::vector<size_type> const& pk, join_options o,
+                      std::vector<std::string> const& names, std::vector<type_id> const& types) {
+  JOINERY_EXPECTS(a.world && a.rank && !a.rendezvous.empty(),
+                  "one process per GPU needs --rank, --world and --rendezvous together");
+  JOINERY_EXPECTS(a.summary || a.output.given(),
+                  "a rank of a group writes its piece of the result with --output (each rank to "
+                  "its own file) or prints the group's --summary; it does not print rows");
+  JOINERY_EXPECTS(bk.size() == 1 && pk.size() == 1,
+                  "one process per GPU joins on one key column a side");
+  output_args out = a.output;
+  if (out.given()) {
+    out.path = rank_path(a.output.path, *a.rank);
+    out.check();
+  }
+  int device = *a.rank % std::max(1, device_count());
+  if (!a.devices.empty()) {
+    auto const d = parse_devices(a.devices, "--devices");
+    JOINERY_EXPECTS(d.size() == 1, "with --rank, --devices names this rank's one GPU");
+    device = d.front();
+  }
+  o.devices.clear();
+  if (o.algorithm == join_algorithm::automatic) { o.algorithm = join_algorithm::multi_gpu_hash; }
+  auto const group = rank_group::joined(*a.rank, *a.world, device, a.rendezvous);
+  auto const share = [&](table_view const& t) {
+    auto const n = t.num_rows();
+    auto const first = n / *a.world * *a.rank + n % *a.world * *a.rank / *a.world;
+    auto const r1 = *a.rank + 1;
+    auto const last = n / *a.world * r1 + n % *a.world * r1 / *a.world;
+    return rows_of(t, first, last);
+  };
+  distributed_table_view const b{{share(build.view())}};
+  distributed_table_view const p{{share(probe.view())}};
+  auto const r = join(group, b, bk.front(), p, pk.front(), o);
+  auto const& piece = r.parts.front();
+  if (out.given()) {
+    std::vector<column> host;
+    for (auto const& c : piece.columns.view()) {
+      host.push_back(column::copy_of(c, host_resource()));
+    }
+    io::table_writer file(out.path, names, types,
+                          out.overwrite ? io::existing_output::replace
+                                        : io::existing_output::refuse);
+    file.append(table(std::move(host)).view());
+    file.finish();
+  }
+  if (a.summary) {
+    nlohmann::json j;
+    j["rank"] = *a.rank;
+    j["world"] = *a.world;
+    j["rows"] = r.aggregate.count;
+    j["checksum"] = r.aggregate.checksum;
+    j["rank_rows"] = piece.aggregate.count;
+    j["algorithm"] = std::string(to_string(r.stats.algorithm));
+    j["backend"] = std::string(to_string(r.stats.backend));
+    j["seconds"] = r.stats.seconds;
+    for (auto const& ph : r.stats.phases) { j["phases"][ph.name] = ph.seconds; }
+    std::cout << j.dump() << "\n";
+  }
 }
 
 void run_join(join_args const& a) {
@@ -105,35 +198,40 @@ void run_join(join_args const& a) {
   // Only a summary: the aggregate form gives the same count and checksum without materializing.
   o.output = write ? output_form::table : output_form::aggregate;
 
+  // Keys carry the probe side's names (the build side's where only build rows come out).
+  bool const probe_only = o.kind == join_kind::left_semi || o.kind == join_kind::left_anti;
+  bool const build_only = o.kind == join_kind::right_semi || o.kind == join_kind::right_anti;
+  std::vector<std::string> names;
+  std::vector<type_id> types;
+  for (std::size_t i = 0; i < pk.size(); ++i) {
+    auto const& side = build_only ? build : probe;
+    auto const key = build_only ? bk[i] : pk[i];
+    names.push_back(side.names[static_cast<std::size_t>(key)]);
+    types.push_back(side.view().column(key).type());
+  }
+  if (!probe_only) {
+    for (auto c : o.build_payloads) {
+      names.push_back("build." + build.names[static_cast<std::size_t>(c)]);
+      types.push_back(build.view().column(c).type());
+    }
+  }
+  if (!build_only) {
+    for (auto c : o.probe_payloads) {
+      names.push_back("probe." + probe.names[static_cast<std::size_t>(c)]);
+      types.push_back(probe.view().column(c).type());
+    }
+  }
+  if (a.rank || a.world || !a.rendezvous.empty()) {
+    run_join_as_rank(a, build, bk, probe, pk, o, names, types);
+    return;
+  }
+
   join_result r;
   if (!write) {
     r = join(build.view(), bk, probe.view(), pk, o);
   } else {
     // The result goes out batch by batch (one per probe chunk of the streamed join), so that it
     // never has to exist in one piece; a file appears only once complete.
-    // Keys carry the probe side's names (the build side's where only build rows come out).
-    bool const probe_only = o.kind == join_kind::left_semi || o.kind == join_kind::left_anti;
-    bool const build_only = o.kind == join_kind::right_semi || o.kind == join_kind::right_anti;
-    std::vector<std::string> names;
-    std::vector<type_id> types;
-    for (std::size_t i = 0; i < pk.size(); ++i) {
-      auto const& side = build_only ? build : probe;
-      auto const key = build_only ? bk[i] : pk[i];
-      names.push_back(side.names[static_cast<std::size_t>(key)]);
-      types.push_back(side.view().column(key).type());
-    }
-    if (!probe_only) {
-      for (auto c : o.build_payloads) {
-        names.push_back("build." + build.names[static_cast<std::size_t>(c)]);
-        types.push_back(build.view().column(c).type());
-      }
-    }
-    if (!build_only) {
-      for (auto c : o.probe_payloads) {
-        names.push_back("probe." + probe.names[static_cast<std::size_t>(c)]);
-        types.push_back(probe.view().column(c).type());
-      }
-    }
     std::optional<io::table_writer> file;
     if (a.output.given()) {
       file.emplace(a.output.path, names, types,
@@ -207,6 +305,14 @@ void add_join(CLI::App& app) {
                 "may repeat (several ranks on one GPU)");
   c->add_option("--exchange", args->exchange,
                 "multi_gpu_*: how rows move between GPUs: automatic, peer_copy or nccl");
+  c->add_option("--rank", args->rank,
+                "one process per GPU: this process's rank in 0..W-1 (with --world and "
+                "--rendezvous); it joins its share of the rows and writes its piece of the "
+                "result to --output with .rankR before the extension");
+  c->add_option("--world", args->world, "one process per GPU: how many processes (ranks)");
+  c->add_option("--rendezvous", args->rendezvous,
+                "one process per GPU: a file path every rank reaches, which must not exist; rank "
+                "0 creates it for the others and removes it once all have joined");
   c->add_option("--null", args->null_literal,
                 "CSV inputs: a field reading this text (unquoted) is NULL, as an empty one is");
   c->add_option("--build-columns", args->build_columns,

@@ -1,9 +1,10 @@
-// The multi-GPU joins (DESIGN.md, "Several GPUs"): every rank takes a
-// contiguous share of both sides onto its GPU, sends each row to the rank that
-// owns its key (by hash, or by key range for the sort-merge join), joins what
-// it received with the single-GPU algorithm, and the ranks' results are
-// gathered into one. Each phase runs on all ranks at once, one host thread per
-// rank; the exchange goes through the communicator (peer copies or NCCL).
+// The multi-GPU joins (DESIGN.md, "Several GPUs"): every rank takes its rows of
+// both sides onto its GPU, sends each row to the rank that owns its key (by
+// hash, or by key range for the sort-merge join) and joins what it received
+// with the single-GPU algorithm. Every rank runs the same steps (one host
+// thread per rank in one process, or one process per rank); the exchange and
+// the statistics go through the communicator's collectives (peer copies or
+// NCCL). In one process the ranks' results are then gathered into one.
 #include "join/multi_gpu/multi_gpu_join.hpp"
 
 #include "core/communicator.hpp"
@@ -12,6 +13,7 @@
 #include "primitives/rank_kernels.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -44,6 +46,84 @@ carried_columns carried_of(size_type key, std::vector<size_type> const& payloads
 
 }  // namespace
 
+join_result join_on_rank(join_algorithm algo, communicator const& comm, int rank,
+                         rank_rows const& build, size_type build_key, rank_rows const& probe,
+                         size_type probe_key, join_options const& options) {
+  auto const n = comm.size();
+  bool const by_range = algo == join_algorithm::multi_gpu_sort_merge;
+  bool const index_form = options.output == output_form::index;
+  auto const build_cols = carried_of(build_key, options.build_payloads, !index_form);
+  auto const probe_cols = carried_of(probe_key, options.probe_payloads, !index_form);
+  auto const dev = comm.device_of(rank);
+  auto const s = comm.stream_of(rank);
+
+  std::vector<phase_time> phases;
+  phase_timer timer(phases, comm, rank);
+  auto phase = [&](char const* name) { timer.end(name); };
+
+  // The rank's rows of both sides onto its GPU.
+  rank_side bs;
+  rank_side ps;
+  take_share(bs, build.part, build_cols.inputs, build.rows, index_form, build.first_id, dev, s);
+  take_share(ps, probe.part, probe_cols.inputs, probe.rows, index_form, probe.first_id, dev, s);
+  s.synchronize();
+  phase("share");
+
+  if (n == 1) {  // one rank: nothing to exchange
+    bs.rows = bs.share;
+    ps.rows = ps.share;
+  } else {
+    rank_rule rule;
+    rule.ranks = n;
+    if (by_range) {
+      rule = rule_by_key_range(rank, {bs.share.front(), ps.share.front()}, comm);
+      phase("key ranges");
+    }
+    split_by_rank(bs, rule, s);
+    split_by_rank(ps, rule, s);
+    phase("partition");
+    exchange_sides(rank, {&bs, &ps}, comm);
+    phase("exchange");
+  }
+
+  // The local join.
+  join_options local = options;
+  local.algorithm = by_range ? join_algorithm::sort_merge : join_algorithm::radix_hash;
+  local.backend = backend::gpu;
+  local.devices.clear();
+  local.device = dev;
+  local.index_type = type_id::int64;
+  local.build_payloads = build_cols.payload_at;
+  local.probe_payloads = probe_cols.payload_at;
+  auto part = join(table_view(bs.rows), 0, table_view(ps.rows), 0, local, s, device_resource());
+  if (index_form) {
+    // Row ids into what the rank received, mapped to the group's row ids
+    // (carried last).
+    bool const with_build =
+      options.kind == join_kind::inner || options.kind == join_kind::left_outer;
+    column probe_ids(options.index_type, part.probe_rows.size(), device_resource(), s);
+    remap_row_ids(part.probe_rows.view(), ps.rows.back(), probe_ids.data(), options.index_type, s);
+    if (with_build) {
+      column build_ids(options.index_type, part.build_rows.size(), device_resource(), s);
+      remap_row_ids(part.build_rows.view(), bs.rows.back(), build_ids.data(), options.index_type,
+                    s);
+      part.build_rows = std::move(build_ids);
+    } else {
+      part.build_rows = column(options.index_type, 0, device_resource(), s);
+    }
+    part.probe_rows = std::move(probe_ids);
+  }
+  bs = rank_side{};
+  ps = rank_side{};
+  s.synchronize();
+  phase("local join");
+  part.form = options.output;
+  part.stats.phases = std::move(phases);
+  part.stats.algorithm = algo;
+  part.stats.backend = backend::gpu;
+  return part;
+}
+
 join_result multi_gpu_join(join_algorithm algo, table_view const& build, size_type build_key,
                            table_view const& probe, size_type probe_key,
                            join_options const& options, stream_ref stream, memory_resource* mr) {
@@ -53,90 +133,19 @@ join_result multi_gpu_join(join_algorithm algo, table_view const& build, size_ty
   }
   communicator const comm(devices, options.tuning.exchange);
   auto const n = static_cast<std::size_t>(comm.size());
-  bool const by_range = algo == join_algorithm::multi_gpu_sort_merge;
   bool const index_form = options.output == output_form::index;
-  auto const build_cols = carried_of(build_key, options.build_payloads, !index_form);
-  auto const probe_cols = carried_of(probe_key, options.probe_payloads, !index_form);
 
   join_result result;
   result.form = options.output;
-  phase_timer timer(result.stats.phases);
-  auto phase = [&](char const* name) { timer.end(name); };
-
-  // Shares: contiguous row ranges of both sides onto the ranks' GPUs.
-  std::vector<rank_side> bs(n);
-  std::vector<rank_side> ps(n);
-  comm.for_each_rank([&](int r) {
-    auto const dev = comm.device_of(r);
-    auto const s = comm.stream_of(r);
-    take_share(bs[static_cast<std::size_t>(r)], build, build_cols.inputs,
-               rank_share(build.num_rows(), comm.size(), r), index_form, dev, s);
-    take_share(ps[static_cast<std::size_t>(r)], probe, probe_cols.inputs,
-               rank_share(probe.num_rows(), comm.size(), r), index_form, dev, s);
-    s.synchronize();
-  });
-  phase("share");
-
-  if (n == 1) {  // one rank: nothing to exchange
-    bs[0].rows = bs[0].share;
-    ps[0].rows = ps[0].share;
-  } else {
-    rank_rule rule;
-    rule.ranks = comm.size();
-    if (by_range) {
-      std::vector<std::vector<column_view>> keys(n);
-      for (std::size_t r = 0; r < n; ++r) { keys[r] = {bs[r].share.front(), ps[r].share.front()}; }
-      rule = rule_by_key_range(keys, comm);
-      phase("key ranges");
-    }
-    comm.for_each_rank([&](int r) {
-      split_by_rank(bs[static_cast<std::size_t>(r)], rule, comm.stream_of(r));
-      split_by_rank(ps[static_cast<std::size_t>(r)], rule, comm.stream_of(r));
-    });
-    phase("partition");
-    exchange_sides({&bs, &ps}, comm);
-    phase("exchange");
-  }
-
-  // The local joins.
-  join_options local = options;
-  local.algorithm = by_range ? join_algorithm::sort_merge : join_algorithm::radix_hash;
-  local.backend = backend::gpu;
-  local.devices.clear();
-  local.index_type = type_id::int64;
-  local.build_payloads = build_cols.payload_at;
-  local.probe_payloads = probe_cols.payload_at;
   std::vector<join_result> parts(n);
   comm.for_each_rank([&](int r) {
-    auto const i = static_cast<std::size_t>(r);
-    auto lo = local;
-    lo.device = comm.device_of(r);
-    auto const s = comm.stream_of(r);
-    parts[i] = join(table_view(bs[i].rows), 0, table_view(ps[i].rows), 0, lo, s, device_resource());
-    if (index_form) {
-      // Row ids into what the rank received, mapped to input row ids (carried
-      // last).
-      auto& part = parts[i];
-      bool const with_build =
-        options.kind == join_kind::inner || options.kind == join_kind::left_outer;
-      column probe_ids(options.index_type, part.probe_rows.size(), device_resource(), s);
-      remap_row_ids(part.probe_rows.view(), ps[i].rows.back(), probe_ids.data(), options.index_type,
-                    s);
-      if (with_build) {
-        column build_ids(options.index_type, part.build_rows.size(), device_resource(), s);
-        remap_row_ids(part.build_rows.view(), bs[i].rows.back(), build_ids.data(),
-                      options.index_type, s);
-        part.build_rows = std::move(build_ids);
-      } else {
-        part.build_rows = column(options.index_type, 0, device_resource(), s);
-      }
-      part.probe_rows = std::move(probe_ids);
-    }
-    bs[i] = rank_side{};
-    ps[i] = rank_side{};
-    s.synchronize();
+    auto const b = rank_share(build.num_rows(), comm.size(), r);
+    auto const p = rank_share(probe.num_rows(), comm.size(), r);
+    parts[static_cast<std::size_t>(r)] = join_on_rank(algo, comm, r, {build, b, b.first}, build_key,
+                                                      {probe, p, p.first}, probe_key, options);
   });
-  phase("local join");
+  result.stats.phases = parts.front().stats.phases;
+  auto const t1 = std::chrono::steady_clock::now();
 
   // One result from the ranks' pieces, in rank order.
   std::vector<size_type> at(n + 1, 0);
@@ -188,7 +197,8 @@ join_result multi_gpu_join(join_algorithm algo, table_view const& build, size_ty
     parts[static_cast<std::size_t>(r)] = join_result{};
     comm.stream_of(r).synchronize();
   });
-  phase("gather output");
+  result.stats.phases.push_back(
+    {"gather output", std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count()});
   return result;
 }
 
