@@ -41,11 +41,18 @@ class rank_group {
   [[nodiscard]] std::vector<int> const& local_ranks() const;
   /// A local rank's GPU.
   [[nodiscard]] int device_of(int rank) const;
-  [[nodiscard]] detail::communicator const& communicator() const { return *comm_; }
+  /// A collective for checks a caller makes on each process: throws logic_error on every
+  /// process once any gives a non-empty `refusal` (that process with its own message), so that
+  /// no process goes on to wait for one that stopped.
+  void agree(std::string const& refusal) const;
+  /// joinery's own use: the ranks' communicator.
+  [[nodiscard]] std::shared_ptr<detail::communicator const> const& communicator() const {
+    return comm_;
+  }
 
  private:
-  explicit rank_group(std::shared_ptr<detail::communicator> comm) : comm_(std::move(comm)) {}
-  std::shared_ptr<detail::communicator> comm_;
+  explicit rank_group(std::shared_ptr<detail::communicator const> comm) : comm_(std::move(comm)) {}
+  std::shared_ptr<detail::communicator const> comm_;
 };
 
 /// A table split by rows over a group's ranks, as this process holds it:
@@ -58,6 +65,8 @@ struct distributed_table_view {
 };
 
 struct distributed_join_result {
+  /// Keeps what the pieces are freed on (the ranks' streams) alive as long as they are.
+  std::shared_ptr<void const> group;
   /// The piece each local rank made (parts[i]: rank local_ranks()[i]), in its
   /// GPU's memory. Index form: row ids numbered over the group. Table form: the
   /// columns join() gives. Each piece's aggregate counts its own rows.
@@ -80,6 +89,8 @@ distributed_join_result join(rank_group const& group, distributed_table_view con
                              size_type probe_key, join_options const& options = {});
 
 struct distributed_groupby_result {
+  /// Keeps what the pieces are freed on (the ranks' streams) alive as long as they are.
+  std::shared_ptr<void const> group;
   /// Each local rank's groups (parts[i]: rank local_ranks()[i]), in its GPU's
   /// memory; a key's group is in one rank's piece only. With sort_by_key the
   /// pieces are ordered and follow one another in key order, rank by rank.

@@ -93,16 +93,21 @@ void nccl_try(ncclResult_t r, char const* what) {
 /// Communicators per device list, made once per process: ncclCommInitAll takes
 /// hundreds of milliseconds. Never destroyed (tearing NCCL down after CUDA has
 /// gone fails).
-std::vector<ncclComm_t> const& nccl_comms_for(std::vector<int> const& devices) {
+struct cached_comms {
+  std::vector<ncclComm_t> comms;
+  std::shared_ptr<std::mutex> in_use = std::make_shared<std::mutex>();  // one operation at a time
+};
+cached_comms const& nccl_comms_for(std::vector<int> const& devices) {
   static std::mutex m;
-  static auto* cache = new std::map<std::vector<int>, std::vector<ncclComm_t>>;
+  static auto* cache = new std::map<std::vector<int>, cached_comms>;
   std::lock_guard lock(m);
   auto it = cache->find(devices);
   if (it != cache->end()) { return it->second; }
-  std::vector<ncclComm_t> comms(devices.size());
-  nccl_try(nccl().comm_init_all(comms.data(), static_cast<int>(devices.size()), devices.data()),
+  cached_comms c;
+  c.comms.resize(devices.size());
+  nccl_try(nccl().comm_init_all(c.comms.data(), static_cast<int>(devices.size()), devices.data()),
            "ncclCommInitAll");
-  return cache->emplace(devices, std::move(comms)).first->second;
+  return cache->emplace(devices, std::move(c)).first->second;
 }
 
 }  // namespace
@@ -122,6 +127,9 @@ struct communicator::nccl_state {
 #if defined(JOINERY_HAS_NCCL_HEADER)
   std::vector<ncclComm_t> comms;  // per local rank
   bool owned = false;             // made for this group of processes: destroyed with it
+  // Cached communicators are shared by every communicator over the same GPUs: one operation
+  // at a time may use them.
+  std::shared_ptr<std::mutex> in_use;
 #endif
 };
 
@@ -143,6 +151,7 @@ struct communicator::meeting {
   std::size_t arrived = 0;
   std::uint64_t generation = 0;
   bool broken = false;
+  std::mutex running;  // held by for_each_rank: one operation at a time on a communicator
   std::vector<std::vector<std::uint64_t>> slots;
 
   void reset(std::size_t ranks) {
@@ -322,7 +331,9 @@ communicator::communicator(std::vector<int> devices, exchange_method method)
 #if defined(JOINERY_HAS_NCCL_HEADER)
     if (method_ == exchange_method::nccl) {
       nccl_ = std::make_unique<nccl_state>();
-      nccl_->comms = nccl_comms_for(devices_);
+      auto const& cached = nccl_comms_for(devices_);
+      nccl_->comms = cached.comms;
+      nccl_->in_use = cached.in_use;
     }
 #endif
   } catch (...) {
@@ -411,6 +422,11 @@ void communicator::wait_for_all(int rank) const {
 }
 
 void communicator::for_each_rank(std::function<void(int)> const& fn) const {
+  std::lock_guard one_at_a_time(meeting_->running);
+  std::unique_lock<std::mutex> shared_comms;
+#if defined(JOINERY_HAS_NCCL_HEADER)
+  if (nccl_ && nccl_->in_use) { shared_comms = std::unique_lock(*nccl_->in_use); }
+#endif
   meeting_->reset(local_.size());
   std::vector<std::exception_ptr> errors(local_.size());
   std::vector<std::thread> threads;
@@ -506,18 +522,27 @@ void communicator::all_to_all(int rank, std::vector<round> const& rounds) const 
     auto const recv_of = all_gather(rank, mine);  // every receive buffer exists by now
     auto const dev = devices_[local_index(rank)];
     // Step k sends to rank + k: the ranks start on different receivers.
-    for (std::size_t k = 0; k < n; ++k) {
-      auto const d = (me + k) % n;
-      for (std::size_t i = 0; i < rounds.size(); ++i) {
-        auto const bytes = rounds[i].bytes[me][d];
-        if (bytes == 0) { continue; }
-        auto* dst = reinterpret_cast<unsigned char*>(
-                      static_cast<std::uintptr_t>(recv_of[d * rounds.size() + i])) +
-                    at[i].remote_at[d];
-        JOINERY_CUDA_TRY(cudaMemcpyPeerAsync(
-          dst, devices_[d], static_cast<unsigned char const*>(rounds[i].send) + at[i].send_at[d],
-          dev, bytes, s));
+    auto const issue = [&] {
+      for (std::size_t k = 0; k < n; ++k) {
+        auto const d = (me + k) % n;
+        for (std::size_t i = 0; i < rounds.size(); ++i) {
+          auto const bytes = rounds[i].bytes[me][d];
+          if (bytes == 0) { continue; }
+          auto* dst = reinterpret_cast<unsigned char*>(
+                        static_cast<std::uintptr_t>(recv_of[d * rounds.size() + i])) +
+                      at[i].remote_at[d];
+          JOINERY_CUDA_TRY(cudaMemcpyPeerAsync(
+            dst, devices_[d], static_cast<unsigned char const*>(rounds[i].send) + at[i].send_at[d],
+            dev, bytes, s));
+        }
       }
+    };
+    try {
+      issue();
+    } catch (...) {
+      // No copy stays in flight into buffers their ranks may free once released.
+      (void)cudaStreamSynchronize(s);
+      throw;
     }
     JOINERY_CUDA_TRY(cudaStreamSynchronize(s));
     wait_for_all(rank);  // every bucket for this rank has landed

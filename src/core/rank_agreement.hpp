@@ -24,9 +24,17 @@ struct part_rows {
 };
 
 /// A collective: throws logic_error on every rank when any rank's `why` is not
-/// empty (that rank with its own message) or when the ranks' parts of a table
-/// differ in column types; else where this rank's `parts` lie.
+/// empty (that rank with its own message), when the ranks' parts of a table
+/// differ in column types, or when their `request`s (a fingerprint of the
+/// arguments that decide which collectives run) differ; else where this rank's
+/// `parts` lie.
 part_rows agree_on_parts(communicator const& comm, int rank, std::string const& why,
-                         std::vector<table_view> const& parts, std::string const& operation);
+                         std::vector<table_view> const& parts, std::uint64_t request,
+                         std::string const& operation);
+
+/// Folds a value into a fingerprint.
+constexpr std::uint64_t fingerprint(std::uint64_t h, std::uint64_t v) noexcept {
+  return (h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2))) * 0x100000001b3ULL;
+}
 
 }  // namespace joinery::detail

@@ -1,5 +1,6 @@
 // rank_group: a handle on a communicator (core/communicator.hpp).
 #include "core/communicator.hpp"
+#include "core/rank_agreement.hpp"
 
 #include <joinery/distributed.hpp>
 #include <joinery/error.hpp>
@@ -26,5 +27,10 @@ int rank_group::size() const { return comm_->size(); }
 std::vector<int> const& rank_group::local_ranks() const { return comm_->local_ranks(); }
 
 int rank_group::device_of(int rank) const { return comm_->device_of(rank); }
+
+void rank_group::agree(std::string const& refusal) const {
+  comm_->for_each_rank(
+    [&](int rank) { (void)detail::agree_on_parts(*comm_, rank, refusal, {}, 0, "operation"); });
+}
 
 }  // namespace joinery

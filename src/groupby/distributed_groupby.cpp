@@ -69,13 +69,15 @@ distributed_groupby_result groupby(rank_group const& group, distributed_table_vi
                                    std::vector<aggregation> const& aggregations,
                                    groupby_options const& options) {
   auto const t0 = std::chrono::steady_clock::now();
-  auto const& comm = group.communicator();
+  auto const& comm = *group.communicator();
   auto const& local = comm.local_ranks();
-  JOINERY_EXPECTS(input.parts.size() == local.size(),
-                  "a distributed table holds one part for each rank this process drives (" +
-                    std::to_string(local.size()) + "), not " +
-                    std::to_string(input.parts.size()));
+  std::string const count_refusal =
+    input.parts.size() == local.size()
+      ? ""
+      : "a distributed table holds one part for each rank this process drives (" +
+          std::to_string(local.size()) + "), not " + std::to_string(input.parts.size());
   if (!comm.spans_processes()) {  // every part is here: refuse before any rank starts
+    JOINERY_EXPECTS(count_refusal.empty(), count_refusal);
     for (auto const& part : input.parts) {
       auto const why = refusal(part, key_column, aggregations, options);
       JOINERY_EXPECTS(why.empty(), why);
@@ -84,14 +86,25 @@ distributed_groupby_result groupby(rank_group const& group, distributed_table_vi
     }
   }
   distributed_groupby_result result;
+  result.group = group.communicator();
   result.parts.resize(local.size());
 #if defined(JOINERY_HAS_CUDA)
   comm.for_each_rank([&](int rank) {
     auto const i = static_cast<std::size_t>(
       std::find(local.begin(), local.end(), rank) - local.begin());
-    auto const& part = input.parts[i];
-    (void)detail::agree_on_parts(comm, rank, refusal(part, key_column, aggregations, options),
-                                 {part}, "distributed group-by");
+    table_view part;
+    auto why = count_refusal;
+    if (why.empty()) {
+      part = input.parts[i];
+      why = refusal(part, key_column, aggregations, options);
+    }
+    auto h = detail::fingerprint(0, static_cast<std::uint64_t>(key_column));
+    h = detail::fingerprint(h, options.sort_by_key ? 1U : 0U);
+    for (auto const& a : aggregations) {
+      h = detail::fingerprint(detail::fingerprint(h, static_cast<std::uint64_t>(a.kind)),
+                              static_cast<std::uint64_t>(a.column));
+    }
+    (void)detail::agree_on_parts(comm, rank, why, {part}, h, "distributed group-by");
     auto piece = detail::multi_gpu::groupby_on_rank(comm, rank, part, {0, part.num_rows()},
                                                     key_column, aggregations, options);
     auto const groups =

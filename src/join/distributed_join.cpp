@@ -85,20 +85,40 @@ std::string refusal(table_view const& build, size_type build_key, table_view con
   return "";
 }
 
+/// What every rank must ask alike: the choices that decide the collectives and the result.
+std::uint64_t request_of(size_type build_key, size_type probe_key, join_options const& o) {
+  using detail::fingerprint;
+  auto h = fingerprint(0, static_cast<std::uint64_t>(build_key));
+  h = fingerprint(h, static_cast<std::uint64_t>(probe_key));
+  for (auto v : {static_cast<unsigned>(o.algorithm), static_cast<unsigned>(o.kind),
+                 static_cast<unsigned>(o.output), static_cast<unsigned>(o.index_type),
+                 static_cast<unsigned>(o.strategy), static_cast<unsigned>(o.writer)}) {
+    h = fingerprint(h, v);
+  }
+  for (auto const* list : {&o.build_payloads, &o.probe_payloads}) {
+    h = fingerprint(h, list->size());
+    for (auto c : *list) { h = fingerprint(h, static_cast<std::uint64_t>(c)); }
+  }
+  return h;
+}
+
 }  // namespace
 
 distributed_join_result join(rank_group const& group, distributed_table_view const& build,
                              size_type build_key, distributed_table_view const& probe,
                              size_type probe_key, join_options const& options) {
   auto const t0 = std::chrono::steady_clock::now();
-  auto const& comm = group.communicator();
+  auto const& comm = *group.communicator();
   auto const& local = comm.local_ranks();
-  JOINERY_EXPECTS(build.parts.size() == local.size() && probe.parts.size() == local.size(),
-                  "a distributed table holds one part for each rank this process drives (" +
-                    std::to_string(local.size()) + "), but the build side has " +
-                    std::to_string(build.parts.size()) + " and the probe side " +
-                    std::to_string(probe.parts.size()));
+  std::string const count_refusal =
+    build.parts.size() == local.size() && probe.parts.size() == local.size()
+      ? ""
+      : "a distributed table holds one part for each rank this process drives (" +
+          std::to_string(local.size()) + "), but the build side has " +
+          std::to_string(build.parts.size()) + " and the probe side " +
+          std::to_string(probe.parts.size());
   if (!comm.spans_processes()) {  // every part is here: refuse before any rank starts
+    JOINERY_EXPECTS(count_refusal.empty(), count_refusal);
     for (std::size_t i = 0; i < local.size(); ++i) {
       auto const why =
         refusal(build.parts[i], build_key, probe.parts[i], probe_key, options);
@@ -110,6 +130,7 @@ distributed_join_result join(rank_group const& group, distributed_table_view con
     }
   }
   distributed_join_result result;
+  result.group = group.communicator();
   result.parts.resize(local.size());
 #if defined(JOINERY_HAS_CUDA)
   auto const algo = options.algorithm == join_algorithm::multi_gpu_sort_merge
@@ -118,10 +139,17 @@ distributed_join_result join(rank_group const& group, distributed_table_view con
   comm.for_each_rank([&](int rank) {
     auto const i = static_cast<std::size_t>(
       std::find(local.begin(), local.end(), rank) - local.begin());
-    auto const& b = build.parts[i];
-    auto const& p = probe.parts[i];
-    auto const why = refusal(b, build_key, p, probe_key, options);
-    auto const at = detail::agree_on_parts(comm, rank, why, {b, p}, "distributed join");
+    table_view b;
+    table_view p;
+    auto why = count_refusal;
+    if (why.empty()) {
+      b = build.parts[i];
+      p = probe.parts[i];
+      why = refusal(b, build_key, p, probe_key, options);
+    }
+    auto const at =
+      detail::agree_on_parts(comm, rank, why, {b, p}, request_of(build_key, probe_key, options),
+                             "distributed join");
     if (options.output == output_form::index) {
       check_index_type(options.index_type, static_cast<size_type>(at.total[0]),
                        static_cast<size_type>(at.total[1]));

@@ -124,6 +124,24 @@ TEST_F(CliRanks, TwoProcessesJoinAsOneGroup) {
     std::sort(together.begin(), together.end());
     EXPECT_EQ(diff_rows(expected, together), "");
   }
+  // One rank's output file exists: every rank stops with an error, nothing is
+  // written or removed, and no rank waits for the other.
+  std::ofstream(path("out.rank1.csv")) << "a user's file\n";
+  auto const rank_cmd = [&](int rank) {
+    return cli() + " join --build " + path("r_npy") + " --probe " + path("s_npy") +
+           " --on key --backend gpu --algorithm multi_gpu_hash --rank " + std::to_string(rank) +
+           " --world 2 --rendezvous " + path("meet") + " --output " + path("out.csv") + " 2>" +
+           path("err" + std::to_string(rank));
+  };
+  EXPECT_EQ(shell("(" + rank_cmd(1) + ") & (" + rank_cmd(0) + "); a=$?; wait $!; b=$?; "
+                  "[ $a -eq 1 ] && [ $b -eq 1 ]"),
+            0)
+    << text_of(path("err0")) << text_of(path("err1"));
+  EXPECT_NE(text_of(path("err1")).find("exists"), std::string::npos) << text_of(path("err1"));
+  EXPECT_NE(text_of(path("err0")).find("rank 1"), std::string::npos) << text_of(path("err0"));
+  EXPECT_EQ(text_of(path("out.rank1.csv")), "a user's file\n");
+  EXPECT_FALSE(fs::exists(path("out.rank0.csv")));
+  EXPECT_FALSE(fs::exists(path("meet")));
 }
 
 }  // namespace

@@ -82,50 +82,71 @@ TEST_F(GpuCommunicator, AllToAllMovesUnevenAndEmptyBuckets) {
                  " ranks");
     detail::communicator const comm(devices, method);
     auto const n = static_cast<std::size_t>(comm.size());
-    // Rank s sends (s * 7 + d * 3) % 5 * 1000 + d bytes to rank d: some buckets
-    // empty, none alike; byte i of the bucket from s to d is (s * 31 + d * 17 + i) % 251.
-    std::vector<std::vector<std::size_t>> bytes(n, std::vector<std::size_t>(n));
-    for (std::size_t s = 0; s < n; ++s) {
-      for (std::size_t d = 0; d < n; ++d) {
-        bytes[s][d] = (s * 7 + d * 3) % 5 == 0 ? 0 : (s * 7 + d * 3) % 5 * 1000 + d;
+    // Two rounds of different sizes, issued together. Round 0: rank s sends
+    // (s * 7 + d * 3) % 5 * 1000 + d bytes to rank d (some buckets empty, none
+    // alike); round 1: (d * 5 + s) % 4 * 777 + s bytes. Byte i of the bucket from
+    // s to d in round k is (k * 101 + s * 31 + d * 17 + i) % 251.
+    constexpr std::size_t rounds = 2;
+    auto const size = [](std::size_t k, std::size_t s, std::size_t d) -> std::size_t {
+      if (k == 0) { return (s * 7 + d * 3) % 5 == 0 ? 0 : (s * 7 + d * 3) % 5 * 1000 + d; }
+      return (d * 5 + s) % 4 == 0 ? 0 : (d * 5 + s) % 4 * 777 + s;
+    };
+    auto const value = [](std::size_t k, std::size_t s, std::size_t d, std::size_t i) {
+      return static_cast<unsigned char>((k * 101 + s * 31 + d * 17 + i) % 251);
+    };
+    std::vector<std::vector<std::vector<std::size_t>>> bytes(
+      rounds, std::vector<std::vector<std::size_t>>(n, std::vector<std::size_t>(n)));
+    for (std::size_t k = 0; k < rounds; ++k) {
+      for (std::size_t s = 0; s < n; ++s) {
+        for (std::size_t d = 0; d < n; ++d) { bytes[k][s][d] = size(k, s, d); }
       }
     }
-    auto const value = [](std::size_t s, std::size_t d, std::size_t i) {
-      return static_cast<unsigned char>((s * 31 + d * 17 + i) % 251);
-    };
-    std::vector<std::vector<unsigned char>> received(n);
+    // received[k][d]: what rank d got in round k.
+    std::vector<std::vector<std::vector<unsigned char>>> received(
+      rounds, std::vector<std::vector<unsigned char>>(n));
     comm.for_each_rank([&](int r) {
       auto const me = static_cast<std::size_t>(r);
       auto const s = comm.stream_of(r);
-      std::vector<unsigned char> out;
-      for (std::size_t d = 0; d < n; ++d) {
-        for (std::size_t i = 0; i < bytes[me][d]; ++i) { out.push_back(value(me, d, i)); }
+      std::vector<buffer> sends;
+      std::vector<buffer> recvs;
+      std::vector<detail::communicator::round> issued;
+      for (std::size_t k = 0; k < rounds; ++k) {
+        std::vector<unsigned char> out;
+        for (std::size_t d = 0; d < n; ++d) {
+          for (std::size_t i = 0; i < bytes[k][me][d]; ++i) { out.push_back(value(k, me, d, i)); }
+        }
+        std::size_t incoming = 0;
+        for (std::size_t from = 0; from < n; ++from) { incoming += bytes[k][from][me]; }
+        sends.emplace_back(out.size() + 1, device_resource(), s);
+        recvs.emplace_back(incoming + 1, device_resource(), s);
+        copy_bytes(sends.back().data(), memory_space::device, out.data(), memory_space::host,
+                   out.size(), s);
+        received[k][me].resize(incoming);
+        detail::communicator::round round;
+        round.send = sends.back().data();
+        round.recv = recvs.back().data();
+        round.bytes = bytes[k];
+        issued.push_back(std::move(round));
       }
-      std::size_t incoming = 0;
-      for (std::size_t from = 0; from < n; ++from) { incoming += bytes[from][me]; }
-      buffer send(out.size() + 1, device_resource(), s);
-      buffer recv(incoming + 1, device_resource(), s);
-      copy_bytes(send.data(), memory_space::device, out.data(), memory_space::host, out.size(), s);
       s.synchronize();
-      detail::communicator::round round;
-      round.send = send.data();
-      round.recv = recv.data();
-      round.bytes = bytes;
-      comm.all_to_all(r, {round, round});  // twice into the same buffer: the same bytes
-      received[me].resize(incoming);
-      copy_bytes(received[me].data(), memory_space::host, recv.data(), memory_space::device,
-                 incoming, s);
+      comm.all_to_all(r, issued);
+      for (std::size_t k = 0; k < rounds; ++k) {
+        copy_bytes(received[k][me].data(), memory_space::host, recvs[k].data(),
+                   memory_space::device, received[k][me].size(), s);
+      }
       s.synchronize();
     });
-    for (std::size_t d = 0; d < n; ++d) {
-      std::size_t at = 0;
-      for (std::size_t from = 0; from < n; ++from) {
-        for (std::size_t i = 0; i < bytes[from][d]; ++i, ++at) {
-          ASSERT_EQ(received[d][at], value(from, d, i))
-            << "rank " << d << ", byte " << i << " from rank " << from;
+    for (std::size_t k = 0; k < rounds; ++k) {
+      for (std::size_t d = 0; d < n; ++d) {
+        std::size_t at = 0;
+        for (std::size_t from = 0; from < n; ++from) {
+          for (std::size_t i = 0; i < bytes[k][from][d]; ++i, ++at) {
+            ASSERT_EQ(received[k][d][at], value(k, from, d, i))
+              << "round " << k << ", rank " << d << ", byte " << i << " from rank " << from;
+          }
         }
+        EXPECT_EQ(at, received[k][d].size());
       }
-      EXPECT_EQ(at, received[d].size());
     }
   }
 }

@@ -206,7 +206,7 @@ class multi_gpu_bench {
     auto const probe = relation(s_rows, false, r_rows, type, a_.seed + 1, memory_space::host);
     for (int g : gpu_counts()) {
       auto const group = rank_group::in_process(first_gpus(g));
-      auto const& comm = group.communicator();
+      auto const& comm = *group.communicator();
       auto const n = static_cast<std::size_t>(g);
       std::vector<table> bparts(n);
       std::vector<table> pparts(n);

@@ -62,8 +62,8 @@ std::vector<size_type> pick_columns(io::named_table const& t, std::vector<size_t
   return out;
 }
 
-/// Rows [first, last) of a host table, without copies (parts of a distributed
-/// table; columns with NULLs are refused by the distributed join anyway).
+/// Rows [first, last) of a host table of fixed-width columns without NULLs,
+/// without copies (a part of a distributed table).
 table_view rows_of(table_view const& t, size_type first, size_type last) {
   std::vector<column_view> cols;
   for (auto const& c : t) {
@@ -101,11 +101,22 @@ void run_join_as_rank(join_args const& a, io::named_table const& build,
                   "its own file) or prints the group's --summary; it does not print rows");
   JOINERY_EXPECTS(bk.size() == 1 && pk.size() == 1,
                   "one process per GPU joins on one key column a side");
-  output_args out = a.output;
-  if (out.given()) {
-    out.path = rank_path(a.output.path, *a.rank);
-    out.check();
-  }
+  JOINERY_EXPECTS(a.exchange == "automatic" || a.exchange == "nccl",
+                  "a group of processes exchanges through NCCL; --exchange " + a.exchange +
+                    " serves ranks of one process");
+  // Every rank reads the same files, so these refusals are the same on every rank.
+  auto const expect_plain = [](io::named_table const& t, size_type c) {
+    auto const& col = t.view().column(c);
+    JOINERY_EXPECTS(is_key_type(col.type()) && col.null_count() == 0,
+                    "one process per GPU joins int32, int64, uint32 and uint64 columns without "
+                    "NULLs; column '" + t.names[static_cast<std::size_t>(c)] + "' is " +
+                      std::string(to_string(col.type())) +
+                      (col.null_count() > 0 ? " with NULLs" : ""));
+  };
+  expect_plain(build, bk.front());
+  expect_plain(probe, pk.front());
+  for (auto c : o.build_payloads) { expect_plain(build, c); }
+  for (auto c : o.probe_payloads) { expect_plain(probe, c); }
   int device = *a.rank % std::max(1, device_count());
   if (!a.devices.empty()) {
     auto const d = parse_devices(a.devices, "--devices");
@@ -115,6 +126,16 @@ void run_join_as_rank(join_args const& a, io::named_table const& build,
   o.devices.clear();
   if (o.algorithm == join_algorithm::automatic) { o.algorithm = join_algorithm::multi_gpu_hash; }
   auto const group = rank_group::joined(*a.rank, *a.world, device, a.rendezvous);
+  // This rank's own output file: a refusal here must stop every rank.
+  output_args out = a.output;
+  std::string refusal;
+  if (out.given()) {
+    out.path = rank_path(a.output.path, *a.rank);
+    try {
+      out.check();
+    } catch (std::exception const& e) { refusal = e.what(); }
+  }
+  group.agree(refusal);
   auto const share = [&](table_view const& t) {
     auto const n = t.num_rows();
     auto const first = n / *a.world * *a.rank + n % *a.world * *a.rank / *a.world;
@@ -161,7 +182,8 @@ void run_join(join_args const& a) {
                   "--band " + std::to_string(a.band.value_or(0)) +
                     " is negative; the band predicate build.key <= probe.key <= build.key + D "
                     "needs D >= 0");
-  a.output.check();
+  bool const as_rank = a.rank || a.world || !a.rendezvous.empty();
+  if (!as_rank) { a.output.check(); }  // a rank checks its own file
   auto const budget = a.device_budget.empty() ? std::size_t{0}
                                               : parse_bytes(a.device_budget, "--device-budget");
   auto const build_keys = split(a.on.empty() ? a.build_key : a.on);
@@ -221,7 +243,7 @@ void run_join(join_args const& a) {
       types.push_back(probe.view().column(c).type());
     }
   }
-  if (a.rank || a.world || !a.rendezvous.empty()) {
+  if (as_rank) {
     run_join_as_rank(a, build, bk, probe, pk, o, names, types);
     return;
   }
