@@ -686,7 +686,9 @@ def fig_multi_gpu(results, peers, out):
             w = [r["phase_s"].get(ph, 0) * 1e3 for r in bars]
             ax.barh(ys, w, left=left, color="C%d" % i, label=ph)
             left = [a + b for a, b in zip(left, w)]
-        single = where(runs, algorithm="radix_hash")
+        # Distributed inputs have no single-GPU run of their own: the one from GPU 0's memory.
+        single = where(runs, algorithm="radix_hash") or where(
+            joins, case=case, input_space="device", algorithm="radix_hash")
         if single:
             ax.axvline(single[0]["median_s"] * 1e3, color="k", ls="--", lw=1,
                        label="radix_hash on 1 GPU")

@@ -68,8 +68,9 @@ struct distributed_join_result {
   /// Keeps what the pieces are freed on (the ranks' streams) alive as long as they are.
   std::shared_ptr<void const> group;
   /// The piece each local rank made (parts[i]: rank local_ranks()[i]), in its
-  /// GPU's memory. Index form: row ids numbered over the group. Table form: the
-  /// columns join() gives. Each piece's aggregate counts its own rows.
+  /// GPU's memory (or the memory asked for). Index form: row ids numbered over
+  /// the group. Table form: the columns join() gives. Each piece's aggregate
+  /// counts its own rows.
   std::vector<join_result> parts;
   /// Over the whole group.
   join_aggregate aggregate;
@@ -81,18 +82,21 @@ struct distributed_join_result {
 /// or multi_gpu_sort_merge (the pieces then follow one another in key order, rank
 /// by rank): one integer key column without NULLs a side (int32, int64, uint32 or
 /// uint64), kinds inner, left_semi, left_anti and left_outer, integer payloads
-/// without NULLs. Every rank of the group must call it with the same options.
+/// (any width) without NULLs. Every rank of the group must call it with the same options.
 /// options.devices must be empty (the group names the GPUs). Throws logic_error
 /// for anything else, on every rank (a rank's refusal reaches the others).
+/// `mr`: where the pieces go (nullptr: each rank's GPU memory; a host resource:
+/// host memory, copied by each rank).
 distributed_join_result join(rank_group const& group, distributed_table_view const& build,
                              size_type build_key, distributed_table_view const& probe,
-                             size_type probe_key, join_options const& options = {});
+                             size_type probe_key, join_options const& options = {},
+                             memory_resource_ref mr = nullptr);
 
 struct distributed_groupby_result {
   /// Keeps what the pieces are freed on (the ranks' streams) alive as long as they are.
   std::shared_ptr<void const> group;
   /// Each local rank's groups (parts[i]: rank local_ranks()[i]), in its GPU's
-  /// memory; a key's group is in one rank's piece only. With sort_by_key the
+  /// memory (or the memory asked for); a key's group is in one rank's piece only. With sort_by_key the
   /// pieces are ordered and follow one another in key order, rank by rank.
   std::vector<groupby_result> parts;
   /// Groups over the whole group.
@@ -104,10 +108,11 @@ struct distributed_groupby_result {
 /// int64, uint32 or uint64) with groupby_algorithm::multi_gpu (or automatic);
 /// aggregates over 4- or 8-byte integer or floating-point columns without NULLs.
 /// Every rank of the group must call it with the same arguments; options.devices
-/// must be empty.
+/// must be empty. `mr` as for the distributed join.
 distributed_groupby_result groupby(rank_group const& group, distributed_table_view const& input,
                                    size_type key_column,
                                    std::vector<aggregation> const& aggregations,
-                                   groupby_options const& options = {});
+                                   groupby_options const& options = {},
+                                   memory_resource_ref mr = nullptr);
 
 }  // namespace joinery

@@ -67,7 +67,7 @@ std::string refusal(table_view const& input, size_type key_column,
 distributed_groupby_result groupby(rank_group const& group, distributed_table_view const& input,
                                    size_type key_column,
                                    std::vector<aggregation> const& aggregations,
-                                   groupby_options const& options) {
+                                   groupby_options const& options, memory_resource_ref mr) {
   auto const t0 = std::chrono::steady_clock::now();
   auto const& comm = *group.communicator();
   auto const& local = comm.local_ranks();
@@ -107,6 +107,14 @@ distributed_groupby_result groupby(rank_group const& group, distributed_table_vi
     (void)detail::agree_on_parts(comm, rank, why, {part}, h, "distributed group-by");
     auto piece = detail::multi_gpu::groupby_on_rank(comm, rank, part, {0, part.num_rows()},
                                                     key_column, aggregations, options);
+    if (mr != nullptr && mr->space() != memory_space::device) {
+      // Copied by the rank itself: its GPU is current there.
+      auto const s = comm.stream_of(rank);
+      std::vector<column> cols;
+      for (auto const& c : piece.columns.view()) { cols.push_back(column::copy_of(c, mr, s)); }
+      piece.columns = table(std::move(cols));
+      s.synchronize();
+    }
     auto const groups =
       comm.all_gather(rank, {static_cast<std::uint64_t>(piece.num_groups())});
     if (i == 0) {
@@ -121,6 +129,7 @@ distributed_groupby_result groupby(rank_group const& group, distributed_table_vi
   (void)key_column;
   (void)aggregations;
   (void)options;
+  (void)mr;
   (void)t0;
   JOINERY_FAIL("distributed group-bys need the GPU backend, but joinery was built without CUDA");
 #endif

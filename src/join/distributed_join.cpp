@@ -21,6 +21,15 @@ namespace joinery {
 
 namespace {
 
+bool is_integer(type_id t) {
+  switch (t) {
+    case type_id::int8: case type_id::int16: case type_id::int32: case type_id::int64:
+    case type_id::uint8: case type_id::uint16: case type_id::uint32: case type_id::uint64:
+      return true;
+    default: return false;
+  }
+}
+
 bool is_left_kind(join_kind k) {
   return k == join_kind::inner || k == join_kind::left_semi || k == join_kind::left_anti ||
          k == join_kind::left_outer;
@@ -45,9 +54,8 @@ void check_side(table_view const& t, char const* side, size_type key,
                                           std::to_string(p) + " does not exist (the part has " +
                                           std::to_string(cols) + " columns)");
     auto const& c = t.column(p);
-    JOINERY_EXPECTS(is_key_type(c.type()) && c.null_count() == 0,
-                    std::string("distributed joins carry 4- and 8-byte integer payloads without "
-                                "NULLs; the ") +
+    JOINERY_EXPECTS(is_integer(c.type()) && c.null_count() == 0,
+                    std::string("distributed joins carry integer payloads without NULLs; the ") +
                       side + " payload column " + std::to_string(p) + " is " +
                       std::string(to_string(c.type())) + (c.null_count() > 0 ? " with NULLs" : ""));
   }
@@ -106,7 +114,8 @@ std::uint64_t request_of(size_type build_key, size_type probe_key, join_options 
 
 distributed_join_result join(rank_group const& group, distributed_table_view const& build,
                              size_type build_key, distributed_table_view const& probe,
-                             size_type probe_key, join_options const& options) {
+                             size_type probe_key, join_options const& options,
+                             memory_resource_ref mr) {
   auto const t0 = std::chrono::steady_clock::now();
   auto const& comm = *group.communicator();
   auto const& local = comm.local_ranks();
@@ -158,6 +167,19 @@ distributed_join_result join(rank_group const& group, distributed_table_view con
       algo, comm, rank,
       {b, {0, b.num_rows()}, static_cast<size_type>(at.first[0])}, build_key,
       {p, {0, p.num_rows()}, static_cast<size_type>(at.first[1])}, probe_key, options);
+    if (mr != nullptr && mr->space() != memory_space::device) {
+      // Copied by the rank itself: its GPU is current there.
+      auto const s = comm.stream_of(rank);
+      if (options.output == output_form::index) {
+        piece.build_rows = column::copy_of(piece.build_rows.view(), mr, s);
+        piece.probe_rows = column::copy_of(piece.probe_rows.view(), mr, s);
+      } else if (options.output == output_form::table) {
+        std::vector<column> cols;
+        for (auto const& c : piece.columns.view()) { cols.push_back(column::copy_of(c, mr, s)); }
+        piece.columns = table(std::move(cols));
+      }
+      s.synchronize();
+    }
     auto const totals = comm.all_gather(rank, {piece.aggregate.count, piece.aggregate.checksum});
     if (i == 0) {
       for (std::size_t r = 0; r < totals.size(); r += 2) {
@@ -174,6 +196,7 @@ distributed_join_result join(rank_group const& group, distributed_table_view con
   (void)build_key;
   (void)probe_key;
   (void)options;
+  (void)mr;
   (void)t0;
   JOINERY_FAIL("distributed joins need the GPU backend, but joinery was built without CUDA");
 #endif

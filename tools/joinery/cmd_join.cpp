@@ -105,18 +105,21 @@ void run_join_as_rank(join_args const& a, io::named_table const& build,
                   "a group of processes exchanges through NCCL; --exchange " + a.exchange +
                     " serves ranks of one process");
   // Every rank reads the same files, so these refusals are the same on every rank.
-  auto const expect_plain = [](io::named_table const& t, size_type c) {
-    auto const& col = t.view().column(c);
-    JOINERY_EXPECTS(is_key_type(col.type()) && col.null_count() == 0,
-                    "one process per GPU joins int32, int64, uint32 and uint64 columns without "
-                    "NULLs; column '" + t.names[static_cast<std::size_t>(c)] + "' is " +
-                      std::string(to_string(col.type())) +
-                      (col.null_count() > 0 ? " with NULLs" : ""));
+  auto const expect_plain = [](io::named_table const& t, size_type c, bool key) {
+    auto const view = t.view();
+    auto const& col = view.column(c);
+    auto const type = col.type();
+    bool const integer = !is_floating(type) && !is_string(type) && !is_logical(type);
+    JOINERY_EXPECTS((key ? is_key_type(type) : integer) && col.null_count() == 0,
+                    "one process per GPU joins on int32, int64, uint32 or uint64 keys and carries "
+                    "integer columns, without NULLs; column '" +
+                      t.names[static_cast<std::size_t>(c)] + "' is " +
+                      std::string(to_string(type)) + (col.null_count() > 0 ? " with NULLs" : ""));
   };
-  expect_plain(build, bk.front());
-  expect_plain(probe, pk.front());
-  for (auto c : o.build_payloads) { expect_plain(build, c); }
-  for (auto c : o.probe_payloads) { expect_plain(probe, c); }
+  expect_plain(build, bk.front(), true);
+  expect_plain(probe, pk.front(), true);
+  for (auto c : o.build_payloads) { expect_plain(build, c, false); }
+  for (auto c : o.probe_payloads) { expect_plain(probe, c, false); }
   int device = *a.rank % std::max(1, device_count());
   if (!a.devices.empty()) {
     auto const d = parse_devices(a.devices, "--devices");
@@ -145,17 +148,13 @@ void run_join_as_rank(join_args const& a, io::named_table const& build,
   };
   distributed_table_view const b{{share(build.view())}};
   distributed_table_view const p{{share(probe.view())}};
-  auto const r = join(group, b, bk.front(), p, pk.front(), o);
+  auto const r = join(group, b, bk.front(), p, pk.front(), o, host_resource());
   auto const& piece = r.parts.front();
   if (out.given()) {
-    std::vector<column> host;
-    for (auto const& c : piece.columns.view()) {
-      host.push_back(column::copy_of(c, host_resource()));
-    }
     io::table_writer file(out.path, names, types,
                           out.overwrite ? io::existing_output::replace
                                         : io::existing_output::refuse);
-    file.append(table(std::move(host)).view());
+    file.append(piece.columns.view());
     file.finish();
   }
   if (a.summary) {
