@@ -2,8 +2,8 @@
 // every GPU where there are several): all_gather, an all-to-all of uneven and
 // empty buckets checked byte for byte, a failing rank releasing the others; and
 // the refusals of a group of processes (an existing rendezvous file is refused
-// and kept, a rank that waits in vain times out). Without a GPU: the refusal of
-// a build or machine that has none.
+// and kept, a rank that waits in vain times out); everywhere: a group on a GPU
+// that is not present is refused.
 #include "core/communicator.hpp"
 
 #include <joinery/distributed.hpp>
@@ -25,10 +25,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-TEST(Communicator, WithoutAGpuAGroupIsRefused) {
-  if (device_count() > 0) { GTEST_SKIP() << "a GPU is present: the GPU cases below run instead"; }
-  EXPECT_THROW((void)rank_group::in_process({0}), logic_error);
-  EXPECT_THROW((void)rank_group::joined(0, 1, 0, "/tmp/joinery-no-gpu-rendezvous"), logic_error);
+TEST(Communicator, AGroupOnAGpuNotPresentIsRefused) {
+  // Without a GPU (or without CUDA) every device is missing; with GPUs, the one past the last.
+  auto const missing = device_count();
+  EXPECT_THROW((void)rank_group::in_process({missing}), logic_error);
+  EXPECT_THROW((void)rank_group::joined(0, 1, missing, "/tmp/joinery-no-such-gpu-rendezvous"),
+               logic_error);
+  EXPECT_FALSE(std::filesystem::exists("/tmp/joinery-no-such-gpu-rendezvous"));
 }
 
 #if defined(JOINERY_HAS_CUDA)
