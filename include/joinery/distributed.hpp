@@ -85,8 +85,8 @@ struct distributed_join_result {
 /// (any width) without NULLs. Every rank of the group must call it with the same options.
 /// options.devices must be empty (the group names the GPUs). Throws logic_error
 /// for anything else, on every rank (a rank's refusal reaches the others).
-/// `mr`: where the pieces go (nullptr: each rank's GPU memory; a host resource:
-/// host memory, copied by each rank).
+/// `mr`: where the pieces go (nullptr or a device resource: each rank's GPU
+/// memory; a host resource: host memory, copied by each rank).
 distributed_join_result join(rank_group const& group, distributed_table_view const& build,
                              size_type build_key, distributed_table_view const& probe,
                              size_type probe_key, join_options const& options = {},

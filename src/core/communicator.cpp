@@ -95,7 +95,9 @@ void nccl_try(ncclResult_t r, char const* what) {
 /// gone fails).
 struct cached_comms {
   std::vector<ncclComm_t> comms;
-  std::shared_ptr<std::mutex> in_use = std::make_shared<std::mutex>();  // one operation at a time
+  // One operation at a time over all cached communicators: two device lists may share GPUs,
+  // and NCCL operations of two communicators on one GPU at once may deadlock.
+  std::shared_ptr<std::mutex> in_use;
 };
 cached_comms const& nccl_comms_for(std::vector<int> const& devices) {
   static std::mutex m;
@@ -103,7 +105,9 @@ cached_comms const& nccl_comms_for(std::vector<int> const& devices) {
   std::lock_guard lock(m);
   auto it = cache->find(devices);
   if (it != cache->end()) { return it->second; }
+  static auto const one_lock = std::make_shared<std::mutex>();
   cached_comms c;
+  c.in_use = one_lock;
   c.comms.resize(devices.size());
   nccl_try(nccl().comm_init_all(c.comms.data(), static_cast<int>(devices.size()), devices.data()),
            "ncclCommInitAll");
@@ -127,8 +131,7 @@ struct communicator::nccl_state {
 #if defined(JOINERY_HAS_NCCL_HEADER)
   std::vector<ncclComm_t> comms;  // per local rank
   bool owned = false;             // made for this group of processes: destroyed with it
-  // Cached communicators are shared by every communicator over the same GPUs: one operation
-  // at a time may use them.
+  // Cached communicators are shared: one operation at a time may use them.
   std::shared_ptr<std::mutex> in_use;
 #endif
 };
@@ -314,8 +317,8 @@ communicator::communicator(std::vector<int> devices, exchange_method method)
   std::set<int> const distinct(devices_.begin(), devices_.end());
   bool const repeated = distinct.size() != devices_.size();
   std::string why;
-  // Peer copies measured faster than NCCL's send / receive for the bucket exchange on NVLink
-  // (BENCHMARKS.md, "Several GPUs"); NCCL serves where it is asked for.
+  // Peer copies measured as fast as NCCL's send / receive for the bucket exchange on NVLink, or
+  // faster (BENCHMARKS.md, "multi-gpu"); NCCL serves where it is asked for.
   if (method == exchange_method::automatic) { method = exchange_method::peer_copy; }
   if (method == exchange_method::nccl) {
     JOINERY_EXPECTS(!repeated,
@@ -421,7 +424,15 @@ void communicator::wait_for_all(int rank) const {
   if (local_.size() > 1) { meeting_->wait(local_.size()); }
 }
 
+namespace {
+thread_local bool inside_a_rank = false;  // set on the threads for_each_rank starts
+}  // namespace
+
 void communicator::for_each_rank(std::function<void(int)> const& fn) const {
+  // A rank that started another multi-GPU operation would wait for locks its own
+  // operation holds.
+  JOINERY_EXPECTS(!inside_a_rank,
+                  "a multi-GPU operation cannot run inside a rank of another one");
   std::lock_guard one_at_a_time(meeting_->running);
   std::unique_lock<std::mutex> shared_comms;
 #if defined(JOINERY_HAS_NCCL_HEADER)
@@ -433,6 +444,7 @@ void communicator::for_each_rank(std::function<void(int)> const& fn) const {
   threads.reserve(local_.size());
   for (std::size_t i = 0; i < local_.size(); ++i) {
     threads.emplace_back([&, i] {
+      inside_a_rank = true;
       try {
 #if defined(JOINERY_HAS_CUDA)
         JOINERY_CUDA_TRY(cudaSetDevice(devices_[i]));

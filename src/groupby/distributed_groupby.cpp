@@ -107,19 +107,20 @@ distributed_groupby_result groupby(rank_group const& group, distributed_table_vi
     (void)detail::agree_on_parts(comm, rank, why, {part}, h, "distributed group-by");
     auto piece = detail::multi_gpu::groupby_on_rank(comm, rank, part, {0, part.num_rows()},
                                                     key_column, aggregations, options);
-    if (mr != nullptr && mr->space() != memory_space::device) {
-      // Copied by the rank itself: its GPU is current there.
-      auto const s = comm.stream_of(rank);
-      std::vector<column> cols;
-      for (auto const& c : piece.columns.view()) { cols.push_back(column::copy_of(c, mr, s)); }
-      piece.columns = table(std::move(cols));
-      s.synchronize();
-    }
     auto const groups =
       comm.all_gather(rank, {static_cast<std::uint64_t>(piece.num_groups())});
     if (i == 0) {
       for (auto g : groups) { result.num_groups += static_cast<size_type>(g); }
       result.stats = piece.stats;
+    }
+    if (mr != nullptr && mr->space() != memory_space::device) {
+      // Copied by the rank itself (its GPU is current there), after the last collective: a
+      // failure here leaves no other rank waiting.
+      auto const s = comm.stream_of(rank);
+      std::vector<column> cols;
+      for (auto const& c : piece.columns.view()) { cols.push_back(column::copy_of(c, mr, s)); }
+      piece.columns = table(std::move(cols));
+      s.synchronize();
     }
     result.parts[i] = std::move(piece);
   });

@@ -167,8 +167,17 @@ distributed_join_result join(rank_group const& group, distributed_table_view con
       algo, comm, rank,
       {b, {0, b.num_rows()}, static_cast<size_type>(at.first[0])}, build_key,
       {p, {0, p.num_rows()}, static_cast<size_type>(at.first[1])}, probe_key, options);
+    auto const totals = comm.all_gather(rank, {piece.aggregate.count, piece.aggregate.checksum});
+    if (i == 0) {
+      for (std::size_t r = 0; r < totals.size(); r += 2) {
+        result.aggregate.count += totals[r];
+        result.aggregate.checksum += totals[r + 1];
+      }
+      result.stats = piece.stats;
+    }
     if (mr != nullptr && mr->space() != memory_space::device) {
-      // Copied by the rank itself: its GPU is current there.
+      // Copied by the rank itself (its GPU is current there), after the last collective: a
+      // failure here leaves no other rank waiting.
       auto const s = comm.stream_of(rank);
       if (options.output == output_form::index) {
         piece.build_rows = column::copy_of(piece.build_rows.view(), mr, s);
@@ -179,14 +188,6 @@ distributed_join_result join(rank_group const& group, distributed_table_view con
         piece.columns = table(std::move(cols));
       }
       s.synchronize();
-    }
-    auto const totals = comm.all_gather(rank, {piece.aggregate.count, piece.aggregate.checksum});
-    if (i == 0) {
-      for (std::size_t r = 0; r < totals.size(); r += 2) {
-        result.aggregate.count += totals[r];
-        result.aggregate.checksum += totals[r + 1];
-      }
-      result.stats = piece.stats;
     }
     result.parts[i] = std::move(piece);
   });

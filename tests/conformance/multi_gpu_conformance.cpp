@@ -297,6 +297,7 @@ TEST_P(DistributedJoinConformance, PiecesTogetherMatchOracle) {
       for (auto const& p : r.parts) {
         EXPECT_EQ(p.probe_rows.type(), ids);
         EXPECT_EQ(p.probe_rows.space(), space);
+        EXPECT_EQ(p.build_rows.space(), space);
         pieces.push_back(index_rows(p, kind));
       }
       EXPECT_EQ(diff_rows(oracle_join_index(w.build.view(), 0, w.probe.view(), 0, kind,
@@ -310,7 +311,10 @@ TEST_P(DistributedJoinConformance, PiecesTogetherMatchOracle) {
     o.output = output_form::table;
     auto const rt = join(group, build.view, 0, probe.view, 0, o, mr);
     std::vector<rows> pieces;
-    for (auto const& p : rt.parts) { pieces.push_back(table_rows(p.columns.view())); }
+    for (auto const& p : rt.parts) {
+      for (auto const& c : p.columns.view()) { EXPECT_EQ(c.space(), space); }
+      pieces.push_back(table_rows(p.columns.view()));
+    }
     EXPECT_EQ(diff_rows(expected_table, concat_rows(pieces)), "");
     EXPECT_EQ(rt.aggregate.count, expected_agg.count);
     EXPECT_EQ(rt.aggregate.checksum, expected_agg.checksum);

@@ -5,6 +5,7 @@
 // and kept, a rank that waits in vain times out); everywhere: a group on a GPU
 // that is not present is refused.
 #include "core/communicator.hpp"
+#include "core/rank_agreement.hpp"
 
 #include <joinery/distributed.hpp>
 #include <joinery/error.hpp>
@@ -28,10 +29,21 @@ namespace fs = std::filesystem;
 TEST(Communicator, AGroupOnAGpuNotPresentIsRefused) {
   // Without a GPU (or without CUDA) every device is missing; with GPUs, the one past the last.
   auto const missing = device_count();
-  EXPECT_THROW((void)rank_group::in_process({missing}), logic_error);
-  EXPECT_THROW((void)rank_group::joined(0, 1, missing, "/tmp/joinery-no-such-gpu-rendezvous"),
-               logic_error);
-  EXPECT_FALSE(std::filesystem::exists("/tmp/joinery-no-such-gpu-rendezvous"));
+  auto const refused = [&](auto&& make) {
+    try {
+      make();
+      ADD_FAILURE() << "a group on GPU " << missing << " was made";
+    } catch (logic_error const& e) {
+      // With GPUs present the refusal names the missing one (else: no CUDA or no GPU at all).
+      if (missing > 0) {
+        EXPECT_NE(std::string(e.what()).find("no GPU with id"), std::string::npos) << e.what();
+      }
+    }
+  };
+  refused([&] { (void)rank_group::in_process({missing}); });
+  refused([&] {
+    (void)rank_group::joined(0, 1, missing, (fs::temp_directory_path() / "joinery-no-gpu").string());
+  });
 }
 
 #if defined(JOINERY_HAS_CUDA)
@@ -174,6 +186,42 @@ TEST_F(GpuCommunicator, AFailingRankReleasesTheOthersAndItsErrorIsRethrown) {
   EXPECT_EQ(released.load(), 2);
   // The communicator serves again afterwards.
   comm.for_each_rank([&](int r) { EXPECT_EQ(comm.all_gather(r, {7}).size(), 3U); });
+}
+
+TEST_F(GpuCommunicator, RanksAgreeOrAllStop) {
+  detail::communicator const comm({0, 0, 0}, exchange_method::peer_copy);
+  std::vector<column> owned;
+  owned.push_back(column(type_id::int32, 5, device_resource()));
+  table_view const part({owned.front().view()});
+  // Rank r holds r + 1 rows: where each rank's rows lie in the group.
+  comm.for_each_rank([&](int r) {
+    table_view const mine({column_view(type_id::int32, owned.front().view().data(),
+                                       static_cast<size_type>(r + 1), memory_space::device)});
+    auto const at = detail::agree_on_parts(comm, r, "", {mine}, 42, "test");
+    EXPECT_EQ(at.first[0], static_cast<std::uint64_t>(r * (r + 1) / 2));
+    EXPECT_EQ(at.total[0], 6U);
+  });
+  auto const all_stop = [&](auto&& why_of, auto&& request_of, char const* words) {
+    std::atomic<int> stopped{0};
+    try {
+      comm.for_each_rank([&](int r) {
+        try {
+          (void)detail::agree_on_parts(comm, r, why_of(r), {part}, request_of(r), "test");
+        } catch (logic_error const&) {
+          ++stopped;
+          throw;
+        }
+      });
+      ADD_FAILURE() << "the ranks went on: " << words;
+    } catch (logic_error const& e) {
+      EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(stopped.load(), 3) << words;  // every rank, not only the one that differs
+  };
+  all_stop([](int r) { return r == 2 ? std::string("rank 2 cannot") : std::string(); },
+           [](int) { return 42; }, "rank 2");
+  all_stop([](int) { return std::string(); }, [](int r) { return r == 1 ? 7 : 42; },
+           "same test");
 }
 
 TEST_F(GpuCommunicator, AProcessGroupRefusesBadRanksAnExistingFileAndTimesOut) {

@@ -101,9 +101,6 @@ void run_join_as_rank(join_args const& a, io::named_table const& build,
                   "its own file) or prints the group's --summary; it does not print rows");
   JOINERY_EXPECTS(bk.size() == 1 && pk.size() == 1,
                   "one process per GPU joins on one key column a side");
-  JOINERY_EXPECTS(a.exchange == "automatic" || a.exchange == "nccl",
-                  "a group of processes exchanges through NCCL; --exchange " + a.exchange +
-                    " serves ranks of one process");
   // Every rank reads the same files, so these refusals are the same on every rank.
   auto const expect_plain = [](io::named_table const& t, size_type c, bool key) {
     auto const view = t.view();
@@ -120,23 +117,37 @@ void run_join_as_rank(join_args const& a, io::named_table const& build,
   expect_plain(probe, pk.front(), true);
   for (auto c : o.build_payloads) { expect_plain(build, c, false); }
   for (auto c : o.probe_payloads) { expect_plain(probe, c, false); }
+  // Refusals that depend on this rank's own arguments and files reach every rank through the
+  // agreement after joining: a rank that stopped before would leave the others waiting.
+  std::string refusal;
+  auto const refuse_unless = [&](auto&& check) {
+    if (!refusal.empty()) { return; }
+    try {
+      check();
+    } catch (std::exception const& e) { refusal = e.what(); }
+  };
+  refuse_unless([&] {
+    JOINERY_EXPECTS(a.exchange == "automatic" || a.exchange == "nccl",
+                    "a group of processes exchanges through NCCL; --exchange " + a.exchange +
+                      " serves ranks of one process");
+  });
   int device = *a.rank % std::max(1, device_count());
-  if (!a.devices.empty()) {
+  refuse_unless([&] {
+    if (a.devices.empty()) { return; }
     auto const d = parse_devices(a.devices, "--devices");
     JOINERY_EXPECTS(d.size() == 1, "with --rank, --devices names this rank's one GPU");
+    JOINERY_EXPECTS(d.front() >= 0 && d.front() < device_count(),
+                    "no GPU with id " + std::to_string(d.front()) + " (" +
+                      std::to_string(device_count()) + " present)");
     device = d.front();
-  }
+  });
   o.devices.clear();
   if (o.algorithm == join_algorithm::automatic) { o.algorithm = join_algorithm::multi_gpu_hash; }
   auto const group = rank_group::joined(*a.rank, *a.world, device, a.rendezvous);
-  // This rank's own output file: a refusal here must stop every rank.
   output_args out = a.output;
-  std::string refusal;
   if (out.given()) {
     out.path = rank_path(a.output.path, *a.rank);
-    try {
-      out.check();
-    } catch (std::exception const& e) { refusal = e.what(); }
+    refuse_unless([&] { out.check(); });
   }
   group.agree(refusal);
   auto const share = [&](table_view const& t) {
@@ -208,7 +219,7 @@ void run_join(join_args const& a) {
   o.writer = output_writer_from_string(a.writer);
   o.hash_load_factor = a.load_factor;
   o.device_memory_budget = budget;
-  if (!a.devices.empty()) { o.devices = parse_devices(a.devices, "--devices"); }
+  if (!a.devices.empty() && !as_rank) { o.devices = parse_devices(a.devices, "--devices"); }
   o.tuning.exchange = exchange_method_from_string(a.exchange);
   if (a.band) { o.pred = predicate::band(static_cast<std::uint64_t>(*a.band)); }
   o.nulls = a.nulls_equal ? null_equality::equal : null_equality::unequal;
