@@ -215,7 +215,7 @@ TEST(GpuHashGroupby, AutomaticTurnsToSortBeyondTheFirstTable) {
             "");
 }
 
-TEST(GpuHashGroupby, AutomaticPartitionsHeavilySkewedKeysPastTheSharedTier) {
+TEST(GpuHashGroupby, AutomaticSortsOrPartitionsHeavilySkewedKeysPastTheSharedTier) {
   JOINERY_SKIP_WITHOUT_GPU();
   std::vector<aggregation> const aggs{{aggregation_kind::count, -1}, {aggregation_kind::max, 2},
                                       {aggregation_kind::sum, 1}};
@@ -230,15 +230,20 @@ TEST(GpuHashGroupby, AutomaticPartitionsHeavilySkewedKeysPastTheSharedTier) {
     EXPECT_EQ(diff_groups(oracle_groupby(input.view(), 0, aggs), groupby_rows(host.view())), "")
       << what;
   };
-  // 40% of the rows on one key, the rest over 50000 keys: PGB-TR.
+  // 40% of the rows on one key, the rest over 50000 keys: by default the sort group-by (of
+  // dictionary codes for 8-byte keys), PGB-TR where skew_partition_share asks for it.
   auto hot32 = uniform_keys<std::int32_t>(300000, 50000, 7);
   for (std::size_t i = 0; i < hot32.size(); i += 5) { hot32[i] = hot32[i + 1] = -17; }
-  run(hot32, groupby_algorithm::partition_transformed, "int32, one key 40%");
   auto hot64 = uniform_keys<std::uint64_t>(300000, 50000, 8);
   for (std::size_t i = 0; i < hot64.size(); i += 5) { hot64[i] = hot64[i + 1] = ~0ULL; }
-  run(hot64, groupby_algorithm::partition_transformed, "uint64, the largest key 40%");
+  run(hot32, groupby_algorithm::sort_transformed, "int32, one key 40%");
+  run(hot64, groupby_algorithm::sort_dictionary, "uint64, the largest key 40%");
+  t.skew_partition_share = 0.2;
+  run(hot32, groupby_algorithm::partition_transformed, "int32, one key 40%, partitioned");
+  run(hot64, groupby_algorithm::partition_transformed, "uint64, the largest key 40%, partitioned");
   // Fewer rows than samples, every row one key.
   run(std::vector<std::int64_t>(1000, 5), groupby_algorithm::partition_transformed, "one key");
+  t.skew_partition_share = -1;
   // Uniform keys, or the test switched off: tier 2.
   run(uniform_keys<std::int32_t>(300000, 50000, 9), groupby_algorithm::hash, "uniform");
   t.skew_partition_share = 2;
@@ -309,10 +314,10 @@ TEST(GpuHashGroupby, RestartsWhenTheFirstTableOverflows) {
 constexpr groupby_algorithm pgb_algorithms[] = {groupby_algorithm::partition,
                                                 groupby_algorithm::partition_transformed};
 
-TEST(GpuPartitionGroupby, GroupsBeyondTheSharedTableGoToTheGlobalTable) {
+TEST(GpuPartitionGroupby, PartitionsTooFullForTheirTablesArePartitionedAgain) {
   JOINERY_SKIP_WITHOUT_GPU();
-  // 50000 groups in 1, 2 or 8 partitions, with tables of 64 and 128 slots (32 and 64 groups) or
-  // the derived size: most rows' groups are not in their block's table.
+  // 50000 groups in 1, 2 or 8 partitions first, with tables of 64 and 128 slots (48 and 96
+  // groups) or the derived size: the run partitions again, finer, until every partition fits.
   auto const input = make_input(uniform_keys<std::int32_t>(300000, 50000, 31), 31);
   auto const aggs = all_aggregations(input.view());
   auto const expected = oracle_groupby(input.view(), 0, aggs);
@@ -328,8 +333,10 @@ TEST(GpuPartitionGroupby, GroupsBeyondTheSharedTableGoToTheGlobalTable) {
   }
 }
 
-TEST(GpuPartitionGroupby, RestartsWhenTheFirstGlobalTableOverflows) {
+TEST(GpuPartitionGroupby, SplitPartitionsAreMergedForEveryAggregate) {
   JOINERY_SKIP_WITHOUT_GPU();
+  // 100000 rows in 1, 4 or 16 partitions: each partition is larger than a work item, so its
+  // items' partial groups (counts, 64-bit sums, minima, averages) are aggregated again.
   auto const input = make_input(uniform_keys<std::uint64_t>(100000, 20000, 13), 13);
   std::vector<aggregation> const aggs{{aggregation_kind::count, -1},
                                       {aggregation_kind::sum, 3},
@@ -338,14 +345,51 @@ TEST(GpuPartitionGroupby, RestartsWhenTheFirstGlobalTableOverflows) {
   auto const expected = oracle_groupby(input.view(), 0, aggs);
   auto const device = place(input.view(), memory_space::device);
   for (auto algo : pgb_algorithms) {
-    for (std::int64_t first : {std::int64_t{1}, std::int64_t{16}, std::int64_t{19999},
-                               std::int64_t{20000}}) {
+    for (int bits : {0, 2, 4}) {
       detail::gpu::groupby_tuning t;
-      t.pgb_initial_groups = first;
+      t.pgb_bits = bits;
       EXPECT_EQ(diff_groups(expected, groupby_rows(run_tuned(algo, device, aggs, t).view())), "")
-        << to_string(algo) << " initial groups " << first;
+        << to_string(algo) << " bits " << bits;
     }
   }
+}
+
+TEST(GpuPartitionGroupby, FewKeysLeaveMostPartitionsEmpty) {
+  JOINERY_SKIP_WITHOUT_GPU();
+  // 5 keys in 2^12 or 2^16 partitions (two passes): most partitions of both passes are empty.
+  auto const input = make_input(uniform_keys<std::int64_t>(100000, 5, 29), 29);
+  std::vector<aggregation> const aggs{{aggregation_kind::count, -1},
+                                      {aggregation_kind::sum, 2},
+                                      {aggregation_kind::max, 3}};
+  auto const expected = oracle_groupby(input.view(), 0, aggs);
+  auto const device = place(input.view(), memory_space::device);
+  for (auto algo : pgb_algorithms) {
+    for (int bits : {12, 16}) {
+      detail::gpu::groupby_tuning t;
+      t.pgb_bits = bits;
+      EXPECT_EQ(diff_groups(expected, groupby_rows(run_tuned(algo, device, aggs, t).view())), "")
+        << to_string(algo) << " bits " << bits;
+    }
+  }
+}
+
+TEST(GpuPartitionGroupby, MoreAccumulatorsThanATableTakesAreRefused) {
+  JOINERY_SKIP_WITHOUT_GPU();
+  // 33 value columns, one SUM each: 33 accumulators, past the 32 a table takes.
+  size_type const n = 1000;
+  std::vector<column> cols;
+  cols.push_back(column::from_host(uniform_keys<std::int32_t>(n, 50, 33)));
+  std::vector<aggregation> aggs;
+  for (size_type c = 1; c <= 33; ++c) {
+    cols.push_back(column::from_host(random_values<std::int32_t>(n, 200 + static_cast<std::uint64_t>(c))));
+    aggs.push_back({aggregation_kind::sum, c});
+  }
+  table const input(std::move(cols));
+  auto const device = place(input.view(), memory_space::device);
+  for (auto algo : pgb_algorithms) {
+    EXPECT_THROW((void)run_tuned(algo, device, aggs, {}), logic_error) << to_string(algo);
+  }
+  check_against_oracle(groupby_algorithm::hash, input, "33 sums", aggs);
 }
 
 TEST(GpuPartitionGroupby, EstimateMatchesTheSampleProfileOnTheHost) {
@@ -389,7 +433,7 @@ TEST(GpuPartitionGroupby, EstimateMatchesTheSampleProfileOnTheHost) {
 TEST(GpuPartitionGroupby, SkewHidesTheGroupsFromTheEstimate) {
   JOINERY_SKIP_WITHOUT_GPU();
   // 40% of the rows on one key, the rest over 60000 keys: the sample sees few of them, so the
-  // fanout and the first global table are far too small and the table grows several times.
+  // fanout is too small and the run partitions again; the hot key's partition is split.
   auto keys = uniform_keys<std::int32_t>(400000, 60000, 19);
   for (std::size_t i = 0; i < keys.size(); i += 5) { keys[i] = keys[i + 1] = 11; }
   auto const input = make_input(keys, 19);
@@ -399,11 +443,11 @@ TEST(GpuPartitionGroupby, SkewHidesTheGroupsFromTheEstimate) {
   auto const expected = oracle_groupby(input.view(), 0, aggs);
   auto const device = place(input.view(), memory_space::device);
   for (auto algo : pgb_algorithms) {
-    for (std::int64_t first : {std::int64_t{0}, std::int64_t{64}}) {
+    for (int slots : {0, 256}) {
       detail::gpu::groupby_tuning t;
-      t.pgb_initial_groups = first;
+      t.pgb_slots = slots;
       EXPECT_EQ(diff_groups(expected, groupby_rows(run_tuned(algo, device, aggs, t).view())), "")
-        << to_string(algo) << " initial groups " << first;
+        << to_string(algo) << " slots " << slots;
     }
   }
 }
@@ -427,7 +471,7 @@ TEST(GpuPartitionGroupby, TransformedMovesRowIdsBeyondSixteenColumns) {
 TEST(GpuPartitionGroupby, HotPartitionIsSpreadOverBlocks) {
   JOINERY_SKIP_WITHOUT_GPU();
   // Half of 2^21 rows hold one key; its partition is cut into many work items, whose partial
-  // groups meet in the global table. Also at the largest fanout, and a fanout past it refused.
+  // groups are aggregated again. Also in two passes, at the largest fanout, and past it refused.
   auto keys = uniform_keys<std::uint32_t>(size_type{1} << 21, size_type{1} << 15, 41);
   for (std::size_t i = 0; i < keys.size(); i += 2) { keys[i] = 42; }
   auto const input = make_input(keys, 41);
@@ -438,14 +482,14 @@ TEST(GpuPartitionGroupby, HotPartitionIsSpreadOverBlocks) {
   auto const expected = oracle_groupby(input.view(), 0, aggs);
   auto const device = place(input.view(), memory_space::device);
   for (auto algo : pgb_algorithms) {
-    for (int bits : {-1, 11}) {
+    for (int bits : {-1, 11, 16}) {
       detail::gpu::groupby_tuning t;
       t.pgb_bits = bits;
       EXPECT_EQ(diff_groups(expected, groupby_rows(run_tuned(algo, device, aggs, t).view())), "")
         << to_string(algo) << " bits " << bits;
     }
     detail::gpu::groupby_tuning t;
-    t.pgb_bits = 12;
+    t.pgb_bits = 17;
     EXPECT_THROW((void)run_tuned(algo, device, aggs, t), logic_error) << to_string(algo);
   }
 }

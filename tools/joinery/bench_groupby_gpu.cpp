@@ -58,8 +58,8 @@ constexpr char const* tuning_help =
     "shared_bytes (-1 or bytes), one_group (-1, 0, 1), dense_keys (0, 1), dense_team (0..8), "
     "dense_row_cost (0 or more), dense_batch (0, 1, 2), dense_narrow (0, 1), dense_lo32 (-1, 0, "
     "1, 2), dense_lo32_kernel (0, 1), dense_wsum (0, 1), initial_groups, skew_partition_share "
-    "(a number), skew_sort_groups (negative: never), pgb_bits (-1..11), pgb_slots (0 or a power "
-    "of two from 64), pgb_initial_groups, dictionary_initial_groups, "
+    "(a number), skew_sort_groups (negative: never), pgb_bits (-1..16), pgb_slots (0 or a power "
+    "of two from 64), dictionary_initial_groups, "
     "dictionary_automatic_groups (counts: 0 or more, 2^k allowed)";
 
 #if defined(JOINERY_HAS_CUDA)
@@ -156,13 +156,11 @@ bench_tuning parse_tuning(std::string const& list) {
         integer(std::numeric_limits<std::int64_t>::min(), most,
                 "an integer (0: the policy's; negative: never)");
     } else if (key == "pgb_bits") {
-      t.pgb_bits = static_cast<int>(integer(-1, 11, "-1 (from the estimate) or 0..11"));
+      t.pgb_bits = static_cast<int>(integer(-1, 16, "-1 (from the estimate) or 0..16"));
     } else if (key == "pgb_slots") {
       auto const v = integer(0, 1 << 30, "0 or a power of two from 64");
       if (v != 0 && (v < 64 || (v & (v - 1)) != 0)) { throw bad("0 or a power of two from 64"); }
       t.pgb_slots = static_cast<int>(v);
-    } else if (key == "pgb_initial_groups") {
-      t.pgb_initial_groups = integer(0, most, "0 (twice the estimate) or a count");
     } else if (key == "dictionary_initial_groups") {
       t.dictionary_initial_groups = integer(0, most, "0 (the policy's) or a count");
     } else if (key == "dictionary_automatic_groups") {

@@ -58,12 +58,14 @@ struct groupby_tuning {
   std::int64_t hgb_initial_groups = 0;
   /// HGB: stop (group_parts::incomplete) instead of restarting when the first global table
   /// overflows, and before tier 2 under skew (skew_partition_share, skew_sort_groups);
-  /// `automatic` then runs the sort group-by, which wins at so many groups, or PGB-TR.
+  /// `automatic` then runs the sort group-by, which wins at so many groups, or PGB-TR. PGB:
+  /// stop (incomplete) instead of failing when a partition overflows its table at the most
+  /// partition bits.
   bool stop_beyond_first_table = false;
   /// With stop_beyond_first_table (automatic), past tier 1: stop (group_parts::skewed) instead
   /// of running tier 2 when the hottest of an evenly spaced sample of keys holds at least this
   /// share of the rows; automatic then runs partition_transformed. Negative: the policy's
-  /// (hash_groupby_policy::skew_partition_share); above 1: never.
+  /// (hash_groupby_policy::skew_partition_share, never); above 1: never.
   double skew_partition_share = -1;
   /// With stop_beyond_first_table, past tier 1, the hottest key's share below
   /// skew_partition_share but at least hash_groupby_policy::skew_sort_share: stop (incomplete)
@@ -71,13 +73,12 @@ struct groupby_tuning {
   /// (hash_groupby_policy::skew_sort_groups, skew_sort_groups_wide for 8-byte keys); negative:
   /// never.
   std::int64_t skew_sort_groups = 0;
-  /// PGB: partition bits (-1: from the estimated groups), shared-table slots (0: from the groups
-  /// a partition is expected to hold; a power of two, at least 64), and the groups of its first
-  /// global table (0: twice the estimate) before it grows (partition_groupby_policy::global_growth
-  /// each time it overflows).
+  /// PGB: partition bits (-1: from the estimated groups; 0..16, past 8 in two passes) and the
+  /// slots of each block's table (0: as many as the shared memory holds; a power of two, at
+  /// least 64). A partition with more groups than its table holds makes the run partition
+  /// again, with more bits.
   int pgb_bits = -1;
   int pgb_slots = 0;
-  std::int64_t pgb_initial_groups = 0;
   /// sort_dictionary: groups its first dictionary table holds before it grows (by
   /// sort_groupby_policy::dictionary_growth each time it overflows). 0: the policy's default.
   std::int64_t dictionary_initial_groups = 0;
@@ -105,9 +106,9 @@ std::vector<groupby_algorithm> groupby_algorithms();
 /// global table (more than the L2 cache holds), the sort group-by with transformed values (Wu et
 /// al. Figure 21: hash while the groups fit on chip, sort beyond), dictionary-encoded for 8-byte
 /// keys up to an estimated 2^22 groups; past tier 1 with one key holding a large share of the
-/// rows (groupby_tuning::skew_partition_share) it runs partition_transformed instead of tier 2,
-/// and with a smaller but still large share over many estimated groups
-/// (groupby_tuning::skew_sort_groups) the sort group-by; `used` gets the algorithm run.
+/// rows over many estimated groups (groupby_tuning::skew_sort_groups) the sort group-by, and
+/// partition_transformed where groupby_tuning::skew_partition_share asks for it; `used` gets
+/// the algorithm run.
 table run_groupby(groupby_algorithm algo, table_view const& input, size_type key_column,
                   std::vector<aggregation> const& aggregations, bool sort_by_key,
                   groupby_tuning const& tuning, std::vector<phase_time>* phases,

@@ -221,10 +221,11 @@ table run_groupby(groupby_algorithm algo, table_view const& input, size_type key
           t.stop_beyond_first_table = true;
           parts = hash_groupby<K>(keys, n, input, plan, false, t, clock, stream, mr);
           if (!parts.incomplete) { break; }
-          if (parts.skewed) {
+          if (parts.skewed &&
+              plan.accs.size() <= static_cast<std::size_t>(partition_groupby_policy::max_accumulators)) {
             ran = groupby_algorithm::partition_transformed;
-            parts = partition_groupby<K>(keys, n, input, plan, true, tuning, clock, stream, mr);
-            break;
+            parts = partition_groupby<K>(keys, n, input, plan, true, t, clock, stream, mr);
+            if (!parts.incomplete) { break; }
           }
           // 8-byte keys sort as 4-byte codes (SGB-DE-TR): half the radix passes, while the
           // dictionary still pays for itself (Wu et al. 5.2.8: up to about 2^22 groups). Under

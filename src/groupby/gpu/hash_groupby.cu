@@ -44,6 +44,7 @@
 #include "groupby/estimate.hpp"
 #include "groupby/gpu/detail/group_table.cuh"
 #include "groupby/gpu/detail/lo32_sum.cuh"
+#include "groupby/gpu/detail/shared_group_table.cuh"
 
 #include <cub/block/block_radix_sort.cuh>
 #include <cub/block/block_reduce.cuh>
@@ -80,24 +81,6 @@ __device__ __forceinline__ void warp_uniform(size_type const (&gid)[N], bool con
   }
 }
 
-/// acc[gid] op= v in shared memory: a 64-bit integer add is two native 32-bit atomics (the low
-/// word, then the high word with the carry its own add reports, so the carries sum exactly),
-/// where a 64-bit shared atomic add is a compare-and-swap loop that serialises when lanes of a
-/// warp share a group.
-__device__ __forceinline__ void shared_atomic_update(acc_op op, value_kind in, void* acc,
-                                                     size_type gid, acc_value v) {
-  if (op == acc_op::count || op == acc_op::sum_int) {
-    auto* word = reinterpret_cast<unsigned*>(static_cast<unsigned long long*>(acc) + gid);
-    auto const lo = static_cast<unsigned>(v.lo);
-    auto const hi = static_cast<unsigned>(v.lo >> 32);
-    unsigned const old = atomicAdd(word, lo);
-    unsigned const high = hi + (old + lo < old ? 1U : 0U);
-    if (high != 0) { atomicAdd(word + 1, high); }
-    return;
-  }
-  atomic_update(op, in, acc, gid, v);
-}
-
 /// The accumulator pointers of the dense tier's kernels (`acc_ptr(a)`), whose sum_lo32 partials
 /// spill to `spill(a)`: the batch's spill array from this block's first slot of the window;
 /// counted ones count in `counts(a)` first (else nullptr), `flag` stopping the run.
@@ -129,22 +112,6 @@ __device__ __forceinline__ void shared_update(Op op, In in, AccPtr const& acc_pt
   } else {
     shared_atomic_update(op, in, acc_ptr(a), gid, v);
   }
-}
-
-/// The combination of the values of `peers` (this lane's group of lanes; every lane of the warp
-/// calls it with its own group) at the group's lowest lane: a tree over the group's ranks, each
-/// lane taking the value of the peer d ranks above it (__fns) for d = 1, 2, 4, 8, 16.
-__device__ __forceinline__ acc_value peer_reduce(acc_op op, acc_value v, unsigned peers) {
-  unsigned const lane = threadIdx.x & 31;
-  int const rank = __popc(peers & ((1U << lane) - 1U));
-#pragma unroll
-  for (int d = 1; d < 32; d <<= 1) {
-    unsigned const src = __fns(peers, lane, d + 1);
-    acc_value const other{__shfl_sync(full_warp, v.lo, src & 31U),
-                          __shfl_sync(full_warp, v.hi, src & 31U)};
-    if ((rank & (2 * d - 1)) == 0 && src != 0xffffffffU) { v = combine(op, v, other); }
-  }
-  return v;
 }
 
 /// acc[gid] op= v for one item of every lane; a uniform item is reduced first. Warp-wide.
@@ -191,31 +158,12 @@ __device__ __forceinline__ void update_rows(acc_batch const& batch, AccPtr acc_p
 
 /// The fused tiers' values of a tile: every accumulator's raw bits loaded before the first
 /// atomic, so the tile's loads are in flight together. NA bounds the batch length.
-template <int NA, int Threads, bool Full, bool Gather = false,
-          int Items = policy::items_per_thread>
+template <int NA, int Threads, bool Full, int Items = policy::items_per_thread>
 __device__ __forceinline__ void load_values(acc_batch const& batch,
                                             size_type const (&row)[Items],
                                             bool const (&valid)[Items],
                                             unsigned long long (&raw)[NA][Items]) {
   constexpr int ipt = Items;
-  if constexpr (Gather) {  // PGB-UR: each value read at the row id the partition moved
-    size_type id[ipt];
-#pragma unroll
-    for (int j = 0; j < ipt; ++j) {
-      id[j] = !valid[j]                  ? 0
-              : batch.row_ids32 != nullptr ? static_cast<size_type>(__ldg(batch.row_ids32 + row[j]))
-                                           : __ldg(batch.row_ids64 + row[j]);
-    }
-    for_each_acc<NA>([&](auto a_constant) {
-      constexpr int a = decltype(a_constant)::value;
-      bool const load = a < batch.count && batch.op[a] != acc_op::count;
-#pragma unroll
-      for (int j = 0; j < ipt; ++j) {
-        raw[a][j] = load && valid[j] ? load_bits(batch.src[a], batch.in[a], id[j]) : 0;
-      }
-    });
-    return;
-  }
   for_each_acc<NA>([&](auto a_constant) {
     constexpr int a = decltype(a_constant)::value;
     bool const load = a < batch.count && batch.op[a] != acc_op::count;
@@ -245,8 +193,8 @@ __device__ __forceinline__ void load_values(acc_batch const& batch,
 
 /// This thread's rows of the tile at `first` (striped: first + threadIdx.x + j * Threads), their
 /// keys and their values, all loads issued before any is used.
-template <int Threads, int NA, bool Full = false, bool Gather = false,
-          int Items = policy::items_per_thread, class K>
+template <int Threads, int NA, bool Full = false, int Items = policy::items_per_thread,
+          class K>
 __device__ __forceinline__ void load_tile(K const* __restrict__ keys, size_type n, size_type first,
                                           acc_batch const& batch, K (&k)[Items],
                                           size_type (&row)[Items], bool (&valid)[Items],
@@ -257,7 +205,7 @@ __device__ __forceinline__ void load_tile(K const* __restrict__ keys, size_type 
     valid[j] = Full || row[j] < n;
     if (valid[j]) { k[j] = __ldg(keys + row[j]); }
   }
-  load_values<NA, Threads, Full, Gather, Items>(batch, row, valid, raw);
+  load_values<NA, Threads, Full, Items>(batch, row, valid, raw);
 }
 
 /// A warp's running aggregate of its last uniform group (the same gid on every lane, each lane
@@ -424,85 +372,6 @@ __device__ __forceinline__ void update_loaded(acc_batch const& batch, AccPtr acc
   });
 }
 
-/// Tier 1's per-block table: `slots` keys (a power of two) in shared memory, claimed by CAS; the
-/// key whose bits are all ones (the empty marker) has slot `slots` of its own. Accumulators
-/// have slots + 1 entries.
-template <class K>
-struct shared_group_table {
-  using bits_type = cuda::std::conditional_t<sizeof(K) == 4, unsigned int, unsigned long long>;
-  static constexpr bits_type empty = ~bits_type{0};
-  bits_type* keys;
-  int slots;
-  int max_groups;
-  int* groups;  // shared counter of claimed slots
-
-  /// Slots read by one 16-byte shared load; the probe walks whole aligned groups of them.
-  static constexpr int group = 16 / static_cast<int>(sizeof(bits_type));
-
-  /// The aligned group of slots starting at slot g (a multiple of `group`), in one load.
-  __device__ __forceinline__ void load_group(int g, bits_type (&out)[group]) const {
-    auto const addr = static_cast<unsigned>(__cvta_generic_to_shared(keys + g));
-    if constexpr (group == 4) {
-      asm volatile("ld.volatile.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
-                   : "=r"(out[0]), "=r"(out[1]), "=r"(out[2]), "=r"(out[3])
-                   : "r"(addr));
-    } else {
-      asm volatile("ld.volatile.shared.v2.u64 {%0, %1}, [%2];"
-                   : "=l"(out[0]), "=l"(out[1])
-                   : "r"(addr));
-    }
-  }
-
-  /// k's slot, claimed if new; -1 when claiming it makes more than max_groups groups. Capped: no
-  /// claim once max_groups + Slack groups are counted (PGB, Slack 0: a full table; tier 1,
-  /// Slack 1: once a claim failed, so that a key another thread is claiming as the last group
-  /// is still found by its CAS). Linear
-  /// probing, a group of slots per shared load (at g = 2^12 in 2^13 slots a probe one slot at a
-  /// time doubled the shared loads and instructions of the kernel). A key can only sit at or
-  /// after its home slot, so matching the slots before it in its first group finds nothing
-  /// false; only claiming must start at the home slot.
-  template <bool Capped = false, int Slack = 0>
-  __device__ int insert(K key) const {
-    auto const k = static_cast<bits_type>(key_bits(key));
-    if (k == empty) { return slots; }
-    int const home = static_cast<int>(static_cast<std::uint32_t>(murmur_hash{}(key)) &
-                                      static_cast<std::uint32_t>(slots - 1));
-    // Most keys sit in their home slot: one 4- or 8-byte load first.
-    if (*reinterpret_cast<bits_type volatile*>(keys + home) == k) { return home; }
-    int g = home & ~(group - 1);
-    int from = home & (group - 1);
-    for (int step = 0; step < slots / group; ++step) {
-      bits_type cur[group];
-      load_group(g, cur);
-#pragma unroll
-      for (int i = 0; i < group; ++i) {
-        if (cur[i] == k) { return g + i; }
-      }
-#pragma unroll
-      for (int i = 0; i < group; ++i) {
-        if (i < from || cur[i] != empty) { continue; }
-        // Capped: a full table claims no more slots, they stay empty, so that probes for the
-        // keys it holds stop early (PGB goes on past a full table with every new key; tier 1's
-        // rows in flight after an overflow).
-        if (Capped && *static_cast<int volatile*>(groups) >= max_groups + Slack) { return -1; }
-        bits_type const old = atomicCAS(keys + g + i, empty, k);
-        if (old == empty) { return atomicAdd(groups, 1) < max_groups ? g + i : -1; }
-        if (old == k) { return g + i; }
-      }
-      from = 0;
-      g = (g + group) & (slots - 1);
-    }
-    return -1;
-  }
-
-  /// The reset, merge and read-out of slot i (i <= slots: slot `slots` holds the marker key).
-  __device__ void clear(int i) const { keys[i] = empty; }
-  __device__ bool occupied(int i, int has_marker) const {
-    return i < slots ? keys[i] != empty : has_marker != 0;
-  }
-  __device__ K key_at(int i) const { return static_cast<K>(i < slots ? keys[i] : empty); }
-};
-
 /// The dense tier's window: `team` * `slots` keys from the bits `base`. The blocks form teams of
 /// `team` consecutive blocks that walk the same tiles; member m owns the keys base + m * slots ..
 /// + slots and skips the others. A team's rows come from DRAM about once and to its other
@@ -589,8 +458,8 @@ __device__ __forceinline__ size_type insert_global_group(group_table_ref<K> cons
   bool fits = slot >= 0;
   if (placed) {
     // One count per set of threads that placed a key together, not one atomic per group on one
-    // address (the merges of tier 1, the dense tier and PGB, and PGB's spilled rows; tier 2's
-    // kernel counts per warp already).
+    // address (the merges of tier 1 and the dense tier; tier 2's kernel counts per warp
+    // already).
     auto const with = cg::coalesced_threads();
     unsigned long long before = 0;
     if (with.thread_rank() == 0) { before = atomicAdd(&counters->placed, with.num_threads()); }
@@ -604,58 +473,32 @@ __device__ __forceinline__ size_type insert_global_group(group_table_ref<K> cons
   return slot;
 }
 
-/// A row whose group is not in the block's full table (PGB): its values go straight to the
-/// global table's accumulators.
-template <int NA, class K>
-__device__ __forceinline__ void spill_row(K key, acc_batch const& batch,
-                                          unsigned long long const (&raw)[NA],
-                                          group_table_ref<K> const& table,
-                                          unsigned long long capacity, insert_counters* counters) {
-  auto const slot = insert_global_group(table, key, capacity, counters);
-  if (slot < 0) { return; }
-#pragma unroll
-  for (int a = 0; a < NA; ++a) {
-    if (a < batch.count) {
-      atomic_update(batch.op[a], batch.in[a], batch.data[a], slot,
-                    to_acc(batch.op[a], batch.in[a], raw[a]));
-    }
-  }
-}
-
-/// Tier 1 and PGB, one tile of the rows [first, first + tile) below `end`: number the keys in
-/// the block's table, then update the shared accumulators. Full: every row of the tile exists
-/// (no bounds checks). A row whose group no longer fits the table raises the overflow flag
-/// (tier 1: the run goes on with tier 2) or, with Spill (PGB), goes to the global table.
-template <bool Full, bool Spill, bool Gather, int NA, bool OneGroup = false, class K, class Table,
-          class AccPtr>
+/// Tier 1, one tile of the rows [first, first + tile) below `end`: number the keys in the
+/// block's table, then update the shared accumulators. Full: every row of the tile exists (no
+/// bounds checks). A row whose group no longer fits the table raises the overflow flag (the run
+/// goes on with tier 2).
+template <bool Full, int NA, bool OneGroup = false, class K, class Table, class AccPtr>
 __device__ __forceinline__ void hgb_shared_tile(K const* __restrict__ keys, size_type end,
                                                 size_type first, acc_batch const& batch,
                                                 Table const& t, AccPtr acc_ptr,
-                                                warp_carry<NA>& carry,
-                                                group_table_ref<K> const& table,
-                                                unsigned long long capacity,
-                                                insert_counters* counters, int& has_marker) {
+                                                warp_carry<NA>& carry, insert_counters* counters,
+                                                int& has_marker) {
   constexpr int ipt = policy::items_per_thread;
   K k[ipt];
   size_type row[ipt];
   bool valid[ipt];
   unsigned long long raw[NA][ipt];
-  load_tile<policy::shared_threads, NA, Full, Gather>(keys, end, first, batch, k, row, valid, raw);
+  load_tile<policy::shared_threads, NA, Full>(keys, end, first, batch, k, row, valid, raw);
   size_type gid[ipt];
   bool over = false;
 #pragma unroll
   for (int j = 0; j < ipt; ++j) {
     // Capped in tier 1 too: a full table would make every later new key probe all its slots
     // (int64 keys at 2^22 groups: 1.1-1.5 ms before the flag stopped the launch).
-    gid[j] = valid[j] ? t.template insert<true, Spill ? 0 : 1>(k[j]) : 0;
+    gid[j] = valid[j] ? t.template insert<true, 1>(k[j]) : 0;
     if (valid[j] && gid[j] < 0) {
       if (gid[j] == dense_other_member) {
         // the dense tier: a team mate aggregates it
-      } else if constexpr (Spill) {
-        unsigned long long r[NA];
-#pragma unroll
-        for (int a = 0; a < NA; ++a) { r[a] = raw[a][j]; }
-        spill_row<NA>(k[j], batch, r, table, capacity, counters);
       } else {
         over = true;
       }
@@ -728,7 +571,6 @@ __device__ __forceinline__ void hgb_shared_loop(K const* __restrict__ keys, size
                                                 acc_batch const& batch,
                                                 Table const& t, AccPtr acc_ptr,
                                                 warp_carry<NA>& carry,
-                                                group_table_ref<K> const& table,
                                                 insert_counters* counters, int& has_marker,
                                                 int team) {
   constexpr int tile_rows = policy::shared_threads * policy::items_per_thread;
@@ -740,11 +582,11 @@ __device__ __forceinline__ void hgb_shared_loop(K const* __restrict__ keys, size
     // Every tile but the last is full: its loads and updates need no bounds checks.
     size_type const first = tile * tile_rows;
     if (first + tile_rows <= n) {
-      hgb_shared_tile<true, false, false, NA, OneGroup>(keys, n, first, batch, t, acc_ptr, carry,
-                                                        table, 0, counters, has_marker);
+      hgb_shared_tile<true, NA, OneGroup>(keys, n, first, batch, t, acc_ptr, carry, counters,
+                                          has_marker);
     } else {
-      hgb_shared_tile<false, false, false, NA, OneGroup>(keys, n, first, batch, t, acc_ptr,
-                                                         carry, table, 0, counters, has_marker);
+      hgb_shared_tile<false, NA, OneGroup>(keys, n, first, batch, t, acc_ptr, carry, counters,
+                                           has_marker);
     }
   }
 }
@@ -799,8 +641,7 @@ __global__ void __launch_bounds__(policy::shared_threads, 1)
     }
   }();
   warp_carry<NA> carry;
-  hgb_shared_loop<OneGroup>(keys, n, batch, t, acc_ptr, carry, table, counters, has_marker,
-                            team);
+  hgb_shared_loop<OneGroup>(keys, n, batch, t, acc_ptr, carry, counters, has_marker, team);
   carry.flush(batch, acc_ptr);
   if (__syncthreads_or(threadIdx.x == 0 && overflow_raised(counters))) { return; }
   // Every block's groups fit the global table (its capacity is sized for them).
@@ -1249,57 +1090,6 @@ bool dense_narrow_batch(K const* keys, acc_batch const& batch) {
     }
   }
   return true;
-}
-
-/// Row ranges within one partition each, aggregated by one block at a time (PGB): item i is
-/// rows [begin[i], end[i]).
-struct pgb_items {
-  size_type const* begin = nullptr;
-  size_type const* end = nullptr;
-  size_type count = 0;
-};
-
-/// PGB's aggregation: each block takes work items (rows of one partition) in turn, aggregates
-/// each in its shared table, merges it into the global table, and empties the table for the
-/// next. Rows of groups beyond the table go to the global table directly (spill_row), so any
-/// number of groups per partition is handled, only slower; a global table fuller than
-/// `capacity` raises the overflow flag, and every block stops (the host runs again with a larger
-/// table).
-template <class K, int NA, bool Gather>
-__global__ void __launch_bounds__(policy::shared_threads, 1)
-    pgb_shared_kernel(K const* __restrict__ keys, pgb_items items, acc_batch batch, int slots,
-                      int max_groups, std::uint32_t keys_offset, group_table_ref<K> table,
-                      unsigned long long capacity, insert_counters* counters) {
-  constexpr int tile_rows = policy::shared_threads * policy::items_per_thread;
-  extern __shared__ __align__(16) unsigned char smem[];
-  __shared__ int groups;
-  __shared__ int has_marker;
-  using table_t = shared_group_table<K>;
-  table_t const t{reinterpret_cast<typename table_t::bits_type*>(smem + keys_offset), slots,
-                  max_groups, &groups};
-  auto const acc_ptr = [&](int a) -> void* { return smem + batch.smem_offset[a]; };
-  for (size_type item = blockIdx.x; item < items.count; item += gridDim.x) {
-    reset_shared_groups(t, batch, smem, groups, has_marker);
-    __syncthreads();
-    size_type const end = items.end[item];
-    warp_carry<NA> carry;
-    for (size_type first = items.begin[item]; first < end; first += tile_rows) {
-      // Past the global table's capacity the host runs again with a larger table: going on
-      // would fill it until every new key probes all of its slots (Zipf 1.5, g = 2^18: 6.5 s).
-      if (warp_sees_overflow(counters)) { break; }
-      if (first + tile_rows <= end) {
-        hgb_shared_tile<true, true, Gather, NA>(keys, end, first, batch, t, acc_ptr, carry, table,
-                                                capacity, counters, has_marker);
-      } else {
-        hgb_shared_tile<false, true, Gather, NA>(keys, end, first, batch, t, acc_ptr, carry,
-                                                 table, capacity, counters, has_marker);
-      }
-    }
-    carry.flush(batch, acc_ptr);
-    if (__syncthreads_or(threadIdx.x == 0 && overflow_raised(counters))) { return; }
-    merge_shared_groups(t, batch, smem, has_marker, table, capacity, counters);
-    __syncthreads();  // the table is read by the merge before the next item empties it
-  }
 }
 
 /// Tier 2: one pass over a global table of (key -> slot) with accumulators indexed by slot;
@@ -1996,8 +1786,8 @@ group_parts run_hgb(K const* keys, size_type n, table_view const& input, agg_pla
   }
   clock.lap("shared memory: too many groups");
   if (tuning.stop_beyond_first_table) {
-    // automatic: under skew tier 2's atomics pile up on the hot slots. Heavy skew: PGB-TR runs
-    // instead. Moderate skew over many groups: the sort group-by (the caller's next choice).
+    // automatic: under skew tier 2's atomics pile up on the hot slots. Skew over many groups:
+    // the sort group-by (the caller's next choice); from skew_partition_share, PGB-TR.
     double const limit = tuning.skew_partition_share >= 0 ? tuning.skew_partition_share
                                                           : policy::skew_partition_share;
     auto const sort_groups = tuning.skew_sort_groups != 0 ? tuning.skew_sort_groups
@@ -2072,8 +1862,8 @@ __global__ void __launch_bounds__(policy::threads_per_block)
 
 /// The number of groups, estimated from evenly spaced samples (groups_from_profile: the larger of
 /// the uniform model's and Chao1's estimate; Chao1 follows skew's tail of rarely drawn keys,
-/// which the uniform model takes for a few groups). Still low under strong skew: more groups then
-/// share a partition, and the rows of those beyond its table go to the global table.
+/// which the uniform model takes for a few groups). Still low under strong skew: the partition
+/// group-by then finds partitions too full for their tables and partitions again, finer.
 template <class K>
 size_type estimate_groups(K const* keys, size_type n, int sms, stream_ref stream,
                           memory_resource* mr) {
@@ -2105,129 +1895,6 @@ size_type estimate_groups(K const* keys, size_type n, int sms, stream_ref stream
 
 namespace {
 
-/// Smallest b with 2^b >= x (x >= 1).
-int ceil_log2(size_type x) {
-  int b = 0;
-  while ((size_type{1} << b) < x) { ++b; }
-  return b;
-}
-
-template <class K>
-group_parts run_pgb(K const* keys, size_type n, table_view const& input, agg_plan const& plan,
-                    bool transformed, groupby_tuning const& tuning, int sms, phase_clock& clock,
-                    stream_ref stream, memory_resource* mr) {
-  using ppolicy = partition_groupby_policy;
-  auto const s = to_cuda(stream);
-  // Twice the estimate: it is low under skew, and a partition with too many groups is slower
-  // than one more partition bit.
-  size_type const groups = std::min(n, 2 * estimate_groups<K>(keys, n, sms, stream, mr));
-  int const bits =
-      tuning.pgb_bits >= 0
-          ? tuning.pgb_bits
-          : std::min(ppolicy::max_bits,
-                     ceil_log2(std::max<size_type>(1, ceil_div(groups, ppolicy::groups_per_partition))));
-  auto const columns = aggregated_columns(plan);
-  // PGB-TR beyond the columns one scatter moves: the row ids instead (PGB-UR).
-  bool const move_values =
-      transformed && columns.size() <= static_cast<std::size_t>(ppolicy::max_moved_columns);
-  // One partition is the input itself: nothing to move (the scatter would be a copy).
-  bool const partitioned = bits > 0;
-  hash_partitions parts_in;
-  if (partitioned) {
-    parts_in = hash_partition_rows<K>(keys, n, input,
-                                      move_values ? columns : std::vector<size_type>{},
-                                      !move_values, bits, stream, mr);
-    clock.lap("partition");
-  } else {
-    parts_in.offsets = {0, n};
-  }
-  bool const gather = partitioned && !move_values;  // PGB-UR: values read through row ids
-
-  // Work items: each partition cut into ranges of at most item_rows.
-  constexpr size_type tile_rows = policy::shared_threads * policy::items_per_thread;
-  // Whole tiles, so that only a partition's last item has a partial one.
-  size_type const item_rows =
-      ceil_div(ceil_div(n, static_cast<size_type>(sms) * ppolicy::items_per_sm), tile_rows) * tile_rows;
-  std::vector<size_type> ranges;  // begins, then ends
-  std::vector<size_type> ends;
-  for (std::size_t p = 0; p + 1 < parts_in.offsets.size(); ++p) {
-    for (size_type b = parts_in.offsets[p]; b < parts_in.offsets[p + 1]; b += item_rows) {
-      ranges.push_back(b);
-      ends.push_back(std::min(parts_in.offsets[p + 1], b + item_rows));
-    }
-  }
-  auto const item_count = static_cast<size_type>(ranges.size());
-  ranges.insert(ranges.end(), ends.begin(), ends.end());
-  buffer item_buf(ranges.size() * sizeof(size_type), mr, stream);
-  JOINERY_CUDA_TRY(cudaMemcpyAsync(item_buf.data(), ranges.data(), ranges.size() * sizeof(size_type),
-                                   cudaMemcpyHostToDevice, s));
-  pgb_items items;
-  items.begin = static_cast<size_type const*>(item_buf.data());
-  items.end = items.begin + item_count;
-  items.count = item_count;
-
-  // The block's table: 4x the partition's expected groups in slots, as large as fits at most.
-  auto const max_shape = shared_shape_for<K>(plan, device_shared_limit());
-  JOINERY_EXPECTS(max_shape.slots > 0,
-                  "partition group-by: not even the smallest shared table fits this device");
-  auto const per_partition = ceil_div(groups, size_type{1} << bits);
-  int const wanted =
-      tuning.pgb_slots > 0
-          ? tuning.pgb_slots
-          : static_cast<int>(std::min<size_type>(
-                max_shape.slots,
-                size_type{1} << ceil_log2(ppolicy::slots_per_partition_group * per_partition)));
-  int const slots = std::clamp(wanted, policy::min_shared_slots, max_shape.slots);
-  JOINERY_EXPECTS((slots & (slots - 1)) == 0,
-                  "partition group-by: shared-table slots must be a power of two, got " +
-                    std::to_string(slots));
-  auto const shape = shared_shape_of<K>(plan, slots);
-  auto kernel = gather ? pgb_shared_kernel<K, policy::fused_accs, true>
-                       : pgb_shared_kernel<K, policy::fused_accs, false>;
-  allow_dynamic_smem(kernel, shape.bytes);
-  int const per_sm = resident_blocks_per_sm(kernel, policy::shared_threads, shape.bytes);
-  JOINERY_EXPECTS(per_sm > 0, "partition group-by: the shared-memory kernel cannot be resident");
-  int const blocks = static_cast<int>(
-      std::max<size_type>(1, std::min<size_type>(item_count, static_cast<size_type>(sms) * per_sm)));
-
-  auto const source = [&](int a) {
-    auto const col = plan.accs[static_cast<std::size_t>(a)].column;
-    if (!partitioned || !move_values) { return column_source(input, plan, a); }
-    auto const c = static_cast<std::size_t>(std::find(columns.begin(), columns.end(), col) -
-                                            columns.begin());
-    return acc_source{parts_in.columns[c].data(),
-                      static_cast<std::uint32_t>(size_of(input.column(col).type())), 0};
-  };
-  auto const* pkeys = partitioned ? static_cast<K const*>(parts_in.keys.data()) : keys;
-  // A first global table for the estimated groups; when more turn up, one global_growth times
-  // larger (at most one for every row), so that it stays near the groups there are.
-  size_type capacity =
-      std::min(n, tuning.pgb_initial_groups > 0 ? tuning.pgb_initial_groups
-                                                : std::max<size_type>(2 * groups, policy::min_l2_groups));
-  for (;;) {
-    auto parts = run_fused_tier<K>(
-        plan, source, capacity, shape.slots + 1, sms, stream, mr,
-        [&](acc_batch const& b, group_table_ref<K> table, insert_counters* counters) {
-          acc_batch batch = b;
-          if (gather) {
-            batch.row_ids32 = parts_in.ids64 ? nullptr
-                                             : static_cast<std::uint32_t const*>(parts_in.row_ids.data());
-            batch.row_ids64 = parts_in.ids64 ? static_cast<size_type const*>(parts_in.row_ids.data())
-                                             : nullptr;
-          }
-          kernel<<<blocks, policy::shared_threads, shape.bytes, s>>>(
-              pkeys, items, batch, shape.slots, shape.slots / 2, shape.keys_offset, table,
-              static_cast<unsigned long long>(capacity), counters);
-        });
-    if (parts) {
-      clock.lap("aggregate partitions");
-      return std::move(*parts);
-    }
-    JOINERY_EXPECTS(capacity < n, "partition group-by: the hash table for every row overflowed");
-    capacity = capacity > n / ppolicy::global_growth ? n : capacity * ppolicy::global_growth;
-  }
-}
-
 /// The global table's slots of 4-byte keys hold 32-bit values (first rows, group ids) with all
 /// ones marking an empty slot: fewer than 2^32 - 1 rows.
 template <class K>
@@ -2243,15 +1910,6 @@ void check_slot_values(size_type n, char const* algorithm) {
 }  // namespace
 
 template <class K>
-group_parts partition_groupby(K const* keys, size_type n, table_view const& input,
-                              agg_plan const& plan, bool transformed, groupby_tuning const& tuning,
-                              phase_clock& clock, stream_ref stream, memory_resource* mr) {
-  check_slot_values<K>(n, transformed ? "partition_transformed" : "partition");
-  return run_pgb<K>(keys, n, input, plan, transformed, tuning, current_sm_count(), clock, stream,
-                    mr);
-}
-
-template <class K>
 group_parts hash_groupby(K const* keys, size_type n, table_view const& input,
                          agg_plan const& plan, bool baseline, groupby_tuning const& tuning,
                          phase_clock& clock, stream_ref stream, memory_resource* mr) {
@@ -2265,9 +1923,6 @@ group_parts hash_groupby(K const* keys, size_type n, table_view const& input,
   template group_parts hash_groupby<K>(K const*, size_type, table_view const&, agg_plan const&, \
                                        bool, groupby_tuning const&, phase_clock&, stream_ref,   \
                                        memory_resource*);                                       \
-  template group_parts partition_groupby<K>(K const*, size_type, table_view const&,             \
-                                            agg_plan const&, bool, groupby_tuning const&,       \
-                                            phase_clock&, stream_ref, memory_resource*);        \
   template size_type estimate_groups<K>(K const*, size_type, int, stream_ref, memory_resource*);
 JOINERY_INSTANTIATE_HASH_GROUPBY(std::int32_t)
 JOINERY_INSTANTIATE_HASH_GROUPBY(std::int64_t)

@@ -1,28 +1,24 @@
-// The partition phase of the GPU partition group-bys (Wu et al. 4.3, PGB): rows are moved into
-// 2^bits partitions by the high bits of a second hash of their key's hash, so that each
-// partition holds about g / 2^bits groups and is aggregated by blocks with a table in shared
-// memory (hash_groupby.cu). The tables index their slots by the key's hash: the shared ones by
-// its low bits, the global one by its high bits. Partitioning by the hash's own high bits put
-// each partition's groups into one slice of the global table, which overfilled its slice long
-// before the table's group count noticed (Zipf 1, g = 2^18: 2.7 s on the H200, where the
-// estimate sizes the first table at a quarter of the groups); hashed again, the partition says
-// nothing about either table's slots.
+// The partition passes of the partition group-bys (Wu et al. 4.3, PGB): rows move into 2^bits
+// partitions by the high bits of partition_hash(key), so that each partition holds about
+// g / 2^bits groups and one block aggregates it in shared memory (partition_groupby.cu).
 //
-// Two kernels over the same split of the rows into one contiguous chunk per block:
-//   1. histogram: each block counts its chunk's rows per partition in shared memory and writes
-//      counts[p * blocks + b] (partition-major, so that one exclusive scan gives every block its
-//      write cursor inside every partition and the partitions come out contiguous);
-//   2. scatter: each block re-reads its chunk a tile at a time, ranks the tile's rows by
-//      partition in shared memory (one atomic per partition per warp: lanes of one partition are
-//      ranked by a match, so that a hot key does not serialise on one counter), stages keys, row
-//      ids and each moved column in that order, and writes them out as runs per partition.
-// run_pgb skips both when there is one partition: the input is that partition.
-// All columns of a row move in the same kernel to the same position, so they line up although
-// the order within a partition is not the input's. Moved: the key, and either the aggregated
-// columns (PGB-TR) or the row's 32- or 64-bit id (PGB-UR).
-#include "groupby/gpu/detail/accumulate.cuh"
-#include "groupby/gpu/detail/common.cuh"
-#include "primitives/detail/hash.cuh"
+// A pass splits each of its input segments (one, the whole input, for the first pass; the
+// first pass's partitions for the second) into 2^pass_bits partitions by the next pass_bits of
+// the hash. Bits past max_pass_bits take two passes: a pass writes one run per partition and
+// column a tile, and runs shorter than a few sectors waste the bandwidth (the former single pass
+// over 2^11 partitions moved 12 bytes a row at 0.17 TB/s on the H200).
+//
+// Each block owns one contiguous chunk of one segment. Two kernels:
+//   1. histogram: the chunk's rows per partition, written to cells ordered (segment, partition,
+//      block of the segment), so that one exclusive scan over the cells gives each block its
+//      write cursor in each partition and the partitions of a segment come out in order, where
+//      the segment was;
+//   2. scatter: a tile at a time, the rows are ranked by partition in shared memory (one atomic
+//      per partition and warp: lanes of one partition are ranked by a match, so that a hot key
+//      does not serialise on one counter), their keys staged in partition order, and every
+//      column written as one run per partition, its values read in that order from the tile
+//      (which the L1 cache holds).
+#include "groupby/gpu/detail/hash_partition.cuh"
 
 #include <cub/block/block_scan.cuh>
 #include <cub/device/device_scan.cuh>
@@ -38,256 +34,252 @@ namespace {
 
 using policy = partition_groupby_policy;
 
-/// What the scatter moves besides the key (by value to the kernel).
-struct moved_columns {
+/// Up to max_moved_columns columns a pass moves (by value to the kernel); `in` null: row ids.
+struct pass_columns {
   int count = 0;
-  void const* in[policy::max_moved_columns] = {};
-  void* out[policy::max_moved_columns] = {};
-  std::uint32_t bytes[policy::max_moved_columns] = {};
-  std::uint32_t* ids32 = nullptr;  ///< PGB-UR: the rows' ids (at most one of the two)
-  size_type* ids64 = nullptr;
+  void const* in[policy::max_moved_columns + 1] = {};
+  void* out[policy::max_moved_columns + 1] = {};
+  std::uint32_t bytes[policy::max_moved_columns + 1] = {};
 };
 
+/// Block b's chunk of rows [begin, end) of its segment, and where its counts go: cell
+/// `cell + d * stride` for partition d (stride: the blocks of the segment).
+struct block_chunk {
+  size_type begin = 0;
+  size_type end = 0;
+  size_type cell = 0;
+  size_type stride = 0;
+};
+
+/// The pass's partition of key k: the pass_bits below the `shift` high bits already used.
 template <class K>
-__device__ __forceinline__ unsigned partition_of(K k, int bits) {
-  if (bits == 0) { return 0; }
-  auto const h = murmur_hash{}(murmur_hash{}(k));
-  return static_cast<unsigned>(h >> (8 * sizeof(h) - static_cast<unsigned>(bits)));
+__device__ __forceinline__ unsigned digit_of(K k, int shift, unsigned mask) {
+  return static_cast<unsigned>(partition_hash(k) >> shift) & mask;
 }
 
-/// Adds each valid lane to counter[p] of its partition p with one atomic per partition and
+/// The lanes of the warp whose valid `d` (below 2^bits) equals this lane's: one ballot a bit,
+/// where __match_any_sync took most of the histogram kernel's time (it was compute-bound at a
+/// sixth of the copy bandwidth on the H200). The whole warp calls it.
+__device__ __forceinline__ unsigned warp_peers(unsigned d, bool valid, int bits) {
+  unsigned peers = __ballot_sync(0xffffffffU, valid);
+  for (int b = 0; b < bits; ++b) {
+    unsigned const set = __ballot_sync(0xffffffffU, (d >> b) & 1U);
+    peers &= ((d >> b) & 1U) ? set : ~set;
+  }
+  return peers;
+}
+
+/// Adds each valid lane to counter[d] of its partition d with one atomic per partition and
 /// warp; returns the lane's slot among the additions (its rank plus the counter's old value).
 /// The whole warp calls it.
-__device__ __forceinline__ unsigned warp_claim(unsigned* counter, unsigned p, bool valid) {
+__device__ __forceinline__ unsigned warp_claim(unsigned* counter, unsigned d, bool valid,
+                                               int bits) {
   unsigned const lane = threadIdx.x & 31;
-  unsigned const peers = __match_any_sync(full_warp, valid ? p : ~0U);
+  unsigned const peers = warp_peers(d, valid, bits);
   if (!valid) { return 0; }
   int const leader = __ffs(static_cast<int>(peers)) - 1;
   unsigned first = 0;
-  if (static_cast<int>(lane) == leader) { first = atomicAdd(counter + p, __popc(peers)); }
+  if (static_cast<int>(lane) == leader) { first = atomicAdd(counter + d, __popc(peers)); }
   first = __shfl_sync(peers, first, leader);
   return first + __popc(peers & ((1U << lane) - 1U));
 }
 
-/// The rows of block b: [b * chunk, min(n, (b + 1) * chunk)).
-struct chunking {
-  size_type chunk = 0;
-  int blocks = 0;
-};
-
-/// The rows of a block's chunk in tiles of threads * items_per_thread, striped (row j of a thread
-/// is j * threads after row j - 1), so that every load of a step is coalesced and all of a
-/// thread's loads are in flight before the first is used.
-template <class K, class Tile>
-__device__ __forceinline__ void for_each_tile(K const* __restrict__ keys, size_type n, chunking c,
-                                              int bits, Tile&& tile) {
+template <class K>
+__global__ void __launch_bounds__(policy::threads)
+    histogram_kernel(K const* __restrict__ keys, block_chunk const* __restrict__ chunks,
+                     int shift, int pass_bits, size_type* __restrict__ counts) {
   constexpr int ipt = policy::items_per_thread;
-  size_type const begin = static_cast<size_type>(blockIdx.x) * c.chunk;
-  size_type const end = std::min(n, begin + c.chunk);
-  for (size_type first = begin; first < end; first += policy::threads * ipt) {
-    size_type row[ipt];
+  __shared__ unsigned hist[1 << policy::max_pass_bits];
+  unsigned const fanout = 1U << pass_bits;
+  for (unsigned d = threadIdx.x; d < fanout; d += blockDim.x) { hist[d] = 0; }
+  __syncthreads();
+  auto const c = chunks[blockIdx.x];
+  for (size_type first = c.begin; first < c.end; first += policy::tile_rows) {
     K k[ipt];
     bool valid[ipt];
 #pragma unroll
     for (int j = 0; j < ipt; ++j) {
-      row[j] = first + j * policy::threads + threadIdx.x;
-      valid[j] = row[j] < end;
-      k[j] = valid[j] ? __ldg(keys + row[j]) : K{};
+      size_type const i = first + j * policy::threads + threadIdx.x;
+      valid[j] = i < c.end;
+      k[j] = valid[j] ? __ldg(keys + i) : K{};
     }
-    unsigned p[ipt];
 #pragma unroll
-    for (int j = 0; j < ipt; ++j) { p[j] = partition_of(k[j], bits); }
-    tile(row, k, valid, p);
+    for (int j = 0; j < ipt; ++j) {
+      warp_claim(hist, digit_of(k[j], shift, fanout - 1), valid[j], pass_bits);
+    }
+  }
+  __syncthreads();
+  for (unsigned d = threadIdx.x; d < fanout; d += blockDim.x) {
+    counts[c.cell + static_cast<size_type>(d) * c.stride] = hist[d];
   }
 }
 
+/// The scatter's shared memory: per partition the write cursor, this tile's count and its first
+/// staged slot; per tile slot the key, the tile-local row and the partition.
 template <class K>
-__global__ void __launch_bounds__(policy::threads)
-    hash_histogram_kernel(K const* __restrict__ keys, size_type n, chunking c, int bits,
-                          size_type* __restrict__ counts) {
-  constexpr int ipt = policy::items_per_thread;
-  extern __shared__ unsigned hist[];
-  unsigned const fanout = 1U << bits;
-  for (unsigned p = threadIdx.x; p < fanout; p += blockDim.x) { hist[p] = 0; }
-  __syncthreads();
-  for_each_tile(keys, n, c, bits, [&](auto const&, auto const&, auto const& valid, auto const& p) {
-#pragma unroll
-    for (int j = 0; j < ipt; ++j) { warp_claim(hist, p[j], valid[j]); }
-  });
-  __syncthreads();
-  for (unsigned p = threadIdx.x; p < fanout; p += blockDim.x) {
-    counts[static_cast<size_type>(p) * c.blocks + blockIdx.x] = hist[p];
-  }
-}
-
-/// The scatter's shared memory for `fanout` partitions, 8-byte arrays first (aligned): per
-/// partition the block's first row; per tile row one value column's value; per tile slot the
-/// key; per partition its rows written so far,
-/// this tile's count and its first slot in the staged tile; per tile slot the row (tile-local) and
-/// its partition.
-template <class K>
-constexpr std::size_t scatter_shared_bytes(std::size_t fanout) {
-  return fanout * (sizeof(size_type) + 3 * sizeof(unsigned)) +
+constexpr std::size_t scatter_shared_bytes() {
+  constexpr std::size_t fanout = std::size_t{1} << policy::max_pass_bits;
+  return fanout * (sizeof(size_type) + 2 * sizeof(unsigned)) +
          static_cast<std::size_t>(policy::tile_rows) *
-           (sizeof(unsigned long long) + sizeof(K) + 2 * sizeof(unsigned));
+           (sizeof(K) + sizeof(std::uint16_t) + sizeof(std::uint8_t));
 }
 
-/// Each tile is ranked by partition in shared memory first (Maltenberger et al.'s block-local
-/// pre-scatter, as the block_scatter primitive), then written partition run by partition run:
-/// consecutive threads write consecutive rows of one partition, where writing each row straight
-/// to its partition sent a warp's 32 stores to up to 32 places (0.13 TB/s at 2048 partitions).
 template <class K>
 __global__ void __launch_bounds__(policy::threads)
-    hash_scatter_kernel(K const* __restrict__ keys, size_type n, chunking c, int bits,
-                        size_type const* __restrict__ cursors, K* __restrict__ keys_out,
-                        moved_columns const cols) {
+    scatter_kernel(K const* __restrict__ keys, block_chunk const* __restrict__ chunks, int shift,
+                   int pass_bits, size_type const* __restrict__ cursors, K* __restrict__ keys_out,
+                   pass_columns const cols) {
   constexpr int ipt = policy::items_per_thread;
-  constexpr int tile_rows = policy::tile_rows;
+  constexpr int fanout_max = 1 << policy::max_pass_bits;
+  static_assert(policy::tile_rows <= 65536, "tile rows are staged as 16-bit offsets");
   using block_scan = cub::BlockScan<unsigned, policy::threads>;
   __shared__ typename block_scan::TempStorage scan_storage;
-  extern __shared__ __align__(8) unsigned char smem[];
-  unsigned const fanout = 1U << bits;
-  auto* base = reinterpret_cast<size_type*>(smem);          // the block's first row per partition
-  auto* staged_value = reinterpret_cast<unsigned long long*>(base + fanout);  // one column's
-  auto* staged_key = reinterpret_cast<K*>(staged_value + tile_rows);  // 8-byte arrays first
-  auto* fill = reinterpret_cast<unsigned*>(staged_key + tile_rows);  // rows written before the tile
-  auto* count = fill + fanout;                              // this tile's rows per partition
-  auto* start = count + fanout;                             // their first slot in the staged tile
-  auto* staged_row = start + fanout;                        // tile-local row of each slot
-  auto* staged_part = staged_row + tile_rows;
-  for (unsigned p = threadIdx.x; p < fanout; p += blockDim.x) {
-    base[p] = cursors[static_cast<size_type>(p) * c.blocks + blockIdx.x];
-    fill[p] = 0;
+  extern __shared__ __align__(16) unsigned char smem[];
+  auto* cursor = reinterpret_cast<size_type*>(smem);
+  auto* staged_key = reinterpret_cast<K*>(cursor + fanout_max);
+  auto* count = reinterpret_cast<unsigned*>(staged_key + policy::tile_rows);
+  auto* start = count + fanout_max;
+  auto* staged_row = reinterpret_cast<std::uint16_t*>(start + fanout_max);
+  auto* staged_part = reinterpret_cast<std::uint8_t*>(staged_row + policy::tile_rows);
+  unsigned const fanout = 1U << pass_bits;
+  auto const c = chunks[blockIdx.x];
+  for (unsigned d = threadIdx.x; d < fanout; d += blockDim.x) {
+    cursor[d] = cursors[c.cell + static_cast<size_type>(d) * c.stride];
+    count[d] = 0;
   }
-  // Each thread scans `per_thread` consecutive partitions' counts (fanout >= threads), or one.
-  unsigned const per_thread = fanout > policy::threads ? fanout / policy::threads : 1U;
-  size_type const begin = static_cast<size_type>(blockIdx.x) * c.chunk;
-  size_type const end = std::min(n, begin + c.chunk);
-  for (size_type first = begin; first < end; first += tile_rows) {
-    for (unsigned p = threadIdx.x; p < fanout; p += blockDim.x) { count[p] = 0; }
-    __syncthreads();
+  __syncthreads();
+  for (size_type first = c.begin; first < c.end; first += policy::tile_rows) {
+    auto const rows = static_cast<unsigned>(std::min<size_type>(policy::tile_rows, c.end - first));
     K k[ipt];
-    bool valid[ipt];
     unsigned part[ipt];
     unsigned rank[ipt];
 #pragma unroll
     for (int j = 0; j < ipt; ++j) {
-      size_type const i = first + j * policy::threads + threadIdx.x;
-      valid[j] = i < end;
-      k[j] = valid[j] ? __ldg(keys + i) : K{};
-      part[j] = partition_of(k[j], bits);
+      unsigned const i = j * policy::threads + threadIdx.x;
+      k[j] = i < rows ? __ldg(keys + first + i) : K{};
     }
 #pragma unroll
-    for (int j = 0; j < ipt; ++j) { rank[j] = warp_claim(count, part[j], valid[j]); }
+    for (int j = 0; j < ipt; ++j) {
+      part[j] = digit_of(k[j], shift, fanout - 1);
+      rank[j] = warp_claim(count, part[j], j * policy::threads + threadIdx.x < rows, pass_bits);
+    }
     __syncthreads();
-    unsigned sum = 0;
-    unsigned const p0 = threadIdx.x * per_thread;
-    for (unsigned q = 0; q < per_thread; ++q) {
-      if (p0 + q < fanout) { sum += count[p0 + q]; }
-    }
     unsigned before = 0;
-    block_scan(scan_storage).ExclusiveSum(sum, before);
-    for (unsigned q = 0; q < per_thread; ++q) {
-      if (p0 + q < fanout) {
-        start[p0 + q] = before;
-        before += count[p0 + q];
-      }
-    }
+    block_scan(scan_storage).ExclusiveSum(threadIdx.x < fanout ? count[threadIdx.x] : 0U, before);
+    if (threadIdx.x < fanout) { start[threadIdx.x] = before; }
     __syncthreads();
 #pragma unroll
     for (int j = 0; j < ipt; ++j) {
-      if (!valid[j]) { continue; }
+      unsigned const i = j * policy::threads + threadIdx.x;
+      if (i >= rows) { continue; }
       unsigned const slot = start[part[j]] + rank[j];
-      staged_row[slot] = static_cast<unsigned>(j * policy::threads + threadIdx.x);
-      staged_part[slot] = part[j];
       staged_key[slot] = k[j];
+      staged_row[slot] = static_cast<std::uint16_t>(i);
+      staged_part[slot] = static_cast<std::uint8_t>(part[j]);
     }
     __syncthreads();
-    auto const rows = static_cast<unsigned>(std::min<size_type>(tile_rows, end - first));
-    // The keys and the row ids, from the staged slots: consecutive threads write consecutive rows
-    // of one partition.
-    for (unsigned slot = threadIdx.x; slot < rows; slot += blockDim.x) {
-      unsigned const p = staged_part[slot];
-      size_type const pos = base[p] + fill[p] + (slot - start[p]);
-      keys_out[pos] = staged_key[slot];
-      size_type const row = first + staged_row[slot];
-      if (cols.ids32 != nullptr) { cols.ids32[pos] = static_cast<std::uint32_t>(row); }
-      if (cols.ids64 != nullptr) { cols.ids64[pos] = row; }
+    // Consecutive threads write consecutive rows of one partition, in every column. A thread's
+    // slots are read, and its values loaded, all before the first is written: one slot at a time
+    // left each load's latency exposed (the pass ran at a fifth of the copy bandwidth).
+    size_type pos[ipt];
+    size_type row[ipt];
+#pragma unroll
+    for (int j = 0; j < ipt; ++j) {
+      unsigned const slot = j * policy::threads + threadIdx.x;
+      if (slot >= rows) { continue; }
+      unsigned const d = staged_part[slot];
+      pos[j] = cursor[d] + (slot - start[d]);
+      row[j] = first + staged_row[slot];
+      keys_out[pos[j]] = staged_key[slot];
     }
-    // Each value column through shared memory: read in row order (coalesced), written in slot
-    // order (coalesced runs), instead of reading the tile's rows out of order.
     for (int col = 0; col < cols.count; ++col) {
-      __syncthreads();  // the previous column's values are written out
-      for (unsigned r = threadIdx.x; r < rows; r += blockDim.x) {
-        staged_value[r] = cols.bytes[col] == 4
-                            ? __ldg(static_cast<std::uint32_t const*>(cols.in[col]) + first + r)
-                            : __ldg(static_cast<unsigned long long const*>(cols.in[col]) + first + r);
-      }
-      __syncthreads();
-      for (unsigned slot = threadIdx.x; slot < rows; slot += blockDim.x) {
-        unsigned const p = staged_part[slot];
-        size_type const pos = base[p] + fill[p] + (slot - start[p]);
-        auto const v = staged_value[staged_row[slot]];
-        if (cols.bytes[col] == 4) {
-          static_cast<std::uint32_t*>(cols.out[col])[pos] = static_cast<std::uint32_t>(v);
-        } else {
-          static_cast<unsigned long long*>(cols.out[col])[pos] = v;
+      bool const ids = cols.in[col] == nullptr;
+      if (cols.bytes[col] == 4) {
+        auto const* in = static_cast<std::uint32_t const*>(cols.in[col]);
+        auto* out = static_cast<std::uint32_t*>(cols.out[col]);
+        std::uint32_t v[ipt];
+#pragma unroll
+        for (int j = 0; j < ipt; ++j) {
+          bool const here = j * policy::threads + threadIdx.x < rows;
+          v[j] = !here ? 0U : ids ? static_cast<std::uint32_t>(row[j]) : __ldg(in + row[j]);
+        }
+#pragma unroll
+        for (int j = 0; j < ipt; ++j) {
+          if (j * policy::threads + threadIdx.x < rows) { out[pos[j]] = v[j]; }
+        }
+      } else {
+        auto const* in = static_cast<unsigned long long const*>(cols.in[col]);
+        auto* out = static_cast<unsigned long long*>(cols.out[col]);
+        unsigned long long v[ipt];
+#pragma unroll
+        for (int j = 0; j < ipt; ++j) {
+          bool const here = j * policy::threads + threadIdx.x < rows;
+          v[j] = !here ? 0ULL : ids ? static_cast<unsigned long long>(row[j]) : __ldg(in + row[j]);
+        }
+#pragma unroll
+        for (int j = 0; j < ipt; ++j) {
+          if (j * policy::threads + threadIdx.x < rows) { out[pos[j]] = v[j]; }
         }
       }
     }
     __syncthreads();
-    for (unsigned p = threadIdx.x; p < fanout; p += blockDim.x) { fill[p] += count[p]; }
+    for (unsigned d = threadIdx.x; d < fanout; d += blockDim.x) {
+      cursor[d] += count[d];
+      count[d] = 0;
+    }
+    __syncthreads();
   }
 }
 
-}  // namespace
-
+/// One pass: each segment [segments[s], segments[s + 1]) of the input split into 2^pass_bits
+/// partitions by the hash's bits below `used_bits`; returns the offsets of the segments'
+/// partitions in order (segments * 2^pass_bits + 1 entries).
 template <class K>
-hash_partitions hash_partition_rows(K const* keys, size_type n, table_view const& input,
-                                    std::vector<size_type> const& columns, bool row_ids, int bits,
-                                    stream_ref stream, memory_resource* mr) {
-  JOINERY_EXPECTS(bits >= 0 && bits <= policy::max_bits,
-                  "partition group-by: " + std::to_string(bits) + " partition bits, at most " +
-                    std::to_string(policy::max_bits));
-  JOINERY_EXPECTS(columns.size() <= static_cast<std::size_t>(policy::max_moved_columns),
-                  "partition_transformed group-by moves at most " +
-                    std::to_string(policy::max_moved_columns) + " aggregated columns, got " +
-                    std::to_string(columns.size()) + "; use partition or sort_transformed");
+std::vector<size_type> partition_pass(K const* keys, std::vector<size_type> const& segments,
+                                      int used_bits, int pass_bits, pass_columns const& cols,
+                                      K* keys_out, stream_ref stream, memory_resource* mr) {
   auto const s = to_cuda(stream);
-  size_type const fanout = size_type{1} << bits;
-  hash_partitions out;
-  out.bits = bits;
-  out.keys = buffer(static_cast<std::size_t>(n) * sizeof(K), mr, stream);
-  moved_columns cols;
-  if (row_ids) {
-    out.ids64 = n > static_cast<size_type>(0xffffffffLL);
-    out.row_ids = buffer(static_cast<std::size_t>(n) * (out.ids64 ? 8 : 4), mr, stream);
-    if (out.ids64) {
-      cols.ids64 = static_cast<size_type*>(out.row_ids.data());
-    } else {
-      cols.ids32 = static_cast<std::uint32_t*>(out.row_ids.data());
+  auto const n = segments.back();
+  auto const fanout = size_type{1} << pass_bits;
+  int const shift = static_cast<int>(8 * sizeof(decltype(partition_hash(K{})))) - used_bits -
+                    pass_bits;
+  // Chunks of about the same rows: a segment of r rows gets ceil(r / chunk) blocks.
+  size_type const chunk = std::max<size_type>(
+    policy::tile_rows,
+    ceil_div(n, static_cast<size_type>(current_sm_count()) * policy::blocks_per_sm));
+  std::vector<block_chunk> chunks;
+  std::vector<size_type> first_cell;  // per segment, -1 when it has no rows
+  size_type cells = 0;
+  for (std::size_t seg = 0; seg + 1 < segments.size(); ++seg) {
+    auto const rows = segments[seg + 1] - segments[seg];
+    auto const blocks = ceil_div(rows, chunk);
+    first_cell.push_back(blocks > 0 ? cells : -1);
+    auto const per_block = blocks > 0 ? ceil_div(rows, blocks) : 0;
+    for (size_type b = 0; b < blocks; ++b) {
+      block_chunk c;
+      c.begin = segments[seg] + b * per_block;
+      c.end = std::min(segments[seg + 1], c.begin + per_block);
+      c.cell = cells + b;
+      c.stride = blocks;
+      chunks.push_back(c);
     }
-  } else {
-    for (auto c : columns) {
-      auto const& col = input.column(c);
-      auto const w = static_cast<std::uint32_t>(size_of(col.type()));
-      out.columns.emplace_back(static_cast<std::size_t>(n) * w, mr, stream);
-      cols.in[cols.count] = col.data();
-      cols.out[cols.count] = out.columns.back().data();
-      cols.bytes[cols.count] = w;
-      ++cols.count;
-    }
+    cells += blocks * fanout;
   }
-  chunking c;
-  c.blocks = static_cast<int>(std::max<size_type>(
-    1, std::min<size_type>(static_cast<size_type>(current_sm_count()) * policy::blocks_per_sm,
-                           ceil_div(n, static_cast<size_type>(policy::threads)))));
-  c.chunk = ceil_div(ceil_div(n, static_cast<size_type>(c.blocks)), size_type{32}) * 32;
-  auto const cells = fanout * c.blocks;
+  std::vector<size_type> offsets;
+  offsets.reserve(static_cast<std::size_t>((segments.size() - 1) * fanout + 1));
+  if (chunks.empty()) {
+    offsets.assign(static_cast<std::size_t>((segments.size() - 1) * fanout + 1), 0);
+    return offsets;
+  }
+  buffer chunk_buf(chunks.size() * sizeof(block_chunk), mr, stream);
+  JOINERY_CUDA_TRY(cudaMemcpyAsync(chunk_buf.data(), chunks.data(), chunk_buf.size(),
+                                   cudaMemcpyHostToDevice, s));
+  auto const* d_chunks = static_cast<block_chunk const*>(chunk_buf.data());
+  auto const blocks = static_cast<unsigned>(chunks.size());
   buffer counts(static_cast<std::size_t>(cells + 1) * sizeof(size_type), mr, stream);
   auto* d_counts = static_cast<size_type*>(counts.data());
-  hash_histogram_kernel<K><<<c.blocks, policy::threads, fanout * sizeof(unsigned), s>>>(
-    keys, n, c, bits, d_counts);
+  histogram_kernel<K><<<blocks, policy::threads, 0, s>>>(keys, d_chunks, shift, pass_bits,
+                                                         d_counts);
   JOINERY_CHECK_LAUNCH();
   JOINERY_CUDA_TRY(cudaMemsetAsync(d_counts + cells, 0, sizeof(size_type), s));
   std::size_t temp_bytes = 0;
@@ -297,25 +289,75 @@ hash_partitions hash_partition_rows(K const* keys, size_type n, table_view const
     JOINERY_CUDA_TRY(
       cub::DeviceScan::ExclusiveSum(temp.data(), temp_bytes, d_counts, cells + 1, s));
   }
-  std::size_t const scatter_smem = scatter_shared_bytes<K>(static_cast<std::size_t>(fanout));
-  allow_dynamic_smem(hash_scatter_kernel<K>, scatter_smem);
-  hash_scatter_kernel<K><<<c.blocks, policy::threads, scatter_smem, s>>>(
-    keys, n, c, bits, d_counts, static_cast<K*>(out.keys.data()), cols);
+  std::size_t const smem = scatter_shared_bytes<K>();
+  allow_dynamic_smem(scatter_kernel<K>, smem);
+  scatter_kernel<K><<<blocks, policy::threads, smem, s>>>(keys, d_chunks, shift, pass_bits,
+                                                          d_counts, keys_out, cols);
   JOINERY_CHECK_LAUNCH();
-  // Partition p starts at its first block's cursor: one strided copy of those cells.
-  out.offsets.resize(static_cast<std::size_t>(fanout + 1));
-  JOINERY_CUDA_TRY(cudaMemcpy2DAsync(out.offsets.data(), sizeof(size_type), d_counts,
-                                     static_cast<std::size_t>(c.blocks) * sizeof(size_type),
-                                     sizeof(size_type), static_cast<std::size_t>(fanout),
-                                     cudaMemcpyDeviceToHost, s));
+  std::vector<size_type> scanned(static_cast<std::size_t>(cells + 1));
+  JOINERY_CUDA_TRY(cudaMemcpyAsync(scanned.data(), d_counts, scanned.size() * sizeof(size_type),
+                                   cudaMemcpyDeviceToHost, s));
   JOINERY_CUDA_TRY(cudaStreamSynchronize(s));
-  out.offsets.back() = n;
-  return out;
+  // Partition d of segment seg starts at its first block's cursor; a segment without rows has
+  // all its partitions empty, where it was.
+  for (std::size_t seg = 0; seg + 1 < segments.size(); ++seg) {
+    auto const blocks_of = first_cell[seg] < 0 ? 0 : ceil_div(segments[seg + 1] - segments[seg], chunk);
+    for (size_type d = 0; d < fanout; ++d) {
+      offsets.push_back(first_cell[seg] < 0 ? segments[seg]
+                                            : scanned[static_cast<std::size_t>(
+                                                first_cell[seg] + d * blocks_of)]);
+    }
+  }
+  offsets.push_back(n);
+  return offsets;
+}
+
+}  // namespace
+
+template <class K>
+hash_partitions hash_partition_rows(K const* keys, size_type n,
+                                    std::vector<moved_column> const& columns, int bits,
+                                    stream_ref stream, memory_resource* mr) {
+  JOINERY_EXPECTS(bits >= 1 && bits <= policy::max_bits,
+                  "partition group-by: " + std::to_string(bits) + " partition bits, 1 to " +
+                    std::to_string(policy::max_bits));
+  JOINERY_EXPECTS(columns.size() <= static_cast<std::size_t>(policy::max_moved_columns) + 1,
+                  "partition group-by: at most " + std::to_string(policy::max_moved_columns + 1) +
+                    " moved columns, got " + std::to_string(columns.size()));
+  int const first_bits = bits > policy::max_pass_bits ? (bits + 1) / 2 : bits;
+  int const second_bits = bits - first_bits;
+  // Each pass writes a fresh set of buffers: the second reads the first's.
+  auto const allocate = [&](hash_partitions& out, pass_columns& cols) {
+    out.keys = buffer(static_cast<std::size_t>(n) * sizeof(K), mr, stream);
+    cols.count = static_cast<int>(columns.size());
+    for (std::size_t c = 0; c < columns.size(); ++c) {
+      out.columns.emplace_back(static_cast<std::size_t>(n) * columns[c].bytes, mr, stream);
+      cols.out[c] = out.columns.back().data();
+      cols.bytes[c] = columns[c].bytes;
+    }
+  };
+  hash_partitions first;
+  first.bits = first_bits;
+  pass_columns cols;
+  allocate(first, cols);
+  for (std::size_t c = 0; c < columns.size(); ++c) { cols.in[c] = columns[c].in; }
+  first.offsets = partition_pass<K>(keys, {0, n}, 0, first_bits, cols,
+                                    static_cast<K*>(first.keys.data()), stream, mr);
+  if (second_bits == 0) { return first; }
+  hash_partitions second;
+  second.bits = bits;
+  pass_columns cols2;
+  allocate(second, cols2);
+  for (std::size_t c = 0; c < columns.size(); ++c) { cols2.in[c] = first.columns[c].data(); }
+  second.offsets = partition_pass<K>(static_cast<K const*>(first.keys.data()), first.offsets,
+                                     first_bits, second_bits, cols2,
+                                     static_cast<K*>(second.keys.data()), stream, mr);
+  return second;
 }
 
 #define JOINERY_INSTANTIATE_HASH_PARTITION(K)                                                   \
-  template hash_partitions hash_partition_rows<K>(K const*, size_type, table_view const&,      \
-                                                  std::vector<size_type> const&, bool, int,    \
+  template hash_partitions hash_partition_rows<K>(K const*, size_type,                         \
+                                                  std::vector<moved_column> const&, int,       \
                                                   stream_ref, memory_resource*);
 JOINERY_INSTANTIATE_HASH_PARTITION(std::int32_t)
 JOINERY_INSTANTIATE_HASH_PARTITION(std::int64_t)

@@ -205,7 +205,9 @@ __device__ __forceinline__ void with_static_acc(acc_op op, value_kind in, F&& f)
       return;
     case acc_op::count: f(static_op<acc_op::count>{}, static_kind<V::i64>{}); return;
     case acc_op::sum_int: with_static_kind<acc_op::sum_int, V::i32, V::u32, V::i64, V::u64>(in, f); return;
-    case acc_op::sum_int128: with_static_kind<acc_op::sum_int128, V::i64, V::u64>(in, f); return;
+    case acc_op::sum_int128:  // 4-byte values too, from 2^32 rows on (make_plan)
+      with_static_kind<acc_op::sum_int128, V::i32, V::u32, V::i64, V::u64>(in, f);
+      return;
     case acc_op::sum_float: with_static_kind<acc_op::sum_float, V::f32, V::f64>(in, f); return;
     case acc_op::min:
       with_static_kind<acc_op::min, V::i32, V::u32, V::i64, V::u64, V::f32, V::f64>(in, f);
@@ -260,18 +262,58 @@ __device__ __forceinline__ acc_value load_acc(acc_op op, value_kind in, void con
   return {static_cast<unsigned long long const*>(acc)[gid], 0};
 }
 
-/// Writes the identity into acc[gid] (plain store).
-__device__ __forceinline__ void store_identity(acc_op op, value_kind in, void* acc, size_type gid) {
-  auto const id = identity(op, in);
+
+/// acc[gid] op= v in shared memory: a 64-bit integer add is two native 32-bit atomics (the low
+/// word, then the high word with the carry its own add reports, so the carries sum exactly),
+/// where a 64-bit shared atomic add is a compare-and-swap loop that serialises when lanes of a
+/// warp share a group.
+__device__ __forceinline__ void shared_atomic_update(acc_op op, value_kind in, void* acc,
+                                                     size_type gid, acc_value v) {
+  if (op == acc_op::count || op == acc_op::sum_int) {
+    auto* word = reinterpret_cast<unsigned*>(static_cast<unsigned long long*>(acc) + gid);
+    auto const lo = static_cast<unsigned>(v.lo);
+    auto const hi = static_cast<unsigned>(v.lo >> 32);
+    unsigned const old = atomicAdd(word, lo);
+    unsigned const high = hi + (old + lo < old ? 1U : 0U);
+    if (high != 0) { atomicAdd(word + 1, high); }
+    return;
+  }
+  atomic_update(op, in, acc, gid, v);
+}
+
+/// The combination of the values of `peers` (this lane's group of lanes; every lane of the warp
+/// calls it with its own group) at the group's lowest lane: a tree over the group's ranks, each
+/// lane taking the value of the peer d ranks above it (__fns) for d = 1, 2, 4, 8, 16.
+__device__ __forceinline__ acc_value peer_reduce(acc_op op, acc_value v, unsigned peers) {
+  unsigned const lane = threadIdx.x & 31;
+  int const rank = __popc(peers & ((1U << lane) - 1U));
+#pragma unroll
+  for (int d = 1; d < 32; d <<= 1) {
+    unsigned const src = __fns(peers, lane, d + 1);
+    acc_value const other{__shfl_sync(full_warp, v.lo, src & 31U),
+                          __shfl_sync(full_warp, v.hi, src & 31U)};
+    if ((rank & (2 * d - 1)) == 0 && src != 0xffffffffU) { v = combine(op, v, other); }
+  }
+  return v;
+}
+
+/// Writes v into acc[gid] (plain store, the accumulator's width).
+__device__ __forceinline__ void store_acc(acc_op op, value_kind in, void* acc, size_type gid,
+                                          acc_value v) {
   if (op == acc_op::sum_int128) {
     auto* p = static_cast<unsigned long long*>(acc) + 2 * gid;
-    p[0] = id.lo;
-    p[1] = id.hi;
+    p[0] = v.lo;
+    p[1] = v.hi;
   } else if (acc_bytes(op, in) == 4) {
-    static_cast<unsigned*>(acc)[gid] = static_cast<unsigned>(id.lo);
+    static_cast<unsigned*>(acc)[gid] = static_cast<unsigned>(v.lo);
   } else {
-    static_cast<unsigned long long*>(acc)[gid] = id.lo;
+    static_cast<unsigned long long*>(acc)[gid] = v.lo;
   }
+}
+
+/// Writes the identity into acc[gid] (plain store).
+__device__ __forceinline__ void store_identity(acc_op op, value_kind in, void* acc, size_type gid) {
+  store_acc(op, in, acc, gid, identity(op, in));
 }
 
 /// The value of accumulator a of `batch` at logical row i.

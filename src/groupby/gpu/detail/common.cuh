@@ -82,13 +82,13 @@ struct hash_groupby_policy {
   static constexpr size_type min_l2_groups = size_type{1} << 16;
   /// automatic, past tier 1: keys sampled (evenly spaced, one block, sorted in registers) for
   /// the hottest key's share of the rows, and the share from which PGB-TR runs instead of tier
-  /// 2, whose global atomics pile up on the hot slots. On the H200 at 2^28 rows, Zipf 1.5 (the
-  /// hottest key about 38%) ran PGB-TR at 20-27 G rows/s against tier 2's 16-21 for
-  /// g = 2^16..2^20; at Zipf 1 (7-10%) tier 2 stays within 10% of PGB-TR at g = 2^16.
+  /// 2: none (above 1). On the H200 at 2^28 rows, Zipf 1.5 (the hottest key about 38%), PGB-TR
+  /// ran 8.3-12.8 G rows/s at g = 2^16..2^20 against tier 2's 14.1-19.6 and SGB-TR's 13.5-16.3
+  /// (tuning may still ask for it).
   static constexpr int skew_threads = 1024;
   static constexpr int skew_items_per_thread = 2;
   static constexpr int skew_samples = skew_threads * skew_items_per_thread;
-  static constexpr double skew_partition_share = 0.2;
+  static constexpr double skew_partition_share = 2.0;
   /// automatic, past tier 1, the hottest key's share below skew_partition_share but at least
   /// skew_sort_share: the sort group-by (SGB-TR; for 8-byte keys SGB-DE-TR up to
   /// sort_groupby_policy::dictionary_automatic_groups) runs instead of tier 2 from
@@ -127,43 +127,31 @@ struct sort_groupby_policy {
   static constexpr int dictionary_items_per_thread = 4;
 };
 
-/// The partition group-bys (PGB-UR, PGB-TR): the partition phase (hash_partition.cu) and the
-/// aggregation of each partition in shared memory (hash_groupby.cu).
+/// The partition group-bys (PGB-UR, PGB-TR): the partition passes (hash_partition.cu) and the
+/// aggregation of each partition in a block's shared memory (partition_groupby.cu).
 struct partition_groupby_policy {
-  static constexpr int threads = 256;  ///< partition kernels
-  static constexpr int items_per_thread = 8;  ///< rows a thread loads before using any
+  /// Partition passes: blocks of `threads`, each over one contiguous chunk of a segment's rows,
+  /// ranking a tile of threads * items_per_thread rows by partition in shared memory and writing
+  /// it out as one run per partition and column.
+  static constexpr int threads = 512;
+  static constexpr int items_per_thread = 8;
   static constexpr int tile_rows = threads * items_per_thread;
-  /// Partition kernels: blocks per SM, each over one contiguous chunk of rows. Enough to keep
-  /// the loads in flight; not more, because every block keeps one write front per partition
-  /// and column, and all of them should stay in L2.
-  static constexpr int blocks_per_sm = 4;
-  static constexpr int max_bits = 11;
-  static constexpr int max_moved_columns = 16;  ///< PGB-TR; more: PGB-UR or the sort group-bys
-  /// Fanout: about this many groups per partition (tier 1 of HGB is fastest at 2^4..2^10 groups
-  /// a block), and a shared table of 4x that many slots, so that a partition with twice the
-  /// average groups still fits.
-  static constexpr size_type groups_per_partition = 1024;
-  static constexpr int slots_per_partition_group = 4;
+  static constexpr int blocks_per_sm = 2;
+  /// Partitions a pass makes at most (2^bits), and the most bits of all passes (two passes).
+  static constexpr int max_pass_bits = 8;
+  static constexpr int max_bits = 2 * max_pass_bits;
+  static constexpr int max_moved_columns = 16;  ///< PGB-TR; more: PGB-UR
+  /// Aggregation: one block of aggregate_threads per SM, its table as large as the shared memory
+  /// allows (at most three quarters of its slots groups).
+  static constexpr int aggregate_threads = 1024;
+  static constexpr int aggregate_items_per_thread = 4;
+  static constexpr int max_table_slots = 1 << 13;
+  static constexpr int max_accumulators = 32;
+  /// Partition bits added when a partition held more groups than its table (the sampled
+  /// estimate is low under skew, and each attempt partitions the rows again).
+  static constexpr int retry_bits = 4;
   /// Keys sampled (evenly spaced) to estimate the number of groups, which sets the fanout.
   static constexpr size_type sample_rows = size_type{1} << 14;
-  /// Aggregation work items (row ranges of one partition) per SM: enough that no block waits
-  /// long for the last ones and that a partition holding most rows (skew) is spread out.
-  static constexpr size_type items_per_sm = 16;
-  /// The global table grows by this factor when more groups turn up than it holds (the estimate
-  /// is blind to skew's tail: Zipf 1.5 shows about 900 sampled keys for any g), rather than
-  /// jumping to a table for every row (2^29 slots at 2^28 rows).
-  static constexpr size_type global_growth = 8;
-};
-
-/// Rows moved into 2^bits partitions: partition p is rows [offsets[p], offsets[p + 1]) of the
-/// key buffer and of each moved column (PGB-TR) or of the row ids (PGB-UR).
-struct hash_partitions {
-  int bits = 0;
-  buffer keys;
-  std::vector<buffer> columns;  ///< in the order of the `columns` asked for
-  buffer row_ids;               ///< uint32, or int64 when ids64
-  bool ids64 = false;
-  std::vector<size_type> offsets;  ///< host, 2^bits + 1 entries
 };
 
 /// The number of distinct keys, estimated from evenly spaced samples (hash_groupby.cu: the
@@ -172,13 +160,6 @@ struct hash_partitions {
 template <class K>
 size_type estimate_groups(K const* keys, size_type n, int sms, stream_ref stream,
                           memory_resource* mr);
-
-/// The partition phase of PGB: moves the keys and either the given input columns or the row ids
-/// (`row_ids`) into partitions by the high `bits` bits of the keys' murmur hash (0..max_bits).
-template <class K>
-hash_partitions hash_partition_rows(K const* keys, size_type n, table_view const& input,
-                                    std::vector<size_type> const& columns, bool row_ids, int bits,
-                                    stream_ref stream, memory_resource* mr);
 
 /// What an algorithm produced: g groups, their keys, one accumulator array per plan accumulator,
 /// and optionally the entry of each group in those arrays (index[i]; else entry i).
@@ -300,7 +281,7 @@ group_parts hash_groupby(K const* keys, size_type n, table_view const& input,
                          agg_plan const& plan, bool baseline, groupby_tuning const& tuning,
                          phase_clock& clock, stream_ref stream, memory_resource* mr);
 
-/// The partition group-bys (hash_groupby.cu, on hash_partition.cu's partitions):
+/// The partition group-bys (partition_groupby.cu, on hash_partition.cu's partitions):
 /// `transformed` moves the aggregated columns with the keys (PGB-TR), else the row ids, through
 /// which the aggregation gathers (PGB-UR).
 template <class K>
