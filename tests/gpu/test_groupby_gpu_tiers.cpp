@@ -180,13 +180,13 @@ groupby_algorithm automatic_ran(table const& device_input, std::vector<aggregati
   return used;
 }
 
-TEST(GpuHashGroupby, AutomaticTurnsToSortBeyondTheFirstTable) {
+TEST(GpuHashGroupby, AutomaticTurnsToPartitionOrSortBeyondTheFirstTable) {
   JOINERY_SKIP_WITHOUT_GPU();
   std::vector<aggregation> const aggs{{aggregation_kind::count, -1}, {aggregation_kind::max, 2}};
   detail::gpu::groupby_tuning t;
   t.hgb_shared_bytes = 0;  // straight to the global table
   t.hgb_initial_groups = 1000;
-  // Beyond the table: 8-byte keys sort as dictionary codes, 4-byte keys sort themselves.
+  // Beyond the table: 8-byte keys sort as dictionary codes, 4-byte keys are partitioned (PGB-TR).
   auto const check = [&](auto const& keys, size_type domain, groupby_algorithm beyond) {
     auto const input = make_input(keys);
     table host;
@@ -198,7 +198,8 @@ TEST(GpuHashGroupby, AutomaticTurnsToSortBeyondTheFirstTable) {
   };
   for (size_type domain : {size_type{500}, size_type{50000}}) {
     check(uniform_keys<std::int64_t>(200000, domain, 5), domain, groupby_algorithm::sort_dictionary);
-    check(uniform_keys<std::int32_t>(200000, domain, 5), domain, groupby_algorithm::sort_transformed);
+    check(uniform_keys<std::int32_t>(200000, domain, 5), domain,
+          groupby_algorithm::partition_transformed);
   }
   // 8-byte keys with more estimated groups than the dictionary's limit: sort_transformed.
   t.dictionary_automatic_groups = 1000;
@@ -230,13 +231,13 @@ TEST(GpuHashGroupby, AutomaticSortsOrPartitionsHeavilySkewedKeysPastTheSharedTie
     EXPECT_EQ(diff_groups(oracle_groupby(input.view(), 0, aggs), groupby_rows(host.view())), "")
       << what;
   };
-  // 40% of the rows on one key, the rest over 50000 keys: by default the sort group-by (of
-  // dictionary codes for 8-byte keys), PGB-TR where skew_partition_share asks for it.
+  // 40% of the rows on one key, the rest over 50000 keys: by default PGB-TR for 4-byte keys and
+  // the sort of dictionary codes for 8-byte keys; PGB-TR where skew_partition_share asks for it.
   auto hot32 = uniform_keys<std::int32_t>(300000, 50000, 7);
   for (std::size_t i = 0; i < hot32.size(); i += 5) { hot32[i] = hot32[i + 1] = -17; }
   auto hot64 = uniform_keys<std::uint64_t>(300000, 50000, 8);
   for (std::size_t i = 0; i < hot64.size(); i += 5) { hot64[i] = hot64[i + 1] = ~0ULL; }
-  run(hot32, groupby_algorithm::sort_transformed, "int32, one key 40%");
+  run(hot32, groupby_algorithm::partition_transformed, "int32, one key 40%");
   run(hot64, groupby_algorithm::sort_dictionary, "uint64, the largest key 40%");
   t.skew_partition_share = 0.2;
   run(hot32, groupby_algorithm::partition_transformed, "int32, one key 40%, partitioned");
@@ -249,19 +250,16 @@ TEST(GpuHashGroupby, AutomaticSortsOrPartitionsHeavilySkewedKeysPastTheSharedTie
   t.skew_partition_share = 2;
   t.skew_sort_groups = -1;
   run(hot32, groupby_algorithm::hash, "switched off");
-  // A share below the threshold (one key 10%): over 50000 keys (estimated past
-  // skew_sort_groups) the sort group-by, over 5000 tier 2. With 8-byte keys the sort of their
-  // dictionary codes.
-  // 36000 keys (estimated about that) lie past the bound of 4-byte keys (28000) and below that
-  // of 8-byte keys (43000), whose sort costs more: the sort for int32 keys, tier 2 for int64.
+  // A share below the threshold (one key 10%): 4-byte keys PGB-TR at any estimate (over 5000
+  // keys it runs HGB's tiers itself, one partition holding them all). 8-byte keys: the sort of
+  // their dictionary codes past skew_sort_groups_wide (43000 estimated), tier 2 below.
   t.skew_partition_share = -1;
   t.skew_sort_groups = 0;
   for (int domain : {50000, 36000, 5000}) {
     auto const name = std::to_string(domain);
     auto warm = uniform_keys<std::int32_t>(300000, domain, 10);
     for (std::size_t i = 0; i < warm.size(); i += 10) { warm[i] = 3; }
-    run(warm, domain > 5000 ? groupby_algorithm::sort_transformed : groupby_algorithm::hash,
-        ("one key 10%, " + name + " keys").c_str());
+    run(warm, groupby_algorithm::partition_transformed, ("one key 10%, " + name + " keys").c_str());
     auto warm64 = uniform_keys<std::int64_t>(300000, domain, 11);
     for (std::size_t i = 0; i < warm64.size(); i += 10) { warm64[i] = -3; }
     run(warm64, domain > 36000 ? groupby_algorithm::sort_dictionary : groupby_algorithm::hash,

@@ -186,6 +186,7 @@ void run_gpu_groupby_bench(gpu_groupby_bench_args const& a) {
 #endif
   JOINERY_EXPECTS(a.runs >= 1, "--runs must be at least 1");
   JOINERY_EXPECTS(a.rows >= 1, "--rows must be at least 1");
+  JOINERY_EXPECTS(a.min_groups >= 1, "--min-groups must be at least 1");
   JOINERY_EXPECTS(device_count() > 0, "bench gpu-groupby needs a GPU, and none is present");
   JOINERY_EXPECTS(!groupby_algorithms_on(backend::gpu).empty(),
                   "bench gpu-groupby: this build has no GPU group-by");
@@ -225,7 +226,7 @@ void run_gpu_groupby_bench(gpu_groupby_bench_args const& a) {
   if (tuned) { std::printf("tuning %s\n", tuning.record.dump().c_str()); }
 #endif
 
-  for (std::int64_t g = 1; g <= std::min(a.max_groups, n); g *= 4) {
+  for (std::int64_t g = a.min_groups; g <= std::min(a.max_groups, n); g *= 4) {
     gen::relation_spec spec;
     spec.rows = n;
     spec.kind = gen::key_kind::foreign;

@@ -9,6 +9,7 @@ namespace joinery::cli {
 
 struct gpu_groupby_bench_args {
   std::int64_t rows = std::int64_t{1} << 28;
+  std::int64_t min_groups = 1;
   std::int64_t max_groups = std::int64_t{1} << 26;
   /// Algorithms by name ("" = every GPU algorithm, then automatic).
   std::vector<std::string> algorithms;
@@ -32,7 +33,8 @@ struct gpu_groupby_bench_args {
 /// The keys --tuning takes, with their values, for the CLI's help.
 char const* tuning_keys_help();
 
-/// |R| = rows of (key, p0, p1) with int32 payloads, g = 4^0 .. max_groups (capped by rows), keys
+/// |R| = rows of (key, p0, p1) with int32 payloads, g = min_groups, 4 min_groups, .. max_groups
+/// (capped by rows), keys
 /// uniform (or Zipf) over g values; MAX(p0), MAX(p1) and then SUM(p0), SUM(p1); every GPU
 /// algorithm (and automatic, which reports the algorithm it ran) on the same device-resident input; all must agree on the groups. Reports G rows/s
 /// and the fraction of the read-once roofline (input bytes over the measured device-to-device

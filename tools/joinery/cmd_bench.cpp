@@ -68,6 +68,7 @@ struct bench_args {
   std::string rows;  // empty: the experiment's default (2^24; primitives and gpu-groupby 2^28)
   std::string bits;  // primitives: digit widths, comma-separated (empty: 8..11)
   std::string groups = "2^10";
+  std::string min_groups;  // gpu-groupby: the smallest g (empty: 1)
   std::string max_rows = "2^24";
   std::string groupby_tuning;  // gpu-groupby --tuning: KEY=VALUE,... (groupby_tuning)
   std::string parts;           // out-of-core: sections to run
@@ -659,6 +660,7 @@ void run_bench(bench_args const& a) {
     g.zipf = a.zipf;
     g.spread_keys = a.spread_keys;
     if (a.groups != bench_args{}.groups) { g.max_groups = parse_size(a.groups, "--groups"); }
+    if (!a.min_groups.empty()) { g.min_groups = parse_size(a.min_groups, "--min-groups"); }
     if (a.algorithm != bench_args{}.algorithm) {
       // A comma-separated list of algorithms.
       std::stringstream names(a.algorithm);
@@ -763,6 +765,8 @@ void add_bench(CLI::App& app) {
                 "default join, 2^28; multi-gpu: |R|, 2^26)");
   c->add_option("--groups", args->groups,
                 "groupby: number of groups; gpu-groupby: the largest g (2^26)");
+  c->add_option("--min-groups", args->min_groups,
+                "gpu-groupby: the smallest g (1); g runs over min, 4 min, 16 min, .. up to --groups");
   c->add_option("--max-rows", args->max_rows,
                 "cpu-join-scaling: largest |R| = |S| (2^20 ..); gpu-joins, wide-joins: |S| of the "
                 "default workload (2^28); out-of-core: largest |S| of the streamed sweep (2^32)");

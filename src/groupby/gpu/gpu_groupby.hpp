@@ -62,15 +62,16 @@ struct groupby_tuning {
   /// stop (incomplete) instead of failing when a partition overflows its table at the most
   /// partition bits.
   bool stop_beyond_first_table = false;
-  /// With stop_beyond_first_table (automatic), past tier 1: stop (group_parts::skewed) instead
-  /// of running tier 2 when the hottest of an evenly spaced sample of keys holds at least this
-  /// share of the rows; automatic then runs partition_transformed. Negative: the policy's
-  /// (hash_groupby_policy::skew_partition_share, never); above 1: never.
+  /// With stop_beyond_first_table (automatic), past tier 1: stop (group_parts::partition_next)
+  /// instead of running tier 2 when the hottest of an evenly spaced sample of keys holds at
+  /// least this share of the rows; automatic then runs partition_transformed. Negative: the
+  /// policy's (hash_groupby_policy::skew_partition_share, never); above 1: never.
   double skew_partition_share = -1;
   /// With stop_beyond_first_table, past tier 1, the hottest key's share below
   /// skew_partition_share but at least hash_groupby_policy::skew_sort_share: stop (incomplete)
-  /// when the estimated groups are at least this many; automatic then sorts. 0: the policy's
-  /// (hash_groupby_policy::skew_sort_groups, skew_sort_groups_wide for 8-byte keys); negative:
+  /// when the estimated groups are at least this many; automatic then runs PGB-TR (4-byte keys)
+  /// or sorts. 0: the policy's (hash_groupby_policy::skew_sort_groups, skew_sort_groups_wide
+  /// for 8-byte keys; automatic asks 1 for 4-byte keys, which PGB-TR serves at any g); negative:
   /// never.
   std::int64_t skew_sort_groups = 0;
   /// PGB: partition bits (-1: from the estimated groups; 0..16, past 8 in two passes) and the

@@ -1799,12 +1799,20 @@ group_parts run_hgb(K const* keys, size_type n, table_view const& input, agg_pla
     none.incomplete = true;
     if (limit <= 1 && share >= limit) {
       clock.lap("skewed keys: partition instead of the global table");
-      none.skewed = true;
+      none.partition_next = true;
       return none;
     }
-    if (sort_groups > 0 && share >= policy::skew_sort_share &&
-        estimate_groups<K>(keys, n, sms, stream, mr) >= sort_groups) {
-      clock.lap("skewed keys, many groups: sort instead of the global table");
+    bool const skewed = share >= policy::skew_sort_share;
+    size_type const estimate =
+      (skewed && sort_groups > 0) || sizeof(K) == 4 ? estimate_groups<K>(keys, n, sms, stream, mr)
+                                                    : 0;
+    if (sort_groups > 0 && skewed && estimate >= sort_groups) {
+      clock.lap("skewed keys, many groups: stop before the global table");
+      return none;
+    }
+    if (sizeof(K) == 4 && !skewed && estimate >= policy::partition_groups) {
+      clock.lap("many groups: partition instead of the global table");
+      none.partition_next = true;
       return none;
     }
   }
@@ -1820,6 +1828,7 @@ group_parts run_hgb(K const* keys, size_type n, table_view const& input, agg_pla
       clock.lap("global table: too many groups");
       group_parts none;
       none.incomplete = true;
+      none.partition_next = sizeof(K) == 4;  // PGB-TR beats the sort there (partition_groups)
       return none;
     }
     capacity = n;

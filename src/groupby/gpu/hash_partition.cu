@@ -13,15 +13,19 @@
 //      block of the segment), so that one exclusive scan over the cells gives each block its
 //      write cursor in each partition and the partitions of a segment come out in order, where
 //      the segment was;
-//   2. scatter: a tile at a time, the rows are ranked by partition in shared memory (one atomic
-//      per partition and warp: lanes of one partition are ranked by a match, so that a hot key
-//      does not serialise on one counter), their keys staged in partition order, and every
-//      column written as one run per partition, its values read in that order from the tile
-//      (which the L1 cache holds).
+//   2. scatter: a tile at a time, each row takes a rank within its partition from a shared
+//      counter (one atomic a row, one a warp where the whole warp shares a partition: a hot
+//      key), the tile's keys are staged in shared memory in partition order and written out
+//      as one run per partition; every other column is then read coalesced, staged the same
+//      way (two staging buffers, so one barrier a column) and written the same way. Reading
+//      the values in partition order instead (gathers within the tile) left the pass waiting on
+//      scattered loads at a fifth of the copy bandwidth.
 #include "groupby/gpu/detail/hash_partition.cuh"
 
 #include <cub/block/block_scan.cuh>
 #include <cub/device/device_scan.cuh>
+#include <cuda_pipeline.h>
+#include <cuda/std/type_traits>
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -32,7 +36,7 @@ namespace joinery::detail::gpu::gb {
 
 namespace {
 
-using policy = partition_groupby_policy;
+using policy = hash_partition_policy;
 
 /// Up to max_moved_columns columns a pass moves (by value to the kernel); `in` null: row ids.
 struct pass_columns {
@@ -57,178 +61,272 @@ __device__ __forceinline__ unsigned digit_of(K k, int shift, unsigned mask) {
   return static_cast<unsigned>(partition_hash(k) >> shift) & mask;
 }
 
-/// The lanes of the warp whose valid `d` (below 2^bits) equals this lane's: one ballot a bit,
-/// where __match_any_sync took most of the histogram kernel's time (it was compute-bound at a
-/// sixth of the copy bandwidth on the H200). The whole warp calls it.
-__device__ __forceinline__ unsigned warp_peers(unsigned d, bool valid, int bits) {
-  unsigned peers = __ballot_sync(0xffffffffU, valid);
-  for (int b = 0; b < bits; ++b) {
-    unsigned const set = __ballot_sync(0xffffffffU, (d >> b) & 1U);
-    peers &= ((d >> b) & 1U) ? set : ~set;
+/// Adds each valid lane to counter[d] of its partition d and returns its slot among the
+/// additions (the counter's old value plus its rank). One atomic a lane, except where every
+/// valid lane of the warp has one partition (a hot key): then one atomic for the warp, since
+/// 32 atomics on one shared word serialise. The whole warp calls it; `Ranked` false: the
+/// counts only.
+template <bool Ranked>
+__device__ __forceinline__ unsigned warp_claim(unsigned* counter, unsigned d, bool valid) {
+  unsigned const active = __ballot_sync(0xffffffffU, valid);
+  if (active == 0) { return 0; }
+  int const leader = __ffs(static_cast<int>(active)) - 1;
+  unsigned const lead_d = __shfl_sync(0xffffffffU, d, leader);
+  if (__all_sync(0xffffffffU, !valid || d == lead_d)) {
+    unsigned const lane = threadIdx.x & 31;
+    if constexpr (Ranked) {
+      unsigned first = 0;
+      if (static_cast<int>(lane) == leader) { first = atomicAdd(counter + lead_d, __popc(active)); }
+      first = __shfl_sync(0xffffffffU, first, leader);
+      return first + __popc(active & ((1U << lane) - 1U));
+    } else {
+      if (static_cast<int>(lane) == leader) { atomicAdd(counter + lead_d, __popc(active)); }
+      return 0;
+    }
   }
-  return peers;
-}
-
-/// Adds each valid lane to counter[d] of its partition d with one atomic per partition and
-/// warp; returns the lane's slot among the additions (its rank plus the counter's old value).
-/// The whole warp calls it.
-__device__ __forceinline__ unsigned warp_claim(unsigned* counter, unsigned d, bool valid,
-                                               int bits) {
-  unsigned const lane = threadIdx.x & 31;
-  unsigned const peers = warp_peers(d, valid, bits);
   if (!valid) { return 0; }
-  int const leader = __ffs(static_cast<int>(peers)) - 1;
-  unsigned first = 0;
-  if (static_cast<int>(lane) == leader) { first = atomicAdd(counter + d, __popc(peers)); }
-  first = __shfl_sync(peers, first, leader);
-  return first + __popc(peers & ((1U << lane) - 1U));
+  if constexpr (Ranked) {
+    return atomicAdd(counter + d, 1U);
+  } else {
+    atomicAdd(counter + d, 1U);
+    return 0;
+  }
 }
 
+/// Block b counts share b % split of chunk b / split (the chunks' blocks alone left the SMs
+/// with too few loads in flight for a pass that only reads); the shares' counts are added.
 template <class K>
 __global__ void __launch_bounds__(policy::threads)
     histogram_kernel(K const* __restrict__ keys, block_chunk const* __restrict__ chunks,
-                     int shift, int pass_bits, size_type* __restrict__ counts) {
-  constexpr int ipt = policy::items_per_thread;
+                     int split, int shift, int pass_bits, size_type* __restrict__ counts) {
+  constexpr int ipt = policy::histogram_items;
+  constexpr int tile_rows = policy::threads * ipt;
   __shared__ unsigned hist[1 << policy::max_pass_bits];
   unsigned const fanout = 1U << pass_bits;
   for (unsigned d = threadIdx.x; d < fanout; d += blockDim.x) { hist[d] = 0; }
   __syncthreads();
-  auto const c = chunks[blockIdx.x];
-  for (size_type first = c.begin; first < c.end; first += policy::tile_rows) {
+  auto const c = chunks[blockIdx.x / split];
+  auto const share = static_cast<size_type>(blockIdx.x % split);
+  size_type const tiles = ceil_div(c.end - c.begin, static_cast<size_type>(tile_rows));
+  size_type const per_share = ceil_div(tiles, static_cast<size_type>(split));
+  size_type const begin = c.begin + share * per_share * tile_rows;
+  size_type const end = std::min(c.end, begin + per_share * tile_rows);
+  for (size_type first = begin; first < end; first += tile_rows) {
     K k[ipt];
-    bool valid[ipt];
 #pragma unroll
     for (int j = 0; j < ipt; ++j) {
       size_type const i = first + j * policy::threads + threadIdx.x;
-      valid[j] = i < c.end;
-      k[j] = valid[j] ? __ldg(keys + i) : K{};
+      k[j] = i < end ? __ldg(keys + i) : K{};
     }
 #pragma unroll
     for (int j = 0; j < ipt; ++j) {
-      warp_claim(hist, digit_of(k[j], shift, fanout - 1), valid[j], pass_bits);
+      warp_claim<false>(hist, digit_of(k[j], shift, fanout - 1),
+                        first + j * policy::threads + threadIdx.x < end);
     }
   }
   __syncthreads();
   for (unsigned d = threadIdx.x; d < fanout; d += blockDim.x) {
-    counts[c.cell + static_cast<size_type>(d) * c.stride] = hist[d];
+    if (hist[d] != 0) {
+      atomicAdd(reinterpret_cast<unsigned long long*>(counts + c.cell +
+                                                       static_cast<size_type>(d) * c.stride),
+                static_cast<unsigned long long>(hist[d]));
+    }
   }
 }
 
-/// The scatter's shared memory: per partition the write cursor, this tile's count and its first
-/// staged slot; per tile slot the key, the tile-local row and the partition.
-template <class K>
-constexpr std::size_t scatter_shared_bytes() {
+/// The scatter's shared memory: per partition the write cursor, the row its run this tile
+/// starts at less its first slot, this tile's count and its first slot; per tile slot the row
+/// staged there (16-bit) and its partition; two stages of a column's tile at `stage_bytes`
+/// bytes a row.
+constexpr std::size_t scatter_shared_bytes(std::size_t stage_bytes) {
   constexpr std::size_t fanout = std::size_t{1} << policy::max_pass_bits;
-  return fanout * (sizeof(size_type) + 2 * sizeof(unsigned)) +
-         static_cast<std::size_t>(policy::tile_rows) *
-           (sizeof(K) + sizeof(std::uint16_t) + sizeof(std::uint8_t));
+  constexpr auto tile = static_cast<std::size_t>(policy::scatter_tile_rows);
+  return fanout * (2 * sizeof(size_type) + 2 * sizeof(unsigned)) +
+         tile * (2 * stage_bytes + sizeof(std::uint16_t) + sizeof(std::uint8_t));
 }
 
+/// The scatter's work a tile: step 0 ranks the keys and writes them, step c + 1 writes column
+/// c. Each step's column arrives in a shared stage by per-thread asynchronous copies issued one
+/// step ahead, so that a step's loads overlap the step before it (loads into registers, one
+/// column at a time, left the pass waiting on them at a fifth of the copy bandwidth). Each step
+/// starts with a barrier, after which the stage it reads is complete and the shared arrays the
+/// step before read may be written.
 template <class K>
-__global__ void __launch_bounds__(policy::threads)
+struct scatter_agent {
+  static constexpr int threads = policy::scatter_threads;
+  static constexpr int items = policy::scatter_items;
+  static constexpr int tile_rows = policy::scatter_tile_rows;
+  static constexpr int fanout_max = 1 << policy::max_pass_bits;
+  static_assert(fanout_max <= 256, "staged partitions are 8-bit");
+  static_assert(tile_rows <= 65536, "staged rows are 16-bit");
+  static_assert(fanout_max <= threads, "one thread scans each partition's count");
+  using block_scan = cub::BlockScan<unsigned, threads>;
+
+  typename block_scan::TempStorage& scan_storage;
+  size_type* cursor;    // per partition: where the block's next row of it goes
+  size_type* run_base;  // per partition: this tile's run's first row less its first slot
+  unsigned* count;      // per partition: this tile's rows of it
+  unsigned* start;      // per partition: its first slot in the tile's order
+  std::uint16_t* row_of_slot;
+  std::uint8_t* part_of_slot;
+  unsigned char* stages;  // two of stage_stride bytes
+  std::size_t stage_stride;
+  K const* keys;
+  K* keys_out;
+  pass_columns const& cols;
+  block_chunk c;
+  int shift;
+  unsigned fanout;
+  size_type pos[items];  // this thread's slots' rows in the output, set by the keys' step
+
+  __device__ __forceinline__ unsigned rows_at(size_type first) const {
+    return static_cast<unsigned>(std::min<size_type>(tile_rows, c.end - first));
+  }
+
+  /// The copies of step `step` of the tile at `first` into stage `buf`, as one commit group
+  /// (none for row ids).
+  __device__ __forceinline__ void issue(size_type first, int step, int buf) const {
+    unsigned const rows = rows_at(first);
+    void const* src = step == 0 ? static_cast<void const*>(keys) : cols.in[step - 1];
+    unsigned const bytes = step == 0 ? static_cast<unsigned>(sizeof(K)) : cols.bytes[step - 1];
+    auto const copy = [&](auto width) {
+      constexpr unsigned w = decltype(width)::value;
+      auto const* from = static_cast<unsigned char const*>(src) + first * w;
+#pragma unroll
+      for (int j = 0; j < items; ++j) {
+        unsigned const i = j * threads + threadIdx.x;
+        if (i < rows) { __pipeline_memcpy_async((stages + buf * stage_stride) + i * w, from + i * w, w); }
+      }
+    };
+    if (src != nullptr) {
+      if (bytes == 4) {
+        copy(cuda::std::integral_constant<unsigned, 4>{});
+      } else {
+        copy(cuda::std::integral_constant<unsigned, 8>{});
+      }
+    }
+    __pipeline_commit();
+  }
+
+  /// Ranks the tile's keys by partition, writes them to their runs and sets pos.
+  __device__ __forceinline__ void keys_step(size_type first, int buf) {
+    unsigned const rows = rows_at(first);
+    auto const* staged = reinterpret_cast<K const*>((stages + buf * stage_stride));
+    unsigned part[items];
+    unsigned rank[items];
+#pragma unroll
+    for (int j = 0; j < items; ++j) {
+      unsigned const i = j * threads + threadIdx.x;
+      part[j] = i < rows ? digit_of(staged[i], shift, fanout - 1) : 0U;
+      rank[j] = warp_claim<true>(count, part[j], i < rows);
+    }
+    __syncthreads();
+    unsigned const d = threadIdx.x;
+    unsigned before = 0;
+    block_scan(scan_storage).ExclusiveSum(d < fanout ? count[d] : 0U, before);
+    if (d < fanout) {
+      start[d] = before;
+      run_base[d] = cursor[d] - before;
+      cursor[d] += count[d];
+      count[d] = 0;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int j = 0; j < items; ++j) {
+      unsigned const i = j * threads + threadIdx.x;
+      if (i >= rows) { continue; }
+      unsigned const slot = start[part[j]] + rank[j];
+      row_of_slot[slot] = static_cast<std::uint16_t>(i);
+      part_of_slot[slot] = static_cast<std::uint8_t>(part[j]);
+    }
+    __syncthreads();
+    // Consecutive threads take consecutive slots: each partition's run is written in order.
+#pragma unroll
+    for (int j = 0; j < items; ++j) {
+      unsigned const s = j * threads + threadIdx.x;
+      if (s >= rows) { continue; }
+      pos[j] = run_base[part_of_slot[s]] + s;
+      keys_out[pos[j]] = staged[row_of_slot[s]];
+    }
+  }
+
+  /// Column c of the tile: each slot's value read from the stage at its row, written to pos.
+  template <class V>
+  __device__ __forceinline__ void column_step(size_type first, int col, int buf) const {
+    unsigned const rows = rows_at(first);
+    auto const* staged = reinterpret_cast<V const*>((stages + buf * stage_stride));
+    auto* out = static_cast<V*>(cols.out[col]);
+    bool const ids = cols.in[col] == nullptr;
+#pragma unroll
+    for (int j = 0; j < items; ++j) {
+      unsigned const s = j * threads + threadIdx.x;
+      if (s >= rows) { continue; }
+      unsigned const row = row_of_slot[s];
+      out[pos[j]] = ids ? static_cast<V>(first + row) : staged[row];
+    }
+  }
+
+  __device__ __forceinline__ void run() {
+    int const steps = 1 + cols.count;
+    size_type first = c.begin;
+    int step = 0;
+    int buf = 0;
+    if (first < c.end) { issue(first, 0, 0); }
+    while (first < c.end) {
+      int next_step = step + 1;
+      size_type next_first = first;
+      if (next_step == steps) {
+        next_step = 0;
+        next_first += tile_rows;
+      }
+      // After the barrier this step's stage is complete, and every thread is done with the
+      // step before, which read the other stage: the next step's copies may go there.
+      __pipeline_wait_prior(0);
+      __syncthreads();
+      if (next_first < c.end) { issue(next_first, next_step, buf ^ 1); }
+      if (step == 0) {
+        keys_step(first, buf);
+      } else if (cols.bytes[step - 1] == 4) {
+        column_step<std::uint32_t>(first, step - 1, buf);
+      } else {
+        column_step<unsigned long long>(first, step - 1, buf);
+      }
+      step = next_step;
+      first = next_first;
+      buf ^= 1;
+    }
+  }
+};
+
+template <class K>
+__global__ void __launch_bounds__(policy::scatter_threads, policy::scatter_blocks_per_sm)
     scatter_kernel(K const* __restrict__ keys, block_chunk const* __restrict__ chunks, int shift,
                    int pass_bits, size_type const* __restrict__ cursors, K* __restrict__ keys_out,
-                   pass_columns const cols) {
-  constexpr int ipt = policy::items_per_thread;
+                   __grid_constant__ pass_columns const cols, unsigned stage_bytes) {
   constexpr int fanout_max = 1 << policy::max_pass_bits;
-  static_assert(policy::tile_rows <= 65536, "tile rows are staged as 16-bit offsets");
-  using block_scan = cub::BlockScan<unsigned, policy::threads>;
-  __shared__ typename block_scan::TempStorage scan_storage;
+  constexpr int tile_rows = policy::scatter_tile_rows;
+  using agent = scatter_agent<K>;
+  __shared__ typename agent::block_scan::TempStorage scan_storage;
   extern __shared__ __align__(16) unsigned char smem[];
   auto* cursor = reinterpret_cast<size_type*>(smem);
-  auto* staged_key = reinterpret_cast<K*>(cursor + fanout_max);
-  auto* count = reinterpret_cast<unsigned*>(staged_key + policy::tile_rows);
+  auto* run_base = cursor + fanout_max;
+  auto* stage0 = reinterpret_cast<unsigned char*>(run_base + fanout_max);
+  auto* stage1 = stage0 + static_cast<std::size_t>(tile_rows) * stage_bytes;
+  auto* count = reinterpret_cast<unsigned*>(stage1 + static_cast<std::size_t>(tile_rows) * stage_bytes);
   auto* start = count + fanout_max;
-  auto* staged_row = reinterpret_cast<std::uint16_t*>(start + fanout_max);
-  auto* staged_part = reinterpret_cast<std::uint8_t*>(staged_row + policy::tile_rows);
+  auto* row_of_slot = reinterpret_cast<std::uint16_t*>(start + fanout_max);
+  auto* part_of_slot = reinterpret_cast<std::uint8_t*>(row_of_slot + tile_rows);
   unsigned const fanout = 1U << pass_bits;
   auto const c = chunks[blockIdx.x];
   for (unsigned d = threadIdx.x; d < fanout; d += blockDim.x) {
     cursor[d] = cursors[c.cell + static_cast<size_type>(d) * c.stride];
     count[d] = 0;
   }
-  __syncthreads();
-  for (size_type first = c.begin; first < c.end; first += policy::tile_rows) {
-    auto const rows = static_cast<unsigned>(std::min<size_type>(policy::tile_rows, c.end - first));
-    K k[ipt];
-    unsigned part[ipt];
-    unsigned rank[ipt];
-#pragma unroll
-    for (int j = 0; j < ipt; ++j) {
-      unsigned const i = j * policy::threads + threadIdx.x;
-      k[j] = i < rows ? __ldg(keys + first + i) : K{};
-    }
-#pragma unroll
-    for (int j = 0; j < ipt; ++j) {
-      part[j] = digit_of(k[j], shift, fanout - 1);
-      rank[j] = warp_claim(count, part[j], j * policy::threads + threadIdx.x < rows, pass_bits);
-    }
-    __syncthreads();
-    unsigned before = 0;
-    block_scan(scan_storage).ExclusiveSum(threadIdx.x < fanout ? count[threadIdx.x] : 0U, before);
-    if (threadIdx.x < fanout) { start[threadIdx.x] = before; }
-    __syncthreads();
-#pragma unroll
-    for (int j = 0; j < ipt; ++j) {
-      unsigned const i = j * policy::threads + threadIdx.x;
-      if (i >= rows) { continue; }
-      unsigned const slot = start[part[j]] + rank[j];
-      staged_key[slot] = k[j];
-      staged_row[slot] = static_cast<std::uint16_t>(i);
-      staged_part[slot] = static_cast<std::uint8_t>(part[j]);
-    }
-    __syncthreads();
-    // Consecutive threads write consecutive rows of one partition, in every column. A thread's
-    // slots are read, and its values loaded, all before the first is written: one slot at a time
-    // left each load's latency exposed (the pass ran at a fifth of the copy bandwidth).
-    size_type pos[ipt];
-    size_type row[ipt];
-#pragma unroll
-    for (int j = 0; j < ipt; ++j) {
-      unsigned const slot = j * policy::threads + threadIdx.x;
-      if (slot >= rows) { continue; }
-      unsigned const d = staged_part[slot];
-      pos[j] = cursor[d] + (slot - start[d]);
-      row[j] = first + staged_row[slot];
-      keys_out[pos[j]] = staged_key[slot];
-    }
-    for (int col = 0; col < cols.count; ++col) {
-      bool const ids = cols.in[col] == nullptr;
-      if (cols.bytes[col] == 4) {
-        auto const* in = static_cast<std::uint32_t const*>(cols.in[col]);
-        auto* out = static_cast<std::uint32_t*>(cols.out[col]);
-        std::uint32_t v[ipt];
-#pragma unroll
-        for (int j = 0; j < ipt; ++j) {
-          bool const here = j * policy::threads + threadIdx.x < rows;
-          v[j] = !here ? 0U : ids ? static_cast<std::uint32_t>(row[j]) : __ldg(in + row[j]);
-        }
-#pragma unroll
-        for (int j = 0; j < ipt; ++j) {
-          if (j * policy::threads + threadIdx.x < rows) { out[pos[j]] = v[j]; }
-        }
-      } else {
-        auto const* in = static_cast<unsigned long long const*>(cols.in[col]);
-        auto* out = static_cast<unsigned long long*>(cols.out[col]);
-        unsigned long long v[ipt];
-#pragma unroll
-        for (int j = 0; j < ipt; ++j) {
-          bool const here = j * policy::threads + threadIdx.x < rows;
-          v[j] = !here ? 0ULL : ids ? static_cast<unsigned long long>(row[j]) : __ldg(in + row[j]);
-        }
-#pragma unroll
-        for (int j = 0; j < ipt; ++j) {
-          if (j * policy::threads + threadIdx.x < rows) { out[pos[j]] = v[j]; }
-        }
-      }
-    }
-    __syncthreads();
-    for (unsigned d = threadIdx.x; d < fanout; d += blockDim.x) {
-      cursor[d] += count[d];
-      count[d] = 0;
-    }
-    __syncthreads();
-  }
+  // The first step's barrier orders these writes before any use.
+  agent a{scan_storage, cursor, run_base, count, start, row_of_slot, part_of_slot,
+          stage0, static_cast<std::size_t>(stage1 - stage0), keys, keys_out, cols, c, shift,
+          fanout, {}};
+  a.run();
 }
 
 /// One pass: each segment [segments[s], segments[s + 1]) of the input split into 2^pass_bits
@@ -243,10 +341,11 @@ std::vector<size_type> partition_pass(K const* keys, std::vector<size_type> cons
   auto const fanout = size_type{1} << pass_bits;
   int const shift = static_cast<int>(8 * sizeof(decltype(partition_hash(K{})))) - used_bits -
                     pass_bits;
-  // Chunks of about the same rows: a segment of r rows gets ceil(r / chunk) blocks.
+  // Chunks of about the same rows, one a scatter block: a segment of r rows gets
+  // ceil(r / chunk) blocks.
   size_type const chunk = std::max<size_type>(
-    policy::tile_rows,
-    ceil_div(n, static_cast<size_type>(current_sm_count()) * policy::blocks_per_sm));
+    policy::scatter_tile_rows,
+    ceil_div(n, static_cast<size_type>(current_sm_count()) * policy::scatter_blocks_per_sm));
   std::vector<block_chunk> chunks;
   std::vector<size_type> first_cell;  // per segment, -1 when it has no rows
   size_type cells = 0;
@@ -278,10 +377,11 @@ std::vector<size_type> partition_pass(K const* keys, std::vector<size_type> cons
   auto const blocks = static_cast<unsigned>(chunks.size());
   buffer counts(static_cast<std::size_t>(cells + 1) * sizeof(size_type), mr, stream);
   auto* d_counts = static_cast<size_type*>(counts.data());
-  histogram_kernel<K><<<blocks, policy::threads, 0, s>>>(keys, d_chunks, shift, pass_bits,
-                                                         d_counts);
+  JOINERY_CUDA_TRY(cudaMemsetAsync(d_counts, 0, counts.size(), s));
+  constexpr int split = policy::histogram_split;
+  histogram_kernel<K><<<blocks * split, policy::threads, 0, s>>>(keys, d_chunks, split, shift,
+                                                                 pass_bits, d_counts);
   JOINERY_CHECK_LAUNCH();
-  JOINERY_CUDA_TRY(cudaMemsetAsync(d_counts + cells, 0, sizeof(size_type), s));
   std::size_t temp_bytes = 0;
   JOINERY_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, d_counts, cells + 1, s));
   {
@@ -289,10 +389,13 @@ std::vector<size_type> partition_pass(K const* keys, std::vector<size_type> cons
     JOINERY_CUDA_TRY(
       cub::DeviceScan::ExclusiveSum(temp.data(), temp_bytes, d_counts, cells + 1, s));
   }
-  std::size_t const smem = scatter_shared_bytes<K>();
+  // The stages hold the widest column a row.
+  unsigned stage_bytes = sizeof(K);
+  for (int c = 0; c < cols.count; ++c) { stage_bytes = std::max(stage_bytes, cols.bytes[c]); }
+  std::size_t const smem = scatter_shared_bytes(stage_bytes);
   allow_dynamic_smem(scatter_kernel<K>, smem);
-  scatter_kernel<K><<<blocks, policy::threads, smem, s>>>(keys, d_chunks, shift, pass_bits,
-                                                          d_counts, keys_out, cols);
+  scatter_kernel<K><<<blocks, policy::scatter_threads, smem, s>>>(
+    keys, d_chunks, shift, pass_bits, d_counts, keys_out, cols, stage_bytes);
   JOINERY_CHECK_LAUNCH();
   std::vector<size_type> scanned(static_cast<std::size_t>(cells + 1));
   JOINERY_CUDA_TRY(cudaMemcpyAsync(scanned.data(), d_counts, scanned.size() * sizeof(size_type),

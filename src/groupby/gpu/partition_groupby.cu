@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -48,12 +49,13 @@ struct partition_accs {
 
 /// The work items: item i is rows [begin[i], end[i]) (raw rows) or partial regions
 /// [begin[i], end[i]) (merge); a raw item with region[i] >= 0 writes partial groups to that
-/// region, else final groups.
+/// region, else final groups. Blocks claim items in order from `next` (largest first).
 struct work_items {
   size_type const* begin = nullptr;
   size_type const* end = nullptr;
   int const* region = nullptr;
   size_type count = 0;
+  unsigned long long* next = nullptr;
 };
 
 template <class K>
@@ -169,7 +171,7 @@ __device__ void reset_table(shared_group_table<K> const& t, partition_accs const
 template <class K, bool Merge>
 __global__ void __launch_bounds__(policy::aggregate_threads, 1)
     aggregate_kernel(K const* __restrict__ keys, work_items items, partition_accs accs,
-                     int slots, int max_groups, std::uint32_t keys_offset,
+                     int slots, int max_groups,
                      partition_outputs<K> out) {
   constexpr int tile_rows = policy::aggregate_threads * policy::aggregate_items_per_thread;
   extern __shared__ __align__(16) unsigned char smem[];
@@ -177,10 +179,17 @@ __global__ void __launch_bounds__(policy::aggregate_threads, 1)
   __shared__ int has_marker;
   __shared__ size_type base;
   __shared__ int written;
+  __shared__ size_type claimed;
   using table_t = shared_group_table<K>;
-  table_t const t{reinterpret_cast<typename table_t::bits_type*>(smem + keys_offset), slots,
+  table_t const t{reinterpret_cast<typename table_t::bits_type*>(smem), slots,
                   max_groups, &groups};
-  for (size_type item = blockIdx.x; item < items.count; item += gridDim.x) {
+  for (;;) {
+    // Claimed in turn, not by a fixed stride: items differ in size (a hot key's partition is cut
+    // into pieces), and a block that drew two large ones set the launch's time under skew.
+    if (threadIdx.x == 0) { claimed = static_cast<size_type>(atomicAdd(items.next, 1ULL)); }
+    __syncthreads();
+    size_type const item = claimed;
+    if (item >= items.count) { break; }
     reset_table(t, accs, smem, groups, has_marker);
     __syncthreads();
     bool fits = true;
@@ -253,7 +262,9 @@ std::size_t table_bytes(agg_plan const& plan, int slots, partition_accs* accs) {
 }
 
 /// Work items of one partitioning: a partition of at most item_rows rows is one item writing
-/// final groups; a larger one is cut into items writing partial regions, merged by one item.
+/// final groups; a larger one is cut into pieces of about item_rows / split_pieces rows writing
+/// partial regions, merged by one item. Items are listed largest first, the order blocks claim
+/// them in (longest processing time first: the small ones fill in where large ones end).
 struct item_plan {
   std::vector<size_type> begin, end;
   std::vector<int> region;
@@ -273,16 +284,30 @@ item_plan plan_items(std::vector<size_type> const& offsets, size_type item_rows)
       p.region.push_back(-1);
       continue;
     }
-    auto const per = ceil_div(rows, cuts);
+    auto const pieces = ceil_div(rows, std::max<size_type>(1, item_rows / policy::split_pieces));
+    auto const per = ceil_div(rows, pieces);
     p.merge_begin.push_back(p.regions);
-    for (size_type c = 0; c < cuts; ++c) {
-      p.begin.push_back(offsets[q] + c * per);
-      p.end.push_back(std::min(offsets[q + 1], offsets[q] + (c + 1) * per));
+    for (size_type c = 0; c < pieces; ++c) {
+      auto const b = offsets[q] + c * per;
+      if (b >= offsets[q + 1]) { break; }
+      p.begin.push_back(b);
+      p.end.push_back(std::min(offsets[q + 1], b + per));
       p.region.push_back(p.regions++);
     }
     p.merge_end.push_back(p.regions);
   }
-  return p;
+  std::vector<std::size_t> order(p.begin.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return p.end[a] - p.begin[a] > p.end[b] - p.begin[b];
+  });
+  item_plan sorted = p;
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    sorted.begin[i] = p.begin[order[i]];
+    sorted.end[i] = p.end[order[i]];
+    sorted.region[i] = p.region[order[i]];
+  }
+  return sorted;
 }
 
 template <class T>
@@ -327,12 +352,11 @@ group_parts partition_groupby(K const* keys, size_type n, table_view const& inpu
   partition_accs accs;
   accs.count = static_cast<int>(plan.accs.size());
   std::size_t const smem = table_bytes<K>(plan, slots, &accs);
-  auto const keys_offset = std::uint32_t{0};
 
   auto const columns = aggregated_columns(plan);
   // PGB-TR moves the aggregated columns; beyond max_moved_columns, or PGB-UR, the row ids.
   bool const move_values =
-    transformed && columns.size() <= static_cast<std::size_t>(policy::max_moved_columns);
+    transformed && columns.size() <= static_cast<std::size_t>(hash_partition_policy::max_moved_columns);
   bool const ids64 = n > static_cast<size_type>(std::numeric_limits<std::uint32_t>::max());
   std::vector<moved_column> moved;
   if (move_values) {
@@ -359,11 +383,11 @@ group_parts partition_groupby(K const* keys, size_type n, table_view const& inpu
       t.stop_beyond_first_table = false;
       return hash_groupby<K>(keys, n, input, plan, false, t, clock, stream, mr);
     }
-    bits = std::min(policy::max_bits, std::max(bits, ceil_log2(sms)));
+    bits = std::min(hash_partition_policy::max_bits, std::max(bits, ceil_log2(sms)));
   }
-  JOINERY_EXPECTS(bits >= 0 && bits <= policy::max_bits,
+  JOINERY_EXPECTS(bits >= 0 && bits <= hash_partition_policy::max_bits,
                   name + " group-by: partition bits must be 0 to " +
-                    std::to_string(policy::max_bits) + ", got " + std::to_string(bits));
+                    std::to_string(hash_partition_policy::max_bits) + ", got " + std::to_string(bits));
   auto kernel = aggregate_kernel<K, false>;
   auto merge = aggregate_kernel<K, true>;
   allow_dynamic_smem(kernel, smem);
@@ -425,10 +449,10 @@ group_parts partition_groupby(K const* keys, size_type n, table_view const& inpu
       accs.partial_out[a] = partial_accs.back().data();
       accs.partial[a] = partial_accs.back().data();
     }
-    // The counters: final groups, overflow flag, then each region's rows.
-    buffer counters(sizeof(unsigned long long) + sizeof(int) + 4 +
-                      static_cast<std::size_t>(items.regions) * sizeof(size_type),
-                    mr, stream);
+    // The counters: final groups, overflow flag, each region's rows, then the next item of the
+    // aggregation and of the merge.
+    std::size_t const claims_at = 16 + static_cast<std::size_t>(items.regions) * sizeof(size_type);
+    buffer counters(claims_at + 2 * sizeof(unsigned long long), mr, stream);
     JOINERY_CUDA_TRY(cudaMemsetAsync(counters.data(), 0, counters.size(), s));
     auto* counter_bytes = static_cast<unsigned char*>(counters.data());
     out.keys = static_cast<K*>(out_keys.data());
@@ -446,13 +470,14 @@ group_parts partition_groupby(K const* keys, size_type n, table_view const& inpu
     w.end = static_cast<size_type const*>(end.data());
     w.region = static_cast<int const*>(region.data());
     w.count = static_cast<size_type>(items.begin.size());
+    w.next = reinterpret_cast<unsigned long long*>(counter_bytes + claims_at);
     int const per_sm = resident_blocks_per_sm(kernel, policy::aggregate_threads, smem);
     auto const grid = [&](size_type count) {
       return static_cast<unsigned>(
         std::max<size_type>(1, std::min<size_type>(count, static_cast<size_type>(sms) * per_sm)));
     };
     kernel<<<grid(w.count), policy::aggregate_threads, smem, s>>>(pkeys, w, accs, slots,
-                                                                    max_groups, keys_offset, out);
+                                                                    max_groups, out);
     JOINERY_CHECK_LAUNCH();
     clock.lap("aggregate partitions");
     buffer merge_begin, merge_end;
@@ -463,8 +488,9 @@ group_parts partition_groupby(K const* keys, size_type n, table_view const& inpu
       m.begin = static_cast<size_type const*>(merge_begin.data());
       m.end = static_cast<size_type const*>(merge_end.data());
       m.count = static_cast<size_type>(items.merge_begin.size());
+      m.next = w.next + 1;
       merge<<<grid(m.count), policy::aggregate_threads, smem, s>>>(
-        out.partial_keys, m, accs, slots, max_groups, keys_offset, out);
+        out.partial_keys, m, accs, slots, max_groups, out);
       JOINERY_CHECK_LAUNCH();
       clock.lap("merge split partitions");
     }
@@ -483,16 +509,16 @@ group_parts partition_groupby(K const* keys, size_type n, table_view const& inpu
       return parts;
     }
     // A partition met more groups than its table holds: partition finer.
-    if (bits == policy::max_bits && tuning.stop_beyond_first_table) {
+    if (bits == hash_partition_policy::max_bits && tuning.stop_beyond_first_table) {
       group_parts none;  // automatic runs the sort group-by instead
       none.incomplete = true;
       return none;
     }
-    JOINERY_EXPECTS(bits < policy::max_bits,
-                    name + " group-by: a partition of 2^" + std::to_string(policy::max_bits) +
+    JOINERY_EXPECTS(bits < hash_partition_policy::max_bits,
+                    name + " group-by: a partition of 2^" + std::to_string(hash_partition_policy::max_bits) +
                       " holds more than " + std::to_string(max_groups) +
                       " groups; use hash or sort_transformed for this many groups");
-    bits = std::min(policy::max_bits, bits + policy::retry_bits);
+    bits = std::min(hash_partition_policy::max_bits, bits + policy::retry_bits);
   }
 }
 

@@ -90,9 +90,10 @@ struct hash_groupby_policy {
   static constexpr int skew_samples = skew_threads * skew_items_per_thread;
   static constexpr double skew_partition_share = 2.0;
   /// automatic, past tier 1, the hottest key's share below skew_partition_share but at least
-  /// skew_sort_share: the sort group-by (SGB-TR; for 8-byte keys SGB-DE-TR up to
-  /// sort_groupby_policy::dictionary_automatic_groups) runs instead of tier 2 from
-  /// skew_sort_groups estimated groups (estimate_groups). On the H200 at 2^28 rows at Zipf 1
+  /// skew_sort_share: HGB stops before tier 2 from skew_sort_groups estimated groups
+  /// (estimate_groups), and the sort group-by runs (SGB-TR; for 8-byte keys SGB-DE-TR up to
+  /// sort_groupby_policy::dictionary_automatic_groups). automatic asks for 1 with 4-byte keys,
+  /// which PGB-TR takes at any g (groupby_gpu.cu). On the H200 at 2^28 rows at Zipf 1
   /// (the hottest key 7-9%), tier 2 ran 17-19 G rows/s at g = 2^16 and
   /// SGB-TR 14-15, at 2^18 11-14 and 14-15, at 2^20 8-10 and 15-16. The estimate (a lower bound
   /// under such skew) of Zipf-1 keys is 2^14.3-2^14.5 at g = 2^16 and 2^15.1-2^15.3 at 2^18
@@ -105,6 +106,13 @@ struct hash_groupby_policy {
   /// those keys are 34379 and 54033 (a CPU replica of estimate_groups on the benchmark's keys),
   /// and the bound sits between.
   static constexpr size_type skew_sort_groups_wide = 43000;
+  /// automatic, past tier 1 without such skew, 4-byte keys: PGB-TR instead of tier 2 from this
+  /// many estimated groups, and instead of the sort group-by past tier 2's first table. On the
+  /// H200 at 2^28 rows (spread int32 keys, MAX / SUM of two int32 columns; BENCHMARKS.md,
+  /// "partition group-by") tier 2 ran 33.3 / 29.8 G rows/s at g = 2^18 against PGB-TR's
+  /// 30.1 / 29.4, and 24.0 / 19.6 at 2^20 against 25.9 / 23.0; past 2^20 PGB-TR 17-18 against
+  /// SGB-TR's 14.6-15.
+  static constexpr size_type partition_groups = size_type{1} << 19;
 };
 
 /// Launch shape of the sort group-bys' segmented aggregation: each warp owns a contiguous range
@@ -127,26 +135,20 @@ struct sort_groupby_policy {
   static constexpr int dictionary_items_per_thread = 4;
 };
 
-/// The partition group-bys (PGB-UR, PGB-TR): the partition passes (hash_partition.cu) and the
-/// aggregation of each partition in a block's shared memory (partition_groupby.cu).
+/// The partition group-bys (PGB-UR, PGB-TR): the aggregation of each partition in a block's
+/// shared memory (partition_groupby.cu); the partition passes take hash_partition_policy
+/// (hash_partition.cuh).
 struct partition_groupby_policy {
-  /// Partition passes: blocks of `threads`, each over one contiguous chunk of a segment's rows,
-  /// ranking a tile of threads * items_per_thread rows by partition in shared memory and writing
-  /// it out as one run per partition and column.
-  static constexpr int threads = 512;
-  static constexpr int items_per_thread = 8;
-  static constexpr int tile_rows = threads * items_per_thread;
-  static constexpr int blocks_per_sm = 2;
-  /// Partitions a pass makes at most (2^bits), and the most bits of all passes (two passes).
-  static constexpr int max_pass_bits = 8;
-  static constexpr int max_bits = 2 * max_pass_bits;
-  static constexpr int max_moved_columns = 16;  ///< PGB-TR; more: PGB-UR
   /// Aggregation: one block of aggregate_threads per SM, its table as large as the shared memory
   /// allows (at most three quarters of its slots groups).
   static constexpr int aggregate_threads = 1024;
   static constexpr int aggregate_items_per_thread = 4;
   static constexpr int max_table_slots = 1 << 13;
   static constexpr int max_accumulators = 32;
+  /// A partition of more rows than an SM's share of the input is cut into pieces of a
+  /// split_pieces-th of that share (items are claimed largest first, so that a hot key's pieces
+  /// and the other partitions even out over the SMs).
+  static constexpr int split_pieces = 4;
   /// Partition bits added when a partition held more groups than its table (the sampled
   /// estimate is low under skew, and each attempt partitions the rows again).
   static constexpr int retry_bits = 4;
@@ -169,13 +171,14 @@ struct group_parts {
   std::vector<buffer> accs;
   buffer index;  ///< int64, groups entries, or empty
   bool sorted = false;
-  /// HGB stopped at its first global table, or before it under skew
+  /// HGB stopped at its first global table, or before it
   /// (groupby_tuning::stop_beyond_first_table): nothing else is set; the caller runs another
-  /// algorithm (the sort group-by, or with `skewed` PGB-TR).
+  /// algorithm (the sort group-by, or with `partition_next` PGB-TR).
   bool incomplete = false;
-  /// With incomplete: HGB stopped before tier 2 since one key holds a large share of the rows
-  /// (groupby_tuning::skew_partition_share); the caller runs PGB-TR.
-  bool skewed = false;
+  /// With incomplete: the caller runs PGB-TR (4-byte keys past tier 1 with many estimated
+  /// groups or past the first global table; or one key holding a large share of the rows,
+  /// groupby_tuning::skew_partition_share).
+  bool partition_next = false;
 };
 
 /// Phase times, as the GPU ran them: a lap records an event on the stream (only when someone

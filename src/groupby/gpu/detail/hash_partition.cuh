@@ -9,6 +9,25 @@
 
 namespace joinery::detail::gpu::gb {
 
+/// The partition passes' tuning (hash_partition.cu).
+struct hash_partition_policy {
+  /// The histogram: blocks of `threads`, `histogram_items` rows a thread a tile, each scatter
+  /// block's chunk counted by histogram_split blocks.
+  static constexpr int threads = 512;
+  static constexpr int histogram_items = 16;
+  static constexpr int histogram_split = 4;
+  /// The scatter: tiles of scatter_tile_rows (each partition's run a tile and column about 32
+  /// rows at 2^8 partitions: the runs are what the writes' efficiency follows).
+  static constexpr int scatter_threads = 1024;
+  static constexpr int scatter_items = 8;
+  static constexpr int scatter_blocks_per_sm = 1;
+  static constexpr int scatter_tile_rows = scatter_threads * scatter_items;
+  /// Partitions a pass makes at most (2^bits), and the most bits of all passes (two passes).
+  static constexpr int max_pass_bits = 8;
+  static constexpr int max_bits = 2 * max_pass_bits;
+  static constexpr int max_moved_columns = 16;  ///< PGB-TR; more: PGB-UR
+};
+
 /// A column that moves with the keys: `bytes` (4 or 8) a row from `in`, or, where `in` is null,
 /// the row's index in the input (a generated row id of `bytes` bytes).
 struct moved_column {
@@ -33,7 +52,7 @@ __host__ __device__ __forceinline__ auto partition_hash(K k) {
 }
 
 /// Moves the keys and `columns` into partitions by the high `bits` bits of partition_hash
-/// (0..partition_groupby_policy::max_bits): one pass up to max_pass_bits, else two, the second
+/// (1..hash_partition_policy::max_bits): one pass up to max_pass_bits, else two, the second
 /// within each partition of the first. Not stable.
 template <class K>
 hash_partitions hash_partition_rows(K const* keys, size_type n,
