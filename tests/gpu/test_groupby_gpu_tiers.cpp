@@ -250,16 +250,17 @@ TEST(GpuHashGroupby, AutomaticSortsOrPartitionsHeavilySkewedKeysPastTheSharedTie
   t.skew_partition_share = 2;
   t.skew_sort_groups = -1;
   run(hot32, groupby_algorithm::hash, "switched off");
-  // A share below the threshold (one key 10%): 4-byte keys PGB-TR at any estimate (over 5000
-  // keys it runs HGB's tiers itself, one partition holding them all). 8-byte keys: the sort of
+  // A share below the threshold (one key 10%): 4-byte keys PGB-TR from an estimate of more
+  // groups than one of its partitions takes (5120), tier 2 below. 8-byte keys: the sort of
   // their dictionary codes past skew_sort_groups_wide (43000 estimated), tier 2 below.
   t.skew_partition_share = -1;
   t.skew_sort_groups = 0;
-  for (int domain : {50000, 36000, 5000}) {
+  for (int domain : {50000, 36000, 2000}) {
     auto const name = std::to_string(domain);
     auto warm = uniform_keys<std::int32_t>(300000, domain, 10);
     for (std::size_t i = 0; i < warm.size(); i += 10) { warm[i] = 3; }
-    run(warm, groupby_algorithm::partition_transformed, ("one key 10%, " + name + " keys").c_str());
+    run(warm, domain > 2000 ? groupby_algorithm::partition_transformed : groupby_algorithm::hash,
+        ("one key 10%, " + name + " keys").c_str());
     auto warm64 = uniform_keys<std::int64_t>(300000, domain, 11);
     for (std::size_t i = 0; i < warm64.size(); i += 10) { warm64[i] = -3; }
     run(warm64, domain > 36000 ? groupby_algorithm::sort_dictionary : groupby_algorithm::hash,
