@@ -20,6 +20,11 @@ struct cuda_error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// An exact result does not fit its type (a SUM under overflow_policy::error).
+struct overflow_error : std::overflow_error {
+  using std::overflow_error::overflow_error;
+};
+
 /// The result or the working set does not fit in the memory budget.
 struct out_of_memory : std::runtime_error {
   using std::runtime_error::runtime_error;

@@ -30,9 +30,17 @@ enum class groupby_algorithm : std::uint8_t {
 };
 
 /// count: the group's rows (COUNT(*)); count_valid: its non-NULL values of the column
-/// (COUNT(column)). sum, min, max and avg skip NULL values and are NULL for a group without any.
-/// A string column takes count_valid, min and max (byte order) only.
-enum class aggregation_kind : std::uint8_t { count, sum, min, max, avg, count_valid };
+/// (COUNT(column)); count_distinct: its distinct non-NULL values (COUNT(DISTINCT column); all
+/// NaNs one value, -0.0 that of 0.0; strings by their bytes), from a group-by on the keys and
+/// the column, so with at most 7 key columns. sum, min, max and avg skip NULL values and are
+/// NULL for a group without any. A string column takes count_valid, count_distinct, min and
+/// max (byte order) only.
+enum class aggregation_kind : std::uint8_t { count, sum, min, max, avg, count_valid, count_distinct };
+
+/// What SUM of an integer column does past its result type's range: wrap (modulo 2^64, as C++
+/// and polars do) or error (throw overflow_error, as SQL engines do; the sums are then exact,
+/// from the sums of the values' 32-bit halves, for inputs below 2^32 rows).
+enum class overflow_policy : std::uint8_t { wrap, error };
 
 /// One aggregate over one column (count ignores the column).
 struct aggregation {
@@ -44,6 +52,7 @@ struct groupby_options {
   groupby_algorithm algorithm = groupby_algorithm::automatic;
   joinery::backend backend = joinery::backend::automatic;
   bool sort_by_key = false;  ///< order the groups by key (ascending)
+  overflow_policy sum_overflow = overflow_policy::wrap;
   std::size_t device_memory_budget = 0;
   int device = 0;
   /// multi_gpu: the GPUs, one rank each (a GPU may repeat; empty: every GPU present), and how
@@ -64,8 +73,8 @@ struct groupby_stats {
 };
 
 /// Result columns: the key (one column per key column), then one column per aggregation in
-/// request order. Types: count, count_valid -> int64; sum -> int64 (signed input) / uint64
-/// (unsigned), wrapping, or float64 (floating input); min/max -> the input type; avg -> float64
+/// request order. Types: count, count_valid, count_distinct -> int64; sum -> int64 (signed
+/// input) / uint64 (unsigned), wrapping unless sum_overflow is error, or float64 (floating input); min/max -> the input type; avg -> float64
 /// (exact integer sum / count; over a column with NULLs, the int64 sum / count). bool, dates,
 /// timestamps and decimals (DESIGN.md 7.1c): min/max keep the type; sum of bool8 -> int64, of
 /// decimal64 -> decimal128 (the scale kept; exact below 2^32 values a group); avg of bool8 /
@@ -100,6 +109,8 @@ groupby_result groupby(table_view const& input, std::vector<size_type> const& ke
 type_id aggregation_result_type(aggregation_kind k, type_id input);
 std::string_view to_string(groupby_algorithm a) noexcept;
 std::string_view to_string(aggregation_kind k) noexcept;
+std::string_view to_string(overflow_policy p) noexcept;
+overflow_policy overflow_policy_from_string(std::string_view name);
 groupby_algorithm groupby_algorithm_from_string(std::string_view name);
 aggregation_kind aggregation_kind_from_string(std::string_view name);
 std::vector<groupby_algorithm> groupby_algorithms_on(backend b);

@@ -10,7 +10,8 @@ from ._inputs import DEVICE, InputTable, read_table
 from ._outputs import Stats, assemble, check_result_form, index_arrays
 
 _HOW = ("inner", "left", "right", "full", "outer", "semi", "anti")
-_AGGREGATIONS = ("count", "size", "len", "sum", "min", "max", "mean", "avg")
+_AGGREGATIONS = ("count", "size", "len", "sum", "min", "max", "mean", "avg", "n_unique",
+                 "nunique")
 _UNITS = {"": 1, "b": 1, "k": 10**3, "kb": 10**3, "m": 10**6, "mb": 10**6, "g": 10**9,
           "gb": 10**9, "t": 10**12, "tb": 10**12, "kib": 2**10, "mib": 2**20, "gib": 2**30,
           "tib": 2**40}
@@ -204,9 +205,10 @@ def group_by(table, by, aggs, *, algorithm: str = "auto", backend: str = "auto",
         by: the key column's name, or a list of names (up to 8).
         aggs: ``{"v": ["sum", "max"], "w": "mean"}`` or ``[("v", "sum"), ("w", "mean")]``;
             aggregations "count" (non-null values, as pandas and polars count), "size" or
-            "len" (rows), "sum", "min", "max", "mean" (also "avg"). Result columns are the
-            keys, then ``<column>_<aggregation>`` in request order (pyarrow's names).
-            count / size -> int64; sum -> int64 / uint64 (wrapping) or float64; min / max ->
+            "len" (rows), "sum", "min", "max", "mean" (also "avg"), "n_unique" (also
+            "nunique": distinct non-null values, polars' and pandas' name). Result columns
+            are the keys, then ``<column>_<aggregation>`` in request order (pyarrow's names).
+            count / size / n_unique -> int64; sum -> int64 / uint64 (wrapping) or float64; min / max ->
             the column's type; mean -> float64.
         algorithm: "auto" or a joinery group-by algorithm (``joinery.algorithms("group_by")``;
             "streamed" streams host data through the GPU in chunks).

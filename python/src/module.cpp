@@ -363,6 +363,7 @@ result_columns group_by_columns(std::vector<input_column> input, std::vector<siz
     auto const k = kind == "mean"                   ? aggregation_kind::avg
                    : kind == "count"                ? aggregation_kind::count_valid
                    : kind == "size" || kind == "len" ? aggregation_kind::count
+                   : kind == "n_unique" || kind == "nunique" ? aggregation_kind::count_distinct
                                                     : aggregation_kind_from_string(kind);
     aggregations.push_back({k, k == aggregation_kind::count ? size_type{-1} : column_index});
   }
@@ -392,6 +393,8 @@ void translate_exceptions(std::exception_ptr const& p, void*) {
     std::rethrow_exception(p);
   } catch (out_of_memory const& e) {
     PyErr_SetString(PyExc_MemoryError, e.what());
+  } catch (overflow_error const& e) {
+    PyErr_SetString(PyExc_OverflowError, e.what());
   } catch (cancelled const& e) {
     PyErr_SetString(PyExc_KeyboardInterrupt, e.what());
   } catch (cuda_error const& e) {

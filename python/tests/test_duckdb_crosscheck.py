@@ -271,3 +271,19 @@ def test_q1_with_decimal_sums_and_dates(backend, typed_tables):
     rows = list(zip(*[got.column(n).to_pylist() for n in names]))
     assert len(rows) == 6
     assert_same_rows(rows, [tuple(r) for r in want])
+
+
+def test_lineitem_distinct_counts_as_count_distinct(backend, tables):
+    _, _, lineitem = tables
+    aggs = [("l_orderkey", "n_unique"), ("l_discount", "nunique"), ("l_shipdate", "n_unique"),
+            ("l_quantity", "sum")]
+    got = joinery.group_by(lineitem, ["l_returnflag", "l_linestatus"], aggs, sort=True,
+                           backend=backend, result="arrow")
+    want = duckdb.sql("select l_returnflag, l_linestatus, count(distinct l_orderkey), "
+                      "count(distinct l_discount), count(distinct l_shipdate), sum(l_quantity) "
+                      "from lineitem group by l_returnflag, l_linestatus "
+                      "order by l_returnflag, l_linestatus").fetchall()
+    names = ["l_returnflag", "l_linestatus"] + [f"{c}_{a}" for c, a in aggs]
+    rows = list(zip(*[got.column(n).to_pylist() for n in names]))
+    assert len(rows) == 6
+    assert_same_rows(rows, [tuple(r) for r in want])

@@ -183,6 +183,8 @@ agg_plan make_plan(table_view const& input, std::vector<aggregation> const& aggs
     output_spec o;
     o.kind = a.kind;
     switch (a.kind) {
+      case aggregation_kind::count_distinct:
+        JOINERY_FAIL("count_distinct reached the CPU accumulators (composed_groupby runs it)");
       case aggregation_kind::count:
       case aggregation_kind::count_valid:  // the general key path hands over no NULLs
         o.acc = find_or_add(p, acc_kind::count, type_id::int64, -1);
@@ -358,6 +360,8 @@ void write_output(output_spec const& o, agg_plan const& plan, std::vector<std::b
                   std::size_t n, void* out) {
   auto const* src = accs[static_cast<std::size_t>(o.acc)];
   switch (o.kind) {
+    case aggregation_kind::count_distinct:
+      JOINERY_FAIL("count_distinct reached the CPU accumulators (composed_groupby runs it)");
     case aggregation_kind::count:
     case aggregation_kind::count_valid:
     case aggregation_kind::min:

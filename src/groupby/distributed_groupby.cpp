@@ -41,10 +41,14 @@ std::string refusal(table_view const& input, size_type key_column,
                     "distributed group-bys take int32, int64, uint32 or uint64 keys without "
                     "NULLs, not " + std::string(to_string(key.type())) +
                       (key.null_count() > 0 ? " with NULLs" : ""));
+    JOINERY_EXPECTS(options.sum_overflow == overflow_policy::wrap,
+                    "distributed group-bys wrap their sums (sum_overflow error is not supported "
+                    "there)");
     for (auto const& a : aggregations) {
-      JOINERY_EXPECTS(a.kind != aggregation_kind::count_valid,
+      JOINERY_EXPECTS(a.kind != aggregation_kind::count_valid &&
+                        a.kind != aggregation_kind::count_distinct,
                       "distributed group-bys take count, sum, min, max and avg (no NULLs: "
-                      "count_valid is count)");
+                      "count_valid is count; count_distinct is not supported there)");
       if (a.kind == aggregation_kind::count) { continue; }
       JOINERY_EXPECTS(a.column >= 0 && a.column < cols,
                       std::string(to_string(a.kind)) + " over column " + std::to_string(a.column) +

@@ -265,6 +265,8 @@ groupby_result general_groupby(table_view const& input, std::vector<size_type> c
       return engine_agg({aggregation_kind::sum, value_input(a.column, 0, true)});
     };
     switch (a.kind) {
+      case aggregation_kind::count_distinct:
+        JOINERY_FAIL("count_distinct reached the general key path (composed_groupby runs it)");
       case aggregation_kind::count: o.value = engine_agg({aggregation_kind::count, -1}); break;
       case aggregation_kind::count_valid:
         o.value = nullable ? valid_count() : engine_agg({aggregation_kind::count, -1});

@@ -3,6 +3,7 @@
 
 #include "core/backend_check.hpp"
 #include "core/cancel.hpp"
+#include "groupby/composed_aggregates.hpp"
 #include "cpu/cpu_groupby.hpp"
 #include "groupby/general_groupby.hpp"
 #if defined(JOINERY_HAS_CUDA)
@@ -131,6 +132,7 @@ groupby_result run_on_gpu(table_view const& input, size_type key_column,
 }  // namespace
 
 type_id aggregation_result_type(aggregation_kind k, type_id input) {
+  if (k == aggregation_kind::count_distinct) { return type_id::int64; }  // of any column
   if (is_logical(input)) { return detail::logical::logical_result_type(k, input); }
   JOINERY_EXPECTS(!is_string(input) || k == aggregation_kind::count ||
                     k == aggregation_kind::count_valid || k == aggregation_kind::min ||
@@ -139,7 +141,8 @@ type_id aggregation_result_type(aggregation_kind k, type_id input) {
                                                "count_valid, min and max");
   switch (k) {
     case aggregation_kind::count:
-    case aggregation_kind::count_valid: return type_id::int64;
+    case aggregation_kind::count_valid:
+    case aggregation_kind::count_distinct: return type_id::int64;
     case aggregation_kind::sum:
       if (is_floating(input)) { return type_id::float64; }
       return is_signed(input) ? type_id::int64 : type_id::uint64;
@@ -174,6 +177,9 @@ groupby_result groupby(table_view const& input, std::vector<size_type> const& ke
                        groupby_options const& options, stream_ref stream,
                        memory_resource_ref mr) {
   detail::throw_if_cancelled();
+  if (detail::needs_composed_groupby(input, aggregations, options)) {
+    return detail::composed_groupby(input, key_columns, aggregations, options, stream, mr);
+  }
   if (detail::logical::groupby_has_logical(input, key_columns, aggregations)) {
     return detail::logical::logical_groupby(input, key_columns, aggregations, options, stream,
                                             mr);
@@ -193,6 +199,9 @@ groupby_result groupby(table_view const& input, size_type key_column,
                        memory_resource_ref mr) {
   scoped_range range("joinery::groupby");
   detail::throw_if_cancelled();
+  if (detail::needs_composed_groupby(input, aggregations, options)) {
+    return detail::composed_groupby(input, {key_column}, aggregations, options, stream, mr);
+  }
   if (detail::logical::groupby_has_logical(input, {key_column}, aggregations)) {
     return detail::logical::logical_groupby(input, {key_column}, aggregations, options, stream,
                                             mr);

@@ -288,7 +288,8 @@ struct aggregate_plan {
 };
 
 void check_logical_aggregate(aggregation_kind k, type_id t, std::string const& name) {
-  if (k == aggregation_kind::count || k == aggregation_kind::count_valid || !is_logical(t)) {
+  if (k == aggregation_kind::count || k == aggregation_kind::count_valid ||
+      k == aggregation_kind::count_distinct || !is_logical(t)) {
     return;
   }
   bool const ok = t == type_id::bool8 || t == type_id::decimal64 ||
@@ -377,7 +378,8 @@ type_id logical_result_type(aggregation_kind k, type_id input) {
   check_logical_aggregate(k, input, std::string(to_string(input)));
   switch (k) {
     case aggregation_kind::count:
-    case aggregation_kind::count_valid: return type_id::int64;
+    case aggregation_kind::count_valid:
+    case aggregation_kind::count_distinct: return type_id::int64;
     case aggregation_kind::avg: return type_id::float64;
     case aggregation_kind::sum:
       return input == type_id::decimal64 ? type_id::decimal128 : type_id::int64;

@@ -453,6 +453,27 @@ TEST_F(Cli, GroupbyOnSeveralKeysWithNullKeysAndValues) {
   EXPECT_EQ(o.out, "a,b,count,count_valid_v,sum_v,min_v\n1,10,3,2,8,3\n1,,1,1,7,7\n,10,1,1,2,2\n");
 }
 
+TEST_F(Cli, GroupbyCountsDistinctValuesAndChecksSumsWhenAsked) {
+  // 2^62 + 2^62 leaves int64: wrapped by default, refused with --sum-overflow error (no output).
+  write_text("d.csv", "k,v:int64\n1,4611686018427387904\n1,4611686018427387904\n2,3\n2,\n2,3\n"
+                      "2,-5\n3,\n");
+  auto const agg = " --key k --agg count_distinct:v,sum:v,count --sort" + on_backend();
+  auto const o = run("groupby --input " + path("d.csv") + agg);
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_EQ(o.out, "k,count_distinct_v,sum_v,count\n1,1,-9223372036854775808,2\n2,2,1,4\n3,0,,1\n");
+  expect_refused("groupby --input " + path("d.csv") + agg + " --sum-overflow error --output " +
+                   path("out.csv"),
+                 "overflows int64");
+  EXPECT_FALSE(fs::exists(path("out.csv")));
+  write_text("fits.csv", "k,v:int64\n1,9223372036854775807\n1,-9223372036854775807\n1,-9\n");
+  auto const f = run("groupby --input " + path("fits.csv") + " --key k --agg sum:v,count_distinct:v"
+                     " --sum-overflow error" + on_backend());
+  ASSERT_EQ(f.status, 0) << f.err;
+  EXPECT_EQ(f.out, "k,sum_v,count_distinct_v\n1,-9,3\n");
+  expect_refused("groupby --input " + path("d.csv") + " --key k --agg sum:v --sum-overflow maybe",
+                 "unknown sum overflow policy 'maybe'");
+}
+
 TEST_F(Cli, GroupbyMatchesOracle) {
   ASSERT_EQ(run("gen --kind foreign --rows 20000 --domain 300 --zipf 0.7 --payloads 2 "
                 "--payload-type int64 -o " + path("g.csv")).status, 0);

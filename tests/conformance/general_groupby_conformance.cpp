@@ -1,7 +1,7 @@
 // The group-by's general key path: several key columns, NULL and NaN keys, 1-/2-byte and float
 // keys, values with NULLs (SQL's aggregates: NULLs skipped, NULL where a group has no value,
-// COUNT(*) against COUNT(column)), on every group-by algorithm of both backends, against a
-// reference written with std::map.
+// COUNT(*) against COUNT(column), COUNT(DISTINCT column)), and SUMs checked for overflow, on
+// every group-by algorithm of both backends, against a reference written with std::map.
 #include "support/columns.hpp"
 #include "support/oracle.hpp"
 
@@ -14,6 +14,7 @@
 #include <functional>
 #include <map>
 #include <random>
+#include <set>
 #include <string>
 
 namespace joinery::test {
@@ -87,8 +88,10 @@ std::vector<group_cells> reference(groupby_case const& c) {
       auto const& v = t.column(a.column);
       double sum = 0, lo = INFINITY, hi = -INFINITY;
       std::int64_t n = 0;
+      std::set<std::uint64_t> distinct;  // canonical bits: one NaN, -0.0 as 0.0
       for (auto r : rows) {
         if (!v.is_valid(r)) { continue; }
+        distinct.insert(*key_at(v, r));
         auto const x = number_at(v, r);
         sum += x;
         lo = std::min(lo, x);
@@ -97,6 +100,7 @@ std::vector<group_cells> reference(groupby_case const& c) {
       }
       switch (a.kind) {
         case aggregation_kind::count_valid: g.push_back(static_cast<double>(n)); break;
+        case aggregation_kind::count_distinct: g.push_back(static_cast<double>(distinct.size())); break;
         case aggregation_kind::sum: g.push_back(n ? cell(sum) : std::nullopt); break;
         case aggregation_kind::min: g.push_back(n ? cell(lo) : std::nullopt); break;
         case aggregation_kind::max: g.push_back(n ? cell(hi) : std::nullopt); break;
@@ -158,7 +162,8 @@ std::vector<groupby_case> cases() {
   std::vector<aggregation> const all_kinds = {
     {aggregation_kind::count, -1}, {aggregation_kind::count_valid, 2}, {aggregation_kind::sum, 2},
     {aggregation_kind::min, 2},    {aggregation_kind::max, 2},         {aggregation_kind::avg, 2},
-    {aggregation_kind::sum, 3},    {aggregation_kind::min, 3},         {aggregation_kind::max, 3}};
+    {aggregation_kind::sum, 3},    {aggregation_kind::min, 3},         {aggregation_kind::max, 3},
+    {aggregation_kind::count_distinct, 2}, {aggregation_kind::count_distinct, 3}};
   {
     groupby_case c{"two_int32_keys_nullable_values", {}, {0, 1}, all_kinds};
     std::vector<column> t;
@@ -179,6 +184,22 @@ std::vector<groupby_case> cases() {
     t.push_back(make_column<double>(n, [&](size_type) { return fv[pick(0, 5)]; }, every(9, 1)));
     t.push_back(make_column<float>(n, [&](size_type) { return static_cast<float>(pick(-50, 50)) * 0.5F; }, every(3, 0)));
     t.push_back(make_column<std::uint16_t>(n, [&](size_type) { return static_cast<std::uint16_t>(pick(0, 65535)); }));
+    c.input = table(std::move(t));
+    v.push_back(std::move(c));
+  }
+  {
+    // COUNT(DISTINCT) of floats: all NaNs one value, -0.0 that of 0.0, NULLs not counted.
+    groupby_case c{"float_values_counted_distinct", {}, {0},
+                   {{aggregation_kind::count_distinct, 2}, {aggregation_kind::count, -1},
+                    {aggregation_kind::count_valid, 2}, {aggregation_kind::count_distinct, 3},
+                    {aggregation_kind::sum, 3}, {aggregation_kind::count_distinct, 1}}};
+    double const fv[] = {0.0, -0.0, 2.5, std::nan(""), -std::nan(""), 1e300, -7.0};
+    std::vector<column> t;
+    size_type const n = 1200;
+    t.push_back(make_column<std::int64_t>(n, [&](size_type) { return pick(-20, 20) * 1000003; }));
+    t.push_back(make_column<std::int32_t>(n, [&](size_type i) { return static_cast<std::int32_t>(i); }));
+    t.push_back(make_column<double>(n, [&](size_type) { return fv[pick(0, 6)]; }, every(6, 5)));
+    t.push_back(make_column<std::uint64_t>(n, [&](size_type) { return static_cast<std::uint64_t>(pick(0, 9)) << 40; }));
     c.input = table(std::move(t));
     v.push_back(std::move(c));
   }
@@ -259,6 +280,104 @@ TEST_P(GeneralGroupby, KeysAndNullsMatchReference) {
   }
 }
 
+/// Exact int64 / uint64 result cells by key (the checked sums' tests compare exactly).
+template <class T>
+std::map<std::int64_t, std::optional<T>> exact_by_key(table const& result, size_type value_column) {
+  auto const host = place(result.view(), memory_space::host);
+  auto const t = host.view();
+  std::map<std::int64_t, std::optional<T>> out;
+  auto const& k = t.column(0);
+  auto const& v = t.column(value_column);
+  for (size_type r = 0; r < t.num_rows(); ++r) {
+    out[k.data_as<std::int64_t>()[r]] =
+      v.is_valid(r) ? std::optional<T>(v.data_as<T>()[r]) : std::nullopt;
+  }
+  return out;
+}
+
+TEST_P(GeneralGroupby, CheckedSumsAreExactOrRefused) {
+  auto const a = GetParam();
+  if (a.be == backend::gpu && device_count() == 0) {
+    GTEST_SKIP() << "no GPU present: GPU conformance runs on a lent GPU (scripts/device-check.sh)";
+  }
+  constexpr auto max64 = std::numeric_limits<std::int64_t>::max();
+  constexpr auto min64 = std::numeric_limits<std::int64_t>::min();
+  constexpr auto umax64 = std::numeric_limits<std::uint64_t>::max();
+  // Groups of 300 rows (past the 255 of 32-bit partials): key 1 sums +-max64 pairs and 5 (the
+  // running sum leaves int64, the total does not), key 2 reaches min64 exactly, key 3 holds
+  // only NULLs, key 4 sums to max64; the uint64 column sums to umax64 in key 1. Key 0 (only in
+  // the overflowing input) sums 300 x max64 / 200.
+  auto const make = [&](bool overflow, bool unsigned_overflow) {
+    size_type const per = 300;
+    size_type const groups = 5;
+    auto const key = [&](size_type i) { return static_cast<std::int64_t>(i % groups); };
+    auto const at = [&](size_type i) { return i / groups; };  // the row's index in its group
+    std::vector<column> t;
+    t.push_back(make_column<std::int64_t>(per * groups, key));
+    t.push_back(make_column<std::int64_t>(
+      per * groups,
+      [&](size_type i) -> std::int64_t {
+        switch (key(i)) {
+          case 0: return overflow ? max64 / 200 : 1;
+          case 1: return at(i) == 0 ? 5 : at(i) == per - 1 ? 0 : (at(i) % 2 == 1 ? max64 : -max64);
+          case 2: return at(i) == 0 ? min64 + 299 : -1;
+          case 4: return at(i) == 0 ? max64 - 299 : 1;
+          default: return 7;
+        }
+      },
+      [&](size_type i) { return key(i) == 3; }));
+    t.push_back(make_column<std::uint64_t>(per * groups, [&](size_type i) -> std::uint64_t {
+      if (key(i) != 1) { return 3; }
+      return at(i) == 0 ? umax64 - 299 + (unsigned_overflow ? 1 : 0) : 1;
+    }));
+    return table(std::move(t));
+  };
+  std::vector<aggregation> const aggs = {{aggregation_kind::sum, 1},
+                                         {aggregation_kind::sum, 2},
+                                         {aggregation_kind::count_distinct, 1}};
+  std::vector<memory_space> spaces{memory_space::host};
+  if (a.be == backend::gpu) { spaces.push_back(memory_space::device); }
+  for (auto space : spaces) {
+    groupby_options o;
+    o.algorithm = a.algo;
+    o.backend = a.be;
+    o.sum_overflow = overflow_policy::error;
+    auto const fits = make(false, false);
+    auto const r = groupby(place(fits.view(), space), std::vector<size_type>{0}, aggs, o);
+    auto const sums = exact_by_key<std::int64_t>(r.columns, 1);
+    auto const usums = exact_by_key<std::uint64_t>(r.columns, 2);
+    auto const distinct = exact_by_key<std::int64_t>(r.columns, 3);
+    ASSERT_EQ(sums.size(), 5U);
+    EXPECT_EQ(sums.at(0), 300);
+    EXPECT_EQ(sums.at(1), 5);  // 149 x max64 against 149 x -max64
+    EXPECT_EQ(sums.at(2), min64);
+    EXPECT_EQ(sums.at(3), std::nullopt);
+    EXPECT_EQ(sums.at(4), max64);
+    EXPECT_EQ(usums.at(1), umax64);
+    EXPECT_EQ(usums.at(0), 900U);
+    EXPECT_EQ(distinct.at(0), 1);
+    EXPECT_EQ(distinct.at(1), 4);
+    EXPECT_EQ(distinct.at(2), 2);
+    EXPECT_EQ(distinct.at(3), 0);
+    EXPECT_EQ(r.columns.column(1).type(), type_id::int64);
+    EXPECT_EQ(r.columns.column(2).type(), type_id::uint64);
+    for (auto [over, uover] : {std::pair{true, false}, std::pair{false, true}}) {
+      auto const bad = make(over, uover);
+      EXPECT_THROW(groupby(place(bad.view(), space), std::vector<size_type>{0}, aggs, o),
+                   overflow_error);
+      // wrap (the default): the sums modulo 2^64, as without the check
+      groupby_options wrap = o;
+      wrap.sum_overflow = overflow_policy::wrap;
+      auto const w = groupby(place(bad.view(), space), std::vector<size_type>{0}, aggs, wrap);
+      auto const ws = exact_by_key<std::int64_t>(w.columns, 1);
+      auto const wu = exact_by_key<std::uint64_t>(w.columns, 2);
+      EXPECT_EQ(ws.at(0), over ? static_cast<std::int64_t>(300 * static_cast<std::uint64_t>(max64 / 200))
+                               : 300);
+      EXPECT_EQ(wu.at(1), uover ? std::uint64_t{0} : umax64);
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(AllAlgorithms, GeneralGroupby, ::testing::ValuesIn(algorithms()),
                          [](auto const& info) {
                            return std::string(to_string(info.param.be)) + "_" +
@@ -275,6 +394,11 @@ TEST(GeneralGroupbyRequest, RefusesBadColumnsAndRanksWideKeys) {
   EXPECT_THROW(groupby(t, std::vector<size_type>{}, {}, o), logic_error);
   EXPECT_THROW(groupby(t, {0, 7}, {}, o), logic_error);
   EXPECT_THROW(groupby(t, {0, 1}, {{aggregation_kind::count_valid, 9}}, o), logic_error);
+  EXPECT_THROW(groupby(t, {0, 1}, {{aggregation_kind::count_distinct, 9}}, o), logic_error);
+  EXPECT_THROW(groupby(t, {0, 1, 0, 1, 0, 1, 0, 1}, {{aggregation_kind::count_distinct, 1}}, o),
+               logic_error);  // 8 keys and the counted column
+  EXPECT_EQ(aggregation_result_type(aggregation_kind::count_distinct, type_id::string),
+            type_id::int64);
   // Two int64 columns spanning their whole range: ranked, not packed; still two groups.
   std::vector<column> wide;
   wide.push_back(make_column<std::int64_t>(2, [](size_type i) {

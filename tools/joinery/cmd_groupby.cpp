@@ -24,6 +24,7 @@ struct groupby_args {
   output_args output;
   bool sort = false;
   bool summary = false;
+  std::string sum_overflow = "wrap";
 };
 
 /// One item of --agg: "count", or "KIND:COLUMN" (blanks around either part are dropped).
@@ -83,6 +84,7 @@ void run_groupby(groupby_args const& a) {
   o.algorithm = groupby_algorithm_from_string(a.algorithm);
   o.backend = backend_from_string(a.backend);
   o.sort_by_key = a.sort;
+  o.sum_overflow = overflow_policy_from_string(a.sum_overflow);
   if (!a.devices.empty()) { o.devices = parse_devices(a.devices, "--devices"); }
   o.exchange = exchange_method_from_string(a.exchange);
   if (!a.device_budget.empty()) {
@@ -115,7 +117,8 @@ void add_groupby(CLI::App& app) {
     ->required();
   c->add_option("--agg", args->aggs,
                 "aggregates, comma separated: sum:COL, min:COL, max:COL, avg:COL, "
-                "count_valid:COL (non-NULL values), count (rows); NULL values are skipped")
+                "count_valid:COL (non-NULL values), count_distinct:COL (distinct non-NULL "
+                "values), count (rows); NULL values are skipped")
     ->required();
   c->add_option("--algorithm", args->algorithm,
                 "automatic, global_hash, hash, sort, sort_transformed, sort_dictionary, "
@@ -132,6 +135,9 @@ void add_groupby(CLI::App& app) {
                 "GPU backend: the most device memory the group-by may use, e.g. 8GiB (default: "
                 "the free memory); automatic streams host data that would not fit it");
   c->add_flag("--sort", args->sort, "order the groups by the key columns (NULLs last)");
+  c->add_option("--sum-overflow", args->sum_overflow,
+                "sums of 64-bit integers past their type's range: wrap (the default, modulo "
+                "2^64) or error (fail, writing nothing)");
   add_output_options(c, args->output, false, "; without it and --summary, CSV to stdout");
   c->add_flag("--summary", args->summary,
               "print one JSON object: rows, checksum, algorithm, backend, seconds");

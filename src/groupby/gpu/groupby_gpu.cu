@@ -46,6 +46,7 @@ __global__ void finalize_kernel(output_desc d, size_type groups, size_type const
     if (index2 != nullptr) { e = index2[e]; }
     auto const v = load_acc(d.op, d.in, d.acc, e);
     switch (d.kind) {
+      case aggregation_kind::count_distinct: break;  // composed above (composed_groupby)
       case aggregation_kind::count:
       case aggregation_kind::count_valid:  // the general key path hands over no NULLs
       case aggregation_kind::sum:
@@ -95,6 +96,8 @@ agg_plan make_plan(table_view const& input, std::vector<aggregation> const& aggs
     output_spec o;
     o.kind = a.kind;
     switch (a.kind) {
+      case aggregation_kind::count_distinct:
+        JOINERY_FAIL("count_distinct reached the GPU group-by plan (composed_groupby runs it)");
       case aggregation_kind::count:
       case aggregation_kind::count_valid:  // the general key path hands over no NULLs
         o.acc = find_or_add(p, acc_op::count, value_kind::u64, -1);
