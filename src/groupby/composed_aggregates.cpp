@@ -60,9 +60,9 @@ column host_copy(column const& c, stream_ref stream) {
   return column::copy_of(c.view(), host_resource(), stream);
 }
 
-/// `out` (host) in the space of `like`.
-column in_space_of(column out, column const& like, stream_ref stream) {
-  if (host_accessible(like.space())) { return out; }
+/// `out` (host) from the resource of `like` (pinned host memory or the device too).
+column in_resource_of(column out, column const& like, stream_ref stream) {
+  if (like.resource() == out.resource()) { return out; }
   return column::copy_of(out.view(), like.resource(), stream);
 }
 
@@ -116,7 +116,7 @@ column exact_sums(column const& high, column const& low, type_id type, size_type
     std::memcpy(out.make_nullable(), hv.null_mask(), null_mask_bytes(n));
     out.set_null_count(hv.null_count());
   }
-  return in_space_of(std::move(out), high, stream);
+  return in_resource_of(std::move(out), high, stream);
 }
 
 /// Whether two key columns hold the same groups in the same order (NaN equal to NaN, -0.0 to
@@ -214,13 +214,28 @@ groupby_result composed_groupby(table_view const& input, std::vector<size_type> 
     }
   }
   auto const nk = keys.size();
+  // Every run's results from one resource: without `mr`, where the one-key group-by puts them
+  // (host memory for a host-resident key column), not where each run's own columns would.
+  if (mr == nullptr) {
+    auto const space = input.column(keys.front()).space();
+    mr = host_accessible(space) ? host_resource() : resource_for(space);
+  }
   groupby_options inner = options;
   inner.sum_overflow = overflow_policy::wrap;  // the word sums cannot wrap
   // The distinct counts come from other runs: every run orders its groups by key, so that
   // their rows line up (checked below).
   if (!distinct_columns.empty()) {
-    JOINERY_EXPECTS(nk < 8, "count_distinct takes at most 7 key columns (it groups on the keys "
-                            "and the counted column, at most 8 in all)");
+    // A decimal128 column is two storage keys (its halves).
+    auto const width = [&](size_type c) {
+      return input.column(c).type() == type_id::decimal128 ? std::size_t{2} : std::size_t{1};
+    };
+    std::size_t key_width = 0;
+    for (auto c : keys) { key_width += width(c); }
+    for (auto c : distinct_columns) {
+      JOINERY_EXPECTS(key_width + width(c) <= 8,
+                      "count_distinct groups on the key columns and the counted column, at most "
+                      "8 in all (a decimal128 column counts twice): at most 7 key columns");
+    }
     inner.sort_by_key = true;
   }
 

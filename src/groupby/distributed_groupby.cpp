@@ -41,9 +41,6 @@ std::string refusal(table_view const& input, size_type key_column,
                     "distributed group-bys take int32, int64, uint32 or uint64 keys without "
                     "NULLs, not " + std::string(to_string(key.type())) +
                       (key.null_count() > 0 ? " with NULLs" : ""));
-    JOINERY_EXPECTS(options.sum_overflow == overflow_policy::wrap,
-                    "distributed group-bys wrap their sums (sum_overflow error is not supported "
-                    "there)");
     for (auto const& a : aggregations) {
       JOINERY_EXPECTS(a.kind != aggregation_kind::count_valid &&
                         a.kind != aggregation_kind::count_distinct,
@@ -61,6 +58,11 @@ std::string refusal(table_view const& input, size_type key_column,
                         (c.null_count() > 0 ? " column with NULLs" : " column") +
                         "; distributed group-bys aggregate 4- and 8-byte integers and floats "
                         "without NULLs");
+      JOINERY_EXPECTS(options.sum_overflow == overflow_policy::wrap ||
+                        a.kind != aggregation_kind::sum ||
+                        (c.type() != type_id::int64 && c.type() != type_id::uint64),
+                      "distributed group-bys wrap their sums of 64-bit integers (sum_overflow "
+                      "error is not supported there)");
     }
   } catch (std::exception const& e) { return e.what(); }
   return "";

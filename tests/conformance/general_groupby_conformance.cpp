@@ -384,6 +384,45 @@ INSTANTIATE_TEST_SUITE_P(AllAlgorithms, GeneralGroupby, ::testing::ValuesIn(algo
                                   std::string(to_string(info.param.algo));
                          });
 
+TEST(GeneralGroupbyRequest, ComposedResultsLandWhereTheKeysAre) {
+  if (device_count() == 0) {
+    GTEST_SKIP() << "no GPU present: GPU conformance runs on a lent GPU (scripts/device-check.sh)";
+  }
+  // A host key column beside a device-resident counted column: every result column in host
+  // memory, as the one-key group-by leaves it; with a pinned `mr`, every column pinned.
+  size_type const n = 5000;
+  auto const keys = make_column<std::int32_t>(n, [](size_type i) { return static_cast<std::int32_t>(i % 7); });
+  auto const host_values = make_column<std::int64_t>(n, [](size_type i) { return (i % 5) << 40; });
+  auto const values = column::copy_of(host_values.view(), device_resource());
+  table_view const mixed({keys.view(), values.view()});
+  groupby_options o;
+  o.backend = backend::gpu;
+  o.sum_overflow = overflow_policy::error;
+  std::vector<aggregation> const aggs{{aggregation_kind::count_distinct, 1}, {aggregation_kind::sum, 1}};
+  for (auto const& [only_distinct, pinned] : {std::pair{true, false}, std::pair{false, false},
+                                              std::pair{false, true}}) {
+    auto const request = only_distinct ? std::vector<aggregation>{aggs[0]} : aggs;
+    auto const r = groupby(mixed, std::vector<size_type>{0}, request, o, default_stream(),
+                           pinned ? pinned_host_resource() : nullptr);
+    ASSERT_EQ(r.num_groups(), 7);
+    for (size_type c = 0; c < r.columns.num_columns(); ++c) {
+      EXPECT_TRUE(host_accessible(r.columns.column(c).space())) << "column " << c;
+      if (pinned) { EXPECT_EQ(r.columns.column(c).resource(), pinned_host_resource()) << c; }
+    }
+    auto const k = r.columns.column(0).to_vector<std::int32_t>();
+    auto const d = r.columns.column(1).to_vector<std::int64_t>();
+    for (size_type g = 0; g < 7; ++g) { EXPECT_EQ(d[static_cast<std::size_t>(g)], 5) << k[static_cast<std::size_t>(g)]; }
+    if (!only_distinct) {
+      auto const sums = r.columns.column(2).to_vector<std::int64_t>();
+      for (size_type g = 0; g < 7; ++g) {
+        std::int64_t want = 0;
+        for (size_type i = k[static_cast<std::size_t>(g)]; i < n; i += 7) { want += (i % 5) << 40; }
+        EXPECT_EQ(sums[static_cast<std::size_t>(g)], want);
+      }
+    }
+  }
+}
+
 TEST(GeneralGroupbyRequest, RefusesBadColumnsAndRanksWideKeys) {
   std::vector<column> cols;
   cols.push_back(make_column<std::int64_t>(4, [](size_type i) { return i << 62; }));
