@@ -144,6 +144,41 @@ TEST(GpuHashGroupby, SharedTierMergesTheGroupsOfEveryBlock) {
   EXPECT_EQ(diff_groups(expected, groupby_rows(run_hgb(device, aggs, {}).view())), "");
 }
 
+TEST(GpuHashGroupby, SharedTierFindsKeysOffTheirHomeSlotsAndBuckets) {
+  JOINERY_SKIP_WITHOUT_GPU();
+  // Spread keys in random order, up to nearly half a table's slots (max_groups): many keys sit
+  // off their home slot and some off their home bucket, found by the warp's later probes while
+  // other lanes still claim. A small shared-memory limit makes a small table (higher load).
+  std::mt19937_64 rng(41);
+  std::vector<aggregation> const aggs{{aggregation_kind::count, -1},
+                                      {aggregation_kind::sum, 1},
+                                      {aggregation_kind::max, 3},
+                                      {aggregation_kind::min, 2}};
+  for (std::size_t shared_bytes : {std::size_t{0}, std::size_t{48} << 10}) {
+    for (std::uint64_t groups : {std::uint64_t{300}, std::uint64_t{1000}, std::uint64_t{3000}}) {
+      SCOPED_TRACE("groups " + std::to_string(groups) + ", shared bytes " +
+                   std::to_string(shared_bytes));
+      detail::gpu::groupby_tuning hashed;
+      hashed.hgb_dense_keys = false;
+      if (shared_bytes != 0) { hashed.hgb_shared_bytes = static_cast<std::int64_t>(shared_bytes); }
+      std::vector<std::int32_t> narrow(std::size_t{1} << 20);
+      std::vector<std::uint64_t> wide(narrow.size());
+      for (std::size_t i = 0; i < narrow.size(); ++i) {
+        auto const g = rng() % groups;
+        narrow[i] = static_cast<std::int32_t>(static_cast<std::uint32_t>(g) * 2654435761U);
+        wide[i] = g * 0x9e3779b97f4a7c15ULL;
+      }
+      auto const narrow_input = make_input(narrow, 43);
+      auto const wide_input = make_input(wide, 47);
+      for (auto const* input : {&narrow_input, &wide_input}) {
+        auto const expected = oracle_groupby(input->view(), 0, aggs);
+        auto const device = place(input->view(), memory_space::device);
+        EXPECT_EQ(diff_groups(expected, groupby_rows(run_hgb(device, aggs, hashed).view())), "");
+      }
+    }
+  }
+}
+
 TEST(GpuHashGroupby, SharedTierOverflowingLateStartsOverCleanly) {
   JOINERY_SKIP_WITHOUT_GPU();
   // Most rows hold 8 groups; the last 2^17 rows are all distinct. Blocks that only meet the

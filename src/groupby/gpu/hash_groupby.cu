@@ -491,11 +491,49 @@ __device__ __forceinline__ void hgb_shared_tile(K const* __restrict__ keys, size
   load_tile<policy::shared_threads, NA, Full>(keys, end, first, batch, k, row, valid, raw);
   size_type gid[ipt];
   bool over = false;
+  if constexpr (requires { t.find_home(k[0]); }) {
+    // Home slots first, then the home buckets of the keys that missed, then the claims of the
+    // keys still not found in one loop: with many groups nearly every warp has a lane whose
+    // key is off its home slot (g = 2^10 in 2^14 slots: 4.7% of keys), and a whole probe
+    // there had left warps running at half their lanes (spread int32 keys: 77 G rows/s at
+    // g = 2^10 against 180 at 2^6). A warp claims as often as its unluckiest lane must, not
+    // once for every key a lane claims.
+    unsigned missed = 0;
+#pragma unroll
+    for (int j = 0; j < ipt; ++j) {
+      gid[j] = valid[j] ? t.find_home(k[j]) : 0;
+      if (gid[j] < 0) { missed |= 1U << j; }
+    }
+    if (__any_sync(full_warp, missed != 0)) {
+#pragma unroll
+      for (int j = 0; j < ipt; ++j) {
+        if ((missed >> j & 1U) != 0) {
+          gid[j] = t.find_in_bucket(k[j]);
+          if (gid[j] >= 0) { missed &= ~(1U << j); }
+        }
+      }
+    }
+    while (missed != 0) {
+      int const m = __ffs(static_cast<int>(missed)) - 1;
+      missed &= missed - 1;
+      K key = k[0];
+#pragma unroll
+      for (int j = 1; j < ipt; ++j) { key = j == m ? k[j] : key; }
+      // Capped in tier 1 too: a full table would make every later new key probe all its
+      // slots (int64 keys at 2^22 groups: 1.1-1.5 ms before the flag stopped the launch).
+      int const slot = t.template insert<true, 1>(key);
+#pragma unroll
+      for (int j = 0; j < ipt; ++j) { gid[j] = j == m ? slot : gid[j]; }
+    }
+    // The lanes left the walk after different numbers of misses: run on together, or every
+    // later instruction of the tile issues once per branch (the partition group-by's lesson).
+    __syncwarp();
+  } else {
+#pragma unroll
+    for (int j = 0; j < ipt; ++j) { gid[j] = valid[j] ? t.template insert<true, 1>(k[j]) : 0; }
+  }
 #pragma unroll
   for (int j = 0; j < ipt; ++j) {
-    // Capped in tier 1 too: a full table would make every later new key probe all its slots
-    // (int64 keys at 2^22 groups: 1.1-1.5 ms before the flag stopped the launch).
-    gid[j] = valid[j] ? t.template insert<true, 1>(k[j]) : 0;
     if (valid[j] && gid[j] < 0) {
       if (gid[j] == dense_other_member) {
         // the dense tier: a team mate aggregates it
