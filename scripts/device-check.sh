@@ -22,7 +22,10 @@
 # Environment: OUT (default ./device-check-out; at most 8 flat files are written there),
 # BUILD_DIR (default build), STEP_TIMEOUT (seconds per command, default 0 = none),
 # LARGE_TESTS (gtest pattern of the large tests; default '*PastTwoToThe31*:*BeyondTwoToThe31*'),
-# SANITIZER_GTEST_FILTER (gtest filter of the sanitized GPU tests; default leaves out the large ones),
+# TEST_STEPS (the test steps run, default "gpu unit conformance cli readme": the whole check takes
+# more than one 10-minute call, so a session runs TEST_STEPS=gpu in one call and the rest in
+# another), SANITIZER_GTEST_FILTER (gtest filter of the sanitized GPU tests; default leaves out
+# the large ones),
 # SANITIZER_ARGS (extra compute-sanitizer arguments, e.g. "--leak-check full"),
 # SANITIZER_API_ERRORS (memcheck's --report-api-errors, default "no": tests provoke CUDA errors on
 # purpose, e.g. an allocation past the pool's budget, and the library checks every call itself).
@@ -36,6 +39,8 @@ out=${OUT:-./device-check-out}
 step_timeout=${STEP_TIMEOUT:-0}
 do_build=0 do_sanitize=0 do_bench=0 do_tests=1 do_large=0 do_python=0
 large_tests=${LARGE_TESTS:-*PastTwoToThe31*:*BeyondTwoToThe31*}
+test_steps=" ${TEST_STEPS:-gpu unit conformance cli readme} "
+wants() { [[ $test_steps == *" $1 "* ]]; }  # wants STEP: whether TEST_STEPS names it
 for arg in "$@"; do
   case $arg in
     --build) do_build=1 ;;
@@ -44,7 +49,7 @@ for arg in "$@"; do
     --bench) do_bench=1 ;;
     --python) do_python=1 ;;
     --no-tests) do_tests=0 ;;
-    -h|--help) sed -n '2,28p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    -h|--help) sed -n '2,31p' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) echo "device-check: unknown argument '$arg' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -231,21 +236,31 @@ if [[ $do_tests -eq 1 && $do_large -eq 1 ]]; then
     "--gtest_filter=$large_tests"
 elif [[ $do_tests -eq 1 ]]; then
   : >"$tests_log"
-  timed gtest_step "tests: joinery_gpu_tests" "$tests_log" "$bin/joinery_gpu_tests" \
-    "--gtest_filter=-$large_tests"
-  timed gtest_step "tests: joinery_unit_tests" "$tests_log" "$bin/joinery_unit_tests" \
-    "--gtest_filter=-$large_tests"
-  timed gtest_step "tests: joinery_conformance_tests" "$tests_log" \
-    "$bin/joinery_conformance_tests" "--gtest_filter=-$large_tests"
+  if wants gpu; then
+    timed gtest_step "tests: joinery_gpu_tests" "$tests_log" "$bin/joinery_gpu_tests" \
+      "--gtest_filter=-$large_tests"
+  fi
+  if wants unit; then
+    timed gtest_step "tests: joinery_unit_tests" "$tests_log" "$bin/joinery_unit_tests" \
+      "--gtest_filter=-$large_tests"
+  fi
+  if wants conformance; then
+    timed gtest_step "tests: joinery_conformance_tests" "$tests_log" \
+      "$bin/joinery_conformance_tests" "--gtest_filter=-$large_tests"
+  fi
   # The CLI on the GPU backend: every subcommand and output form, results against the oracle
   # and the CPU backend.
-  timed gtest_step "tests: joinery_cli_tests (gpu)" "$tests_log" env JOINERY_TEST_BACKEND=gpu \
-    "JOINERY_CLI=$(realpath "$bin/joinery")" "$bin/joinery_cli_tests"
-  t0=$SECONDS
-  if run_logged "$tests_log" bash tests/cli/readme_examples.sh "$bin/joinery"; then
-    record "tests: README examples (auto)" PASS "$(tail -n 1 "$tests_log") [$((SECONDS - t0)) s]"
-  else
-    record "tests: README examples (auto)" FAIL "see tests.log [$((SECONDS - t0)) s]"
+  if wants cli; then
+    timed gtest_step "tests: joinery_cli_tests (gpu)" "$tests_log" env JOINERY_TEST_BACKEND=gpu \
+      "JOINERY_CLI=$(realpath "$bin/joinery")" "$bin/joinery_cli_tests"
+  fi
+  if wants readme; then
+    t0=$SECONDS
+    if run_logged "$tests_log" bash tests/cli/readme_examples.sh "$bin/joinery"; then
+      record "tests: README examples (auto)" PASS "$(tail -n 1 "$tests_log") [$((SECONDS - t0)) s]"
+    else
+      record "tests: README examples (auto)" FAIL "see tests.log [$((SECONDS - t0)) s]"
+    fi
   fi
 fi
 
