@@ -796,6 +796,8 @@ TEST_F(Cli, BenchTuningOptionsAreCheckedBeforeAnythingRuns) {
     expect_refused("bench gpu-groupby --tuning dense_batch=7 --out " + path("g.jsonl"),
                    "dense_batch");
   }
+  expect_refused("bench gpu-groupby --shapes max2,median --out " + path("g.jsonl"),
+                 "unknown shape 'median'");
   expect_refused("bench primitives --algorithm swwc --swwc-policy round --out " + path("p.jsonl"),
                  "--swwc-policy");
   EXPECT_TRUE(listing().empty());

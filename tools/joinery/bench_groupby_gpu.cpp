@@ -54,6 +54,78 @@ void spread(column& keys) {
   });
 }
 
+/// An aggregate shape of issue 41's grid over the generated columns: 1 and 2 int32, 3 int64,
+/// 4 float32, 5 float64. `label` is the JSON line's "aggregate" (max and sum as before shapes).
+struct agg_shape {
+  std::string name;
+  std::string label;
+  std::vector<aggregation> aggs;
+};
+
+std::vector<agg_shape> const& shape_catalogue() {
+  using k = aggregation_kind;
+  static std::vector<agg_shape> const all = {
+    {"max2", "max", {{k::max, 1}, {k::max, 2}}},
+    {"sum2", "sum", {{k::sum, 1}, {k::sum, 2}}},
+    {"count", "count", {{k::count, -1}}},
+    {"sum1", "sum1", {{k::sum, 1}}},
+    {"mmsc2", "mmsc2",
+     {{k::max, 1}, {k::min, 1}, {k::sum, 1}, {k::count, -1}, {k::max, 2}, {k::min, 2}, {k::sum, 2}}},
+    {"mixed4", "mixed4", {{k::sum, 1}, {k::sum, 3}, {k::max, 4}, {k::sum, 5}}},
+    {"avg_f64", "avg_f64", {{k::avg, 5}}}};
+  return all;
+}
+
+constexpr char const* shapes_help =
+    "max2, sum2 (MAX / SUM of two int32 columns; the default: both), count (COUNT(*)), sum1 (SUM "
+    "of one int32), mmsc2 (MAX, MIN and SUM of two int32 and COUNT), mixed4 (SUM of an int32 and "
+    "of an int64, MAX of a float32, SUM of a float64), avg_f64 (AVG of a float64)";
+
+std::vector<agg_shape> shapes_of(std::vector<std::string> const& names) {
+  std::vector<agg_shape> out;
+  for (auto const& name : names.empty() ? std::vector<std::string>{"max2", "sum2"} : names) {
+    auto const& all = shape_catalogue();
+    auto const it = std::find_if(all.begin(), all.end(), [&](auto const& s) { return s.name == name; });
+    if (it == all.end()) {
+      throw input_error("--shapes: unknown shape '" + name + "'; known: " + shapes_help);
+    }
+    out.push_back(*it);
+  }
+  return out;
+}
+
+/// The generated input's value columns a shape reads, and its bytes a row with the key's.
+std::vector<size_type> columns_read(agg_shape const& s) {
+  std::vector<size_type> cols;
+  for (auto const& a : s.aggs) {
+    if (a.column >= 0 && std::find(cols.begin(), cols.end(), a.column) == cols.end()) {
+      cols.push_back(a.column);
+    }
+  }
+  return cols;
+}
+
+/// Column c of the generated input (int64 storage for 3 and 5, int32 for 1, 2 and 4) as the
+/// shapes read it: 4 as float32 (value / 2), 5 as float64 (value / 2^20).
+column as_shape_column(column_view const& c, size_type index) {
+  auto const n = c.size();
+  if (index == 4) {
+    column out(type_id::float32, n);
+    auto const* v = c.data_as<std::int32_t>();
+    auto* o = out.data_as<float>();
+    for (size_type i = 0; i < n; ++i) { o[i] = static_cast<float>(v[i]) * 0.5F; }
+    return out;
+  }
+  if (index == 5) {
+    column out(type_id::float64, n);
+    auto const* v = c.data_as<std::int64_t>();
+    auto* o = out.data_as<double>();
+    for (size_type i = 0; i < n; ++i) { o[i] = static_cast<double>(v[i]) * 0x1p-20; }
+    return out;
+  }
+  return column::copy_of(c);
+}
+
 constexpr char const* tuning_help =
     "shared_bytes (-1 or bytes), one_group (-1, 0, 1), dense_keys (0, 1), dense_team (0..8), "
     "dense_row_cost (0 or more), dense_batch (0, 1, 2), dense_narrow (0, 1), dense_lo32 (-1, 0, "
@@ -176,6 +248,7 @@ bench_tuning parse_tuning(std::string const& list) {
 }  // namespace
 
 char const* tuning_keys_help() { return tuning_help; }
+char const* bench_shapes_help() { return shapes_help; }
 
 void run_gpu_groupby_bench(gpu_groupby_bench_args const& a) {
   bool const tuned = !a.tuning.empty();
@@ -184,6 +257,11 @@ void run_gpu_groupby_bench(gpu_groupby_bench_args const& a) {
 #else
   JOINERY_EXPECTS(!tuned, "--tuning needs a build with CUDA");
 #endif
+  auto const shapes = shapes_of(a.shapes);
+  bool wide = false;  // whether a shape reads columns 3-5
+  for (auto const& shape : shapes) {
+    for (auto c : columns_read(shape)) { wide = wide || c >= 3; }
+  }
   JOINERY_EXPECTS(a.runs >= 1, "--runs must be at least 1");
   JOINERY_EXPECTS(a.rows >= 1, "--rows must be at least 1");
   JOINERY_EXPECTS(a.min_groups >= 1, "--min-groups must be at least 1");
@@ -207,21 +285,27 @@ void run_gpu_groupby_bench(gpu_groupby_bench_args const& a) {
   auto const key = type_from_string(a.key_type);
   auto const s = default_stream();
   auto const n = a.rows;
-  double const input_bytes = static_cast<double>(n) * static_cast<double>(size_of(key) + 8);
+  // The bytes a row every shape reads: the key and the shape's value columns.
+  std::vector<type_id> const value_types = {type_id::int32, type_id::int32, type_id::int32,
+                                            type_id::int64, type_id::float32, type_id::float64};
+  auto const bytes_of = [&](agg_shape const& shape) {
+    std::size_t b = size_of(key);
+    for (auto c : columns_read(shape)) { b += size_of(value_types[static_cast<std::size_t>(c)]); }
+    return static_cast<double>(n) * static_cast<double>(b);
+  };
 
-  // The roofline: a device-to-device copy of as many bytes as the input (read + write).
+  // The roofline: a device-to-device copy, its bandwidth measured on as many bytes as two int32
+  // values and the key (the default shapes' input), applied to each shape's own bytes.
   double copy_gbps = 0;
   {
-    auto const bytes = static_cast<std::size_t>(input_bytes);
+    auto const bytes = static_cast<std::size_t>(static_cast<double>(n) * static_cast<double>(size_of(key) + 8));
     buffer src(bytes, device_resource(), s), dst(bytes, device_resource(), s);
     auto const t = time_runs(a, s, [&] {
       copy_bytes(dst.data(), memory_space::device, src.data(), memory_space::device, bytes, s);
     });
     copy_gbps = 2.0 * static_cast<double>(bytes) / median(t) / 1e9;
   }
-  double const roofline_s = input_bytes / (copy_gbps * 1e9);
-  std::printf("device %s: copy %.0f GB/s (read + write); read-once roofline %.3f ms = %.1f G rows/s\n",
-              device.c_str(), copy_gbps, roofline_s * 1e3, static_cast<double>(n) / roofline_s / 1e9);
+  std::printf("device %s: copy %.0f GB/s (read + write)\n", device.c_str(), copy_gbps);
 #if defined(JOINERY_HAS_CUDA)
   if (tuned) { std::printf("tuning %s\n", tuning.record.dump().c_str()); }
 #endif
@@ -233,18 +317,29 @@ void run_gpu_groupby_bench(gpu_groupby_bench_args const& a) {
     spec.key_type = key;
     spec.domain = g;
     spec.zipf = a.zipf;
-    spec.payload_types = {type_id::int32, type_id::int32};
+    // Columns 3-5 (int64, int32 read as float32, int64 read as float64) only when a shape reads
+    // them.
+    spec.payload_types = wide ? std::vector<type_id>{type_id::int32, type_id::int32, type_id::int64,
+                                                     type_id::int32, type_id::int64}
+                              : std::vector<type_id>{type_id::int32, type_id::int32};
     spec.seed = a.seed + static_cast<std::uint64_t>(g);
     table input;
     {
       auto host = gen::generate(spec);
       if (a.spread_keys) { spread(host.column(0)); }
       std::vector<column> cols;
-      for (auto const& c : host.view()) { cols.push_back(column::copy_of(c, device_resource(), s)); }
+      for (size_type i = 0; i < host.num_columns(); ++i) {
+        auto const& c = host.column(i);
+        cols.push_back(i < 4 ? column::copy_of(c.view(), device_resource(), s)
+                             : column::copy_of(as_shape_column(c.view(), i).view(),
+                                               device_resource(), s));
+      }
       input = table(std::move(cols));
     }
-    for (auto const kind : {aggregation_kind::max, aggregation_kind::sum}) {
-      std::vector<aggregation> const aggs{{kind, 1}, {kind, 2}};
+    for (auto const& shape : shapes) {
+      auto const& aggs = shape.aggs;
+      double const input_bytes = bytes_of(shape);
+      double const roofline_s = input_bytes / (copy_gbps * 1e9);
       std::optional<std::pair<size_type, std::uint64_t>> reference;
       for (auto const algo : algorithms) {
         groupby_options o;
@@ -286,7 +381,8 @@ void run_gpu_groupby_bench(gpu_groupby_bench_args const& a) {
         nlohmann::json j{{"experiment", "gpu-groupby"}, {"revision", a.revision}, {"date", a.date},
                          {"backend", "gpu"}, {"device", device}, {"rows", n}, {"groups", g},
                          {"groups_out", last.num_groups()}, {"key_type", a.key_type},
-                         {"zipf", a.zipf}, {"spread_keys", a.spread_keys}, {"aggregate", std::string(to_string(kind))},
+                         {"zipf", a.zipf}, {"spread_keys", a.spread_keys}, {"aggregate", shape.label},
+                         {"shape", shape.name},
                          {"algorithm", std::string(to_string(algo))},
                          {"algorithm_run", std::string(to_string(last.stats.algorithm))},
                          {"warmup", a.warmup},
@@ -308,9 +404,9 @@ void run_gpu_groupby_bench(gpu_groupby_bench_args const& a) {
         if (algo == groupby_algorithm::automatic) {
           name += "(" + std::string(to_string(last.stats.algorithm)) + ")";
         }
-        std::printf("g = 2^%-2d %-4s %-26s %9.3f ms %8.2f G rows/s %5.1f%% of roofline\n",
+        std::printf("g = 2^%-2d %-7s %-26s %9.3f ms %8.2f G rows/s %5.1f%% of roofline\n",
                     static_cast<int>(std::log2(static_cast<double>(g))),
-                    std::string(to_string(kind)).c_str(), name.c_str(), med * 1e3,
+                    shape.label.c_str(), name.c_str(), med * 1e3,
                     static_cast<double>(n) / med / 1e9, 100.0 * roofline_s / med);
         std::fflush(stdout);
       }

@@ -17,6 +17,8 @@ struct gpu_groupby_bench_args {
   double zipf = 0;
   /// Keys times an odd constant (a bijection of their bits): g keys spread over the key type.
   bool spread_keys = false;
+  /// Aggregate shapes by name (bench_shapes_help; empty: max2 and sum2).
+  std::vector<std::string> shapes;
   int runs = 5;
   int warmup = 1;
   std::string out;       // append JSON lines here ("" = none)
@@ -32,6 +34,9 @@ struct gpu_groupby_bench_args {
 
 /// The keys --tuning takes, with their values, for the CLI's help.
 char const* tuning_keys_help();
+
+/// The aggregate shapes --shapes takes, for the CLI's help.
+char const* bench_shapes_help();
 
 /// |R| = rows of (key, p0, p1) with int32 payloads, g = min_groups, 4 min_groups, .. max_groups
 /// (capped by rows), keys

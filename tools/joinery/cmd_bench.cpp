@@ -71,6 +71,7 @@ struct bench_args {
   std::string min_groups;  // gpu-groupby: the smallest g (empty: 1)
   std::string max_rows = "2^24";
   std::string groupby_tuning;  // gpu-groupby --tuning: KEY=VALUE,... (groupby_tuning)
+  std::string shapes;          // gpu-groupby --shapes: aggregate shapes, comma separated
   std::string parts;           // out-of-core: sections to run
   std::uint64_t seed = 42;
 };
@@ -673,6 +674,7 @@ void run_bench(bench_args const& a) {
     g.revision = git_revision();
     g.date = today();
     g.tuning = a.groupby_tuning;
+    if (!a.shapes.empty()) { g.shapes = split(a.shapes); }
     run_gpu_groupby_bench(g);
   } else if (a.experiment == "out-of-core") {
     out_of_core_bench_args o;
@@ -792,6 +794,9 @@ void add_bench(CLI::App& app) {
                 "cpu (default: all); multi-gpu: exchange, A, B, groupby; general-keys: join, "
                 "nulls, groupby");
   c->add_option("--seed", args->seed, "random seed");
+  c->add_option("--shapes", args->shapes,
+                std::string("gpu-groupby: aggregate shapes, comma separated: ") +
+                  bench_shapes_help());
   c->add_option("--tuning", args->groupby_tuning,
                 std::string("gpu-groupby: KEY=VALUE[,KEY=VALUE...] for the GPU group-bys' tuning "
                             "(A/B runs; recorded in every JSON line). Keys: ") +
