@@ -384,6 +384,42 @@ INSTANTIATE_TEST_SUITE_P(AllAlgorithms, GeneralGroupby, ::testing::ValuesIn(algo
                                   std::string(to_string(info.param.algo));
                          });
 
+TEST(GeneralGroupbyRequest, CountDistinctOfStringsAndDates) {
+  // COUNT(DISTINCT) of a string column (NULLs skipped, "" a value) and of a date32 column,
+  // grouped on an int32 key, sorted: the same on both backends.
+  std::vector<std::optional<std::string>> const words = {"a", "b", "a", std::nullopt, "", "b",
+                                                         "c", "b", std::nullopt, "a"};
+  size_type const n = static_cast<size_type>(words.size());
+  std::vector<column> cols;
+  cols.push_back(make_column<std::int32_t>(n, [](size_type i) { return static_cast<std::int32_t>(i % 2); }));
+  cols.push_back(make_strings(words));
+  cols.push_back(make_column<std::int32_t>(
+    n, [](size_type i) { return static_cast<std::int32_t>(19000 + (i % 2 == 1 ? 0 : i % 3)); }));
+  cols.back().set_type(type_id::date32);
+  table const t(std::move(cols));
+  for (auto be : {backend::cpu, backend::gpu}) {
+    if (be == backend::gpu && device_count() == 0) { continue; }  // the GPU runs on a lent GPU
+    groupby_options o;
+    o.backend = be;
+    o.sort_by_key = true;
+    auto const r = groupby(t, std::vector<size_type>{0},
+                           {{aggregation_kind::count_distinct, 1}, {aggregation_kind::count_distinct, 2},
+                            {aggregation_kind::count, -1}}, o);
+    auto const host = place(r.columns.view(), memory_space::host);
+    auto const v = host.view();
+    ASSERT_EQ(v.num_rows(), 2);
+    // key 0: rows 0 2 4 6 8 -> "a" "a" "" "c" NULL: 3; dates 0 2 1 0 2 -> 3
+    // key 1: rows 1 3 5 7 9 -> "b" NULL "b" "b" "a": 2; dates all 0 -> 1
+    EXPECT_EQ(v.column(0).data_as<std::int32_t>()[0], 0);
+    EXPECT_EQ(v.column(1).data_as<std::int64_t>()[0], 3);
+    EXPECT_EQ(v.column(1).data_as<std::int64_t>()[1], 2);
+    EXPECT_EQ(v.column(2).data_as<std::int64_t>()[0], 3);
+    EXPECT_EQ(v.column(2).data_as<std::int64_t>()[1], 1);
+    EXPECT_EQ(v.column(3).data_as<std::int64_t>()[0], 5);
+    EXPECT_EQ(v.column(3).data_as<std::int64_t>()[1], 5);
+  }
+}
+
 TEST(GeneralGroupbyRequest, ComposedResultsLandWhereTheKeysAre) {
   if (device_count() == 0) {
     GTEST_SKIP() << "no GPU present: GPU conformance runs on a lent GPU (scripts/device-check.sh)";
