@@ -23,7 +23,7 @@
 # BUILD_DIR (default build), STEP_TIMEOUT (seconds per command, default 0 = none),
 # LARGE_TESTS (gtest pattern of the large tests; default '*PastTwoToThe31*:*BeyondTwoToThe31*'),
 # TEST_STEPS (the test steps run, default "gpu unit conformance cli readme": the whole check takes
-# more than one 10-minute call, so a session runs TEST_STEPS=gpu in one call and the rest in
+# more than one 10-minute call on a lent GPU: TEST_STEPS=gpu in one call, the rest in
 # another), SANITIZER_GTEST_FILTER (gtest filter of the sanitized GPU tests; default leaves out
 # the large ones),
 # SANITIZER_ARGS (extra compute-sanitizer arguments, e.g. "--leak-check full"),
