@@ -103,20 +103,51 @@ __device__ __forceinline__ bool aggregate_tile(K const* __restrict__ keys, size_
       if (out.row_ids64 != nullptr) { at[j] = __ldg(out.row_ids64 + row[j]); }
     }
   }
+  // The values of the first accumulators are loaded with the keys, before any probe: loaded
+  // after the probes, each tile waited on two round trips to memory at half occupancy.
+  constexpr int prefetched = policy::prefetched_accumulators;
+  unsigned long long raw[prefetched][ipt];
+#pragma unroll
+  for (int a = 0; a < prefetched; ++a) {
+#pragma unroll
+    for (int j = 0; j < ipt; ++j) {
+      raw[a][j] = !Merge && a < accs.count && accs.op[a] != acc_op::count && valid[j]
+                    ? load_bits(accs.src[a], accs.in[a], at[j])
+                    : 0ULL;
+    }
+  }
+  // Each key's home slot, then its home bucket, then the claims of the keys still missing in
+  // one loop (hash_groupby's tier 1 probes the same way): a warp walks as often as its
+  // unluckiest lane must, not once for every key a lane claims.
   int slot[ipt];
+  unsigned missed = 0;
+#pragma unroll
+  for (int j = 0; j < ipt; ++j) {
+    slot[j] = valid[j] ? t.find_home(k[j]) : -2;
+    if (slot[j] == -1) { slot[j] = t.find_in_bucket(k[j]); }
+    if (slot[j] == -1) { missed |= 1U << j; }
+  }
+  while (missed != 0) {
+    int const m = __ffs(static_cast<int>(missed)) - 1;
+    missed &= missed - 1;
+    K const key = __ldg(keys + first + static_cast<size_type>(m) * threads + threadIdx.x);
+    // Slack 1: a lane still finds a key another lane claims as the table's last group.
+    int const claimed = t.template insert<true, 1>(key);
+#pragma unroll
+    for (int j = 0; j < ipt; ++j) { slot[j] = j == m ? claimed : slot[j]; }
+  }
+  // Lanes that probed different lengths run on together from here: diverged, every later
+  // instruction of the tile would issue once per branch (without it the aggregation took 2.7x
+  // as long at g = 2^20).
+  __syncwarp();
   unsigned peers[ipt];
   bool shared_slot[ipt];
   bool fits = true;
 #pragma unroll
   for (int j = 0; j < ipt; ++j) {
-    // Slack 1: a lane still finds a key another lane claims as the table's last group.
-    slot[j] = valid[j] ? t.template insert<true, 1>(k[j]) : -1;
+    if (!valid[j]) { slot[j] = -1; }
     if (valid[j] && slot[j] < 0) { fits = false; }
     if (slot[j] == t.slots) { has_marker = 1; }
-    // Lanes that probed different lengths run on together from here: diverged, every later
-    // instruction of the tile would issue once per branch (without it the aggregation took 2.7x
-    // as long at g = 2^20).
-    __syncwarp();
     peers[j] = 1U << lane;
     shared_slot[j] = false;
     if (combine) {  // the same on every lane
@@ -126,7 +157,8 @@ __device__ __forceinline__ bool aggregate_tile(K const* __restrict__ keys, size_
       shared_slot[j] = __any_sync(full_warp, __popc(peers[j]) > 1);
     }
   }
-  for (int a = 0; a < accs.count; ++a) {
+  // Accumulator a's updates; value(j) gives row j's value bits (raw rows).
+  auto const update = [&](int a, auto value) {
     void* acc = smem + accs.smem_offset[a];
     with_static_acc(accs.op[a], accs.in[a], [&](auto op, auto in) {
 #pragma unroll
@@ -137,7 +169,7 @@ __device__ __forceinline__ bool aggregate_tile(K const* __restrict__ keys, size_
         } else if constexpr (decltype(op)::value == acc_op::count) {
           v = {1, 0};
         } else {
-          if (slot[j] >= 0) { v = to_acc(op, in, load_bits(accs.src[a], in, at[j])); }
+          if (slot[j] >= 0) { v = to_acc(op, in, value(j)); }
         }
         if (shared_slot[j]) { v = peer_reduce(op, v, peers[j]); }  // warp-uniform branch
         bool const leader =
@@ -145,6 +177,13 @@ __device__ __forceinline__ bool aggregate_tile(K const* __restrict__ keys, size_
         if (slot[j] >= 0 && leader) { shared_atomic_update(op, in, acc, slot[j], v); }
       }
     });
+  };
+#pragma unroll
+  for (int a = 0; a < prefetched; ++a) {
+    if (a < accs.count) { update(a, [&](int j) { return raw[a][j]; }); }
+  }
+  for (int a = prefetched; a < accs.count; ++a) {
+    update(a, [&](int j) { return load_bits(accs.src[a], accs.in[a], at[j]); });
   }
   return fits;
 }

@@ -143,6 +143,9 @@ struct partition_groupby_policy {
   /// allows (at most three quarters of its slots groups).
   static constexpr int aggregate_threads = 1024;
   static constexpr int aggregate_items_per_thread = 4;
+  /// Accumulators whose values a tile loads together with its keys (the others' after the
+  /// probes).
+  static constexpr int prefetched_accumulators = 2;
   static constexpr int max_table_slots = 1 << 13;
   static constexpr int max_accumulators = 32;
   /// A partition of more rows than an SM's share of the input is cut into pieces of a
