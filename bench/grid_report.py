@@ -18,10 +18,42 @@ def layout(r):
     return "spread" if r.get("spread_keys") else "dense"
 
 
+SHORT = {"hash": "h", "partition_transformed": "p", "partition": "pu", "sort_transformed": "s",
+         "sort_dictionary": "d", "sort": "su", "global_hash": "g"}
+
+
+def pivot(rows, log2s):
+    """One Markdown row a (rows, key type, layout, shape): best G rows/s and its algorithm at
+    each g of log2s, then automatic's worst ratio to the best over all g of the file."""
+    table = {}
+    for (n, kt, lay, shape, g), best_name, gps, frac, ran, ratio in rows:
+        entry = table.setdefault((n, kt, lay, shape), {"g": {}, "worst": None, "within": 0,
+                                                        "points": 0})
+        entry["g"][g] = "%.0f %s" % (gps, SHORT.get(best_name, best_name))
+        if ratio is not None:
+            entry["points"] += 1
+            entry["within"] += ratio >= 1 / 1.1
+            if entry["worst"] is None or ratio < entry["worst"][0]:
+                entry["worst"] = (ratio, g)
+    print("| key | layout | shape | " + " | ".join("2^%d" % e for e in log2s) +
+          " | automatic: within 10% | worst |")
+    print("| --- " * (len(log2s) + 5) + "|")
+    for (n, kt, lay, shape), e in sorted(table.items()):
+        cells = [e["g"].get(1 << x, "-") for x in log2s]
+        worst = "-" if e["worst"] is None else "%.2f (2^%d)" % (e["worst"][0],
+                                                               e["worst"][1].bit_length() - 1)
+        print("| %s | %s | %s | %s | %d of %d | %s |" % (kt, lay, shape, " | ".join(cells),
+                                                       e["within"], e["points"], worst))
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("file")
     ap.add_argument("--markdown", action="store_true", help="a Markdown table of the points")
+    ap.add_argument("--pivot", metavar="LOG2_G,..",
+                    help="a Markdown table instead: a row a (key, layout, shape), the best "
+                         "G rows/s at these g (log2) and automatic's worst ratio over all g")
     a = ap.parse_args()
     points = {}
     with open(a.file) as f:
@@ -54,6 +86,8 @@ def main():
             if ratio < worst[0]:
                 worst = (ratio, key)
         rows.append((key, best_name, gps, best["fraction_of_roofline"], ran, ratio))
+    if a.pivot:
+        return pivot(rows, [int(x) for x in a.pivot.split(",")])
     if a.markdown:
         print("| rows | key | layout | shape | g | best | G rows/s | of roofline | automatic ran | "
               "automatic / best |")

@@ -221,7 +221,7 @@ TEST(GpuHashGroupby, AutomaticTurnsToPartitionOrSortBeyondTheFirstTable) {
   detail::gpu::groupby_tuning t;
   t.hgb_shared_bytes = 0;  // straight to the global table
   t.hgb_initial_groups = 1000;
-  // Beyond the table: 8-byte keys sort as dictionary codes, 4-byte keys are partitioned (PGB-TR).
+  // Beyond the table: PGB-TR for 4- and 8-byte keys.
   auto const check = [&](auto const& keys, size_type domain, groupby_algorithm beyond) {
     auto const input = make_input(keys);
     table host;
@@ -232,14 +232,11 @@ TEST(GpuHashGroupby, AutomaticTurnsToPartitionOrSortBeyondTheFirstTable) {
       << domain;
   };
   for (size_type domain : {size_type{500}, size_type{50000}}) {
-    check(uniform_keys<std::int64_t>(200000, domain, 5), domain, groupby_algorithm::sort_dictionary);
+    check(uniform_keys<std::int64_t>(200000, domain, 5), domain,
+          groupby_algorithm::partition_transformed);
     check(uniform_keys<std::int32_t>(200000, domain, 5), domain,
           groupby_algorithm::partition_transformed);
   }
-  // 8-byte keys with more estimated groups than the dictionary's limit: sort_transformed.
-  t.dictionary_automatic_groups = 1000;
-  check(uniform_keys<std::int64_t>(200000, 50000, 5), 50000, groupby_algorithm::sort_transformed);
-  t.dictionary_automatic_groups = 0;
   // Through the public API: the algorithm actually run is reported.
   auto const input = make_input(uniform_keys<std::int32_t>(100000, 64, 6));
   groupby_options o;
@@ -266,14 +263,14 @@ TEST(GpuHashGroupby, AutomaticSortsOrPartitionsHeavilySkewedKeysPastTheSharedTie
     EXPECT_EQ(diff_groups(oracle_groupby(input.view(), 0, aggs), groupby_rows(host.view())), "")
       << what;
   };
-  // 40% of the rows on one key, the rest over 50000 keys: by default PGB-TR for 4-byte keys and
-  // the sort of dictionary codes for 8-byte keys; PGB-TR where skew_partition_share asks for it.
+  // 40% of the rows on one key, the rest over 50000 keys: PGB-TR, by the estimate or where
+  // skew_partition_share asks for it.
   auto hot32 = uniform_keys<std::int32_t>(300000, 50000, 7);
   for (std::size_t i = 0; i < hot32.size(); i += 5) { hot32[i] = hot32[i + 1] = -17; }
   auto hot64 = uniform_keys<std::uint64_t>(300000, 50000, 8);
   for (std::size_t i = 0; i < hot64.size(); i += 5) { hot64[i] = hot64[i + 1] = ~0ULL; }
   run(hot32, groupby_algorithm::partition_transformed, "int32, one key 40%");
-  run(hot64, groupby_algorithm::sort_dictionary, "uint64, the largest key 40%");
+  run(hot64, groupby_algorithm::partition_transformed, "uint64, the largest key 40%");
   t.skew_partition_share = 0.2;
   run(hot32, groupby_algorithm::partition_transformed, "int32, one key 40%, partitioned");
   run(hot64, groupby_algorithm::partition_transformed, "uint64, the largest key 40%, partitioned");
@@ -285,9 +282,8 @@ TEST(GpuHashGroupby, AutomaticSortsOrPartitionsHeavilySkewedKeysPastTheSharedTie
   t.skew_partition_share = 2;
   t.skew_sort_groups = -1;
   run(hot32, groupby_algorithm::hash, "switched off");
-  // A share below the threshold (one key 10%): 4-byte keys PGB-TR from an estimate of more
-  // groups than one of its partitions takes (5120), tier 2 below. 8-byte keys: the sort of
-  // their dictionary codes past skew_sort_groups_wide (43000 estimated), tier 2 below.
+  // A share below the threshold (one key 10%): PGB-TR from an estimate of more groups than one
+  // of its partitions takes (5120), tier 2 below.
   t.skew_partition_share = -1;
   t.skew_sort_groups = 0;
   for (int domain : {50000, 36000, 2000}) {
@@ -298,7 +294,7 @@ TEST(GpuHashGroupby, AutomaticSortsOrPartitionsHeavilySkewedKeysPastTheSharedTie
         ("one key 10%, " + name + " keys").c_str());
     auto warm64 = uniform_keys<std::int64_t>(300000, domain, 11);
     for (std::size_t i = 0; i < warm64.size(); i += 10) { warm64[i] = -3; }
-    run(warm64, domain > 36000 ? groupby_algorithm::sort_dictionary : groupby_algorithm::hash,
+    run(warm64, domain > 2000 ? groupby_algorithm::partition_transformed : groupby_algorithm::hash,
         ("int64, one key 10%, " + name + " keys").c_str());
   }
   // Switched off: tier 2 at any estimate.
@@ -306,6 +302,81 @@ TEST(GpuHashGroupby, AutomaticSortsOrPartitionsHeavilySkewedKeysPastTheSharedTie
   auto warm = uniform_keys<std::int32_t>(300000, 50000, 10);
   for (std::size_t i = 0; i < warm.size(); i += 10) { warm[i] = 3; }
   run(warm, groupby_algorithm::hash, "one key 10%, the sort switch off");
+}
+
+/// automatic on `keys` (and make_input's value columns) runs `expected` and matches the oracle.
+template <class K>
+void expect_automatic(std::vector<K> const& keys, std::vector<aggregation> const& aggs,
+                      detail::gpu::groupby_tuning const& t, groupby_algorithm expected,
+                      std::string const& what) {
+  auto const input = make_input(keys);
+  table host;
+  EXPECT_EQ(automatic_ran(place(input.view(), memory_space::device), aggs, t, host), expected)
+    << what;
+  EXPECT_EQ(diff_groups(oracle_groupby(input.view(), 0, aggs), groupby_rows(host.view())), "")
+    << what;
+}
+
+TEST(GpuHashGroupby, AutomaticSortsFloatSumsOnAHotKey) {
+  JOINERY_SKIP_WITHOUT_GPU();
+  using k = aggregation_kind;
+  std::vector<aggregation> const avg{{k::avg, 6}};             // float64: a float sum and a count
+  std::vector<aggregation> const sum{{k::sum, 1}, {k::count, -1}};  // int32: no float sum
+  std::vector<aggregation> const mixed{{k::sum, 1}, {k::sum, 3}, {k::max, 5}, {k::sum, 6}};
+  detail::gpu::groupby_tuning t;
+  auto const run = [&](auto const& keys, std::vector<aggregation> const& aggs,
+                       groupby_algorithm expected, std::string const& what) {
+    expect_automatic(keys, aggs, t, expected, what);
+  };
+  // Every `every`-th row on one key, the others uniform over `domain` keys spread by an odd
+  // factor (dense keys would run the dense tier, which takes them before any of this).
+  auto const hot = [](auto zero, size_type domain, int every, std::uint64_t seed) {
+    using K = decltype(zero);
+    auto keys = uniform_keys<K>(200000, domain, seed);
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      keys[i] = i % static_cast<std::size_t>(every) == 0 ? K{42} : static_cast<K>(keys[i] * 40503);
+    }
+    return keys;
+  };
+  // A third of the rows on one key over 50 keys: the sort for AVG, HGB
+  // for integer sums and for a plan whose float sums are under a third of its accumulators.
+  auto const hot32 = hot(std::int32_t{}, 50, 3, 21);
+  auto const hot64 = hot(std::int64_t{}, 50, 3, 22);
+  run(hot32, avg, groupby_algorithm::sort_transformed, "int32, AVG, a hot key");
+  run(hot64, avg, groupby_algorithm::sort_dictionary, "int64, AVG, a hot key");
+  run(hot32, sum, groupby_algorithm::hash, "int32, SUM of int32, a hot key");
+  run(hot32, mixed, groupby_algorithm::hash, "int32, one float sum in four, a hot key");
+  // A tenth on one key: HGB at few groups; past tier 1, over many groups, the sort.
+  run(hot(std::int32_t{}, 50, 10, 23), avg, groupby_algorithm::hash, "int32, AVG, one key 10%");
+  t.hgb_shared_bytes = 0;  // past tier 1 at once
+  run(hot(std::int32_t{}, 50000, 10, 24), avg, groupby_algorithm::sort_transformed,
+      "int32, AVG, one key 10%, past tier 1");
+  run(hot(std::int64_t{}, 50000, 10, 25), mixed, groupby_algorithm::sort_dictionary,
+      "int64, one float sum in four, one key 10%, past tier 1");
+}
+
+TEST(GpuHashGroupby, AutomaticPartitionsManyAccumulatorsOrCountsPastTierOne) {
+  JOINERY_SKIP_WITHOUT_GPU();
+  using k = aggregation_kind;
+  detail::gpu::groupby_tuning t;
+  t.hgb_shared_bytes = 0;  // past tier 1 at once
+  auto const run = [&](auto const& keys, std::vector<aggregation> const& aggs,
+                       groupby_algorithm expected, std::string const& what) {
+    expect_automatic(keys, aggs, t, expected, what);
+  };
+  // Uniform keys over 20000 groups, fewer than partition_groups: tier 2 for four accumulators,
+  // PGB-TR for five and for COUNT(*) alone.
+  std::vector<aggregation> const four{{k::max, 1}, {k::min, 1}, {k::sum, 1}, {k::count, -1}};
+  std::vector<aggregation> const five{{k::max, 1}, {k::min, 1}, {k::sum, 1}, {k::count, -1},
+                                      {k::max, 2}};
+  std::vector<aggregation> const count{{k::count, -1}};
+  run(uniform_keys<std::int32_t>(200000, 20000, 31), four, groupby_algorithm::hash, "int32, four");
+  run(uniform_keys<std::int32_t>(200000, 20000, 31), five, groupby_algorithm::partition_transformed,
+      "int32, five");
+  run(uniform_keys<std::int64_t>(200000, 20000, 32), five, groupby_algorithm::partition_transformed,
+      "int64, five");
+  run(uniform_keys<std::int64_t>(200000, 20000, 33), count,
+      groupby_algorithm::partition_transformed, "int64, COUNT(*)");
 }
 
 TEST(GpuHashGroupby, TierTwoReducesTheLanesOfOneSlotFirst) {

@@ -69,10 +69,10 @@ struct groupby_tuning {
   double skew_partition_share = -1;
   /// With stop_beyond_first_table, past tier 1, the hottest key's share below
   /// skew_partition_share but at least hash_groupby_policy::skew_sort_share: stop (incomplete)
-  /// when the estimated groups are at least this many; automatic then runs PGB-TR (4-byte keys)
-  /// or sorts. 0: the policy's (hash_groupby_policy::skew_sort_groups, skew_sort_groups_wide
-  /// for 8-byte keys; automatic asks 1 for 4-byte keys, which PGB-TR serves at any g); negative:
-  /// never.
+  /// when the estimated groups are at least this many; automatic then runs PGB-TR (the sort
+  /// group-by where PGB-TR does not take the plan). 0: the policy's
+  /// (hash_groupby_policy::skew_sort_groups, skew_sort_groups_wide for 8-byte keys; automatic
+  /// asks for one PGB-TR partition's groups when PGB-TR takes the plan); negative: never.
   std::int64_t skew_sort_groups = 0;
   /// PGB: partition bits (-1: from the estimated groups; 0..16, past 8 in two passes) and the
   /// slots of each block's table (0: as many as the shared memory holds; a power of two, at
@@ -106,10 +106,11 @@ std::vector<groupby_algorithm> groupby_algorithms();
 /// the stream between phases. `automatic` runs HGB and, when the groups overflow its first
 /// global table (more than the L2 cache holds), the sort group-by with transformed values (Wu et
 /// al. Figure 21: hash while the groups fit on chip, sort beyond), dictionary-encoded for 8-byte
-/// keys up to an estimated 2^22 groups; past tier 1 with one key holding a large share of the
-/// rows over many estimated groups (groupby_tuning::skew_sort_groups) the sort group-by, and
-/// partition_transformed where groupby_tuning::skew_partition_share asks for it; `used` gets
-/// the algorithm run.
+/// keys up to an estimated 2^22 groups. HGB stops early for partition_transformed past tier 1
+/// with many estimated groups, many accumulators or counts alone, or skewed keys over many
+/// estimated groups (groupby_tuning::skew_sort_groups), and for the sort group-by where float
+/// sums meet a hot key (hash_groupby_policy::float_sum_sort_share); `used` gets the algorithm
+/// run.
 table run_groupby(groupby_algorithm algo, table_view const& input, size_type key_column,
                   std::vector<aggregation> const& aggregations, bool sort_by_key,
                   groupby_tuning const& tuning, std::vector<phase_time>* phases,

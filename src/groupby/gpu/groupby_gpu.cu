@@ -222,22 +222,24 @@ table run_groupby(groupby_algorithm algo, table_view const& input, size_type key
         case groupby_algorithm::automatic: {
           auto t = tuning;
           t.stop_beyond_first_table = true;
-          // 4-byte keys: skew past tier 1 stops HGB for PGB-TR below (Zipf 1 at g = 2^16: 25-26
-          // G rows/s on the H200 against tier 2's 14-16) once PGB-TR would make more than one
-          // partition (five sixths of the largest table's groups; below, it would run HGB's
-          // tiers again) and takes the accumulators.
+          // Skew past tier 1 stops HGB for PGB-TR below (Zipf 1 at g = 2^16: 25-26 G rows/s on
+          // the H200 against tier 2's 14-16 with int32 keys, 22-23 against 14-16 with int64)
+          // once PGB-TR would make more than one partition (five sixths of the largest table's
+          // groups; below, it would run HGB's tiers again) and takes the accumulators.
           bool const pgb_takes =
             plan.accs.size() <= static_cast<std::size_t>(partition_groupby_policy::max_accumulators);
-          if (sizeof(K) == 4 && pgb_takes && t.skew_sort_groups == 0) {
+          if (pgb_takes && t.skew_sort_groups == 0) {
             t.skew_sort_groups = partition_groupby_policy::max_table_slots / 4 * 3 / 6 * 5;
           }
           parts = hash_groupby<K>(keys, n, input, plan, false, t, clock, stream, mr);
           if (!parts.incomplete) { break; }
-          // 4-byte keys past HGB: PGB-TR, skewed or not. On the H200 (2^28 rows, spread keys,
-          // MAX / SUM of two int32 columns) it ran 25-26 G rows/s at g = 2^20 against SGB-TR's
-          // 13-14 (Zipf 1: 22-23 against 15), 19-20 against 13-15 at 2^22-2^24 (Zipf 1: 14
-          // against 13-15). Its partitions overflowing at 2^16 of them, SGB-TR follows.
-          if ((parts.partition_next || sizeof(K) == 4) && pgb_takes) {
+          // Past HGB where it asks for it: PGB-TR, skewed or not, 4- and 8-byte keys. On the
+          // H200 (2^28 rows, spread keys, MAX / SUM of two int32 columns) it ran 27-30 G rows/s
+          // at g = 2^20 against SGB-TR's 13-14 (int64 keys: 24-25 against 11-12), 19-20
+          // against 13-15 at 2^22-2^24 (int64: 17-18 against 9). Where HGB stopped for the sort
+          // (float sums on a hot key), or PGB-TR's partitions overflow at 2^16 of them, the
+          // sort group-by follows.
+          if (parts.partition_next && pgb_takes) {
             ran = groupby_algorithm::partition_transformed;
             parts = partition_groupby<K>(keys, n, input, plan, true, t, clock, stream, mr);
             if (!parts.incomplete) { break; }

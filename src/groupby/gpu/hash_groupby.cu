@@ -1817,6 +1817,24 @@ group_parts run_hgb(K const* keys, size_type n, table_view const& input, agg_pla
     }
     clock.lap("dense keys: the keys span more than a team of blocks holds");
   }
+  // automatic stops HGB where another algorithm serves better: incomplete, with
+  // partition_next for PGB-TR (when it takes the plan), else the sort group-by.
+  group_parts none;
+  none.incomplete = true;
+  double hot_share = -1;  // the hottest key's share of the rows, sampled once
+  auto const hottest = [&] {
+    if (hot_share < 0) { hot_share = hot_key_share<K>(keys, n, stream, mr); }
+    return hot_share;
+  };
+  std::size_t float_sums = 0;
+  for (auto const& a : plan.accs) { float_sums += a.op == acc_op::sum_float ? 1 : 0; }
+  if (tuning.stop_beyond_first_table && float_sums > 0 &&
+      static_cast<double>(float_sums) >=
+        policy::float_sum_sort_weight * static_cast<double>(plan.accs.size()) &&
+      hottest() >= policy::float_sum_sort_share) {
+    clock.lap("a hot key on float sums: sort instead");
+    return none;
+  }
   if (auto parts = hgb_shared_tier<K>(keys, n, input, plan, shared_limit, tuning.hgb_one_group,
                                       sms, stream, mr)) {
     clock.lap("aggregate in shared memory");
@@ -1825,30 +1843,39 @@ group_parts run_hgb(K const* keys, size_type n, table_view const& input, agg_pla
   clock.lap("shared memory: too many groups");
   if (tuning.stop_beyond_first_table) {
     // automatic: under skew tier 2's atomics pile up on the hot slots. Skew over many groups:
-    // the sort group-by (the caller's next choice); from skew_partition_share, PGB-TR.
+    // PGB-TR (the caller's skew_sort_groups) or the sort group-by; from skew_partition_share,
+    // PGB-TR at once.
     double const limit = tuning.skew_partition_share >= 0 ? tuning.skew_partition_share
                                                           : policy::skew_partition_share;
     auto const sort_groups = tuning.skew_sort_groups != 0 ? tuning.skew_sort_groups
                              : sizeof(K) == 8             ? policy::skew_sort_groups_wide
                                                           : policy::skew_sort_groups;
-    bool const look = limit <= 1 || sort_groups > 0;
-    double const share = look ? hot_key_share<K>(keys, n, stream, mr) : 0.0;
-    group_parts none;
-    none.incomplete = true;
+    bool const look = limit <= 1 || sort_groups > 0 || float_sums > 0;
+    double const share = look ? hottest() : 0.0;
     if (limit <= 1 && share >= limit) {
       clock.lap("skewed keys: partition instead of the global table");
       none.partition_next = true;
       return none;
     }
     bool const skewed = share >= policy::skew_sort_share;
-    size_type const estimate =
-      (skewed && sort_groups > 0) || sizeof(K) == 4 ? estimate_groups<K>(keys, n, sms, stream, mr)
-                                                    : 0;
-    if (sort_groups > 0 && skewed && estimate >= sort_groups) {
-      clock.lap("skewed keys, many groups: stop before the global table");
+    if (skewed && float_sums > 0) {
+      clock.lap("skewed keys, float sums: sort instead of the global table");
       return none;
     }
-    if (sizeof(K) == 4 && !skewed && estimate >= policy::partition_groups) {
+    bool const counts_only = std::all_of(plan.accs.begin(), plan.accs.end(),
+                                         [](acc_spec const& a) { return a.op == acc_op::count; });
+    if (!skewed && (plan.accs.size() >= policy::partition_accumulators || counts_only)) {
+      clock.lap("many accumulators or counts only: partition instead of the global table");
+      none.partition_next = true;
+      return none;
+    }
+    size_type const estimate = estimate_groups<K>(keys, n, sms, stream, mr);
+    if (sort_groups > 0 && skewed && estimate >= sort_groups) {
+      clock.lap("skewed keys, many groups: stop before the global table");
+      none.partition_next = true;
+      return none;
+    }
+    if (!skewed && estimate >= policy::partition_groups) {
       clock.lap("many groups: partition instead of the global table");
       none.partition_next = true;
       return none;
@@ -1864,9 +1891,7 @@ group_parts run_hgb(K const* keys, size_type n, table_view const& input, agg_pla
     JOINERY_EXPECTS(capacity < n, "hash group-by: the hash table for every row overflowed");
     if (tuning.stop_beyond_first_table) {
       clock.lap("global table: too many groups");
-      group_parts none;
-      none.incomplete = true;
-      none.partition_next = sizeof(K) == 4;  // PGB-TR beats the sort there (partition_groups)
+      none.partition_next = true;  // PGB-TR beats the sort there (partition_groups)
       return none;
     }
     capacity = n;

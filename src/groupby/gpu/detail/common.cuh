@@ -91,9 +91,9 @@ struct hash_groupby_policy {
   static constexpr double skew_partition_share = 2.0;
   /// automatic, past tier 1, the hottest key's share below skew_partition_share but at least
   /// skew_sort_share: HGB stops before tier 2 from skew_sort_groups estimated groups
-  /// (estimate_groups), and the sort group-by runs (SGB-TR; for 8-byte keys SGB-DE-TR up to
-  /// sort_groupby_policy::dictionary_automatic_groups). automatic asks for 1 with 4-byte keys,
-  /// which PGB-TR takes at any g (groupby_gpu.cu). On the H200 at 2^28 rows at Zipf 1
+  /// (estimate_groups), and PGB-TR runs where it takes the plan, else the sort group-by (SGB-TR;
+  /// for 8-byte keys SGB-DE-TR up to sort_groupby_policy::dictionary_automatic_groups).
+  /// automatic asks for one PGB-TR partition's groups (groupby_gpu.cu). On the H200 at 2^28 rows at Zipf 1
   /// (the hottest key 7-9%), tier 2 ran 17-19 G rows/s at g = 2^16 and
   /// SGB-TR 14-15, at 2^18 11-14 and 14-15, at 2^20 8-10 and 15-16. The estimate (a lower bound
   /// under such skew) of Zipf-1 keys is 2^14.3-2^14.5 at g = 2^16 and 2^15.1-2^15.3 at 2^18
@@ -113,6 +113,21 @@ struct hash_groupby_policy {
   /// 30.1 / 29.4, and 24.0 / 19.6 at 2^20 against 25.9 / 23.0; past 2^20 PGB-TR 17-18 against
   /// SGB-TR's 14.6-15.
   static constexpr size_type partition_groups = size_type{1} << 19;
+  /// automatic, past tier 1 without such skew: PGB-TR instead of tier 2 at any g for a plan of
+  /// this many accumulators or more, or of counts alone: tier 2 makes one device-memory atomic
+  /// a row and accumulator, PGB-TR one in shared memory. On the H200 at 2^28 rows (spread keys,
+  /// g = 2^14..2^18) MAX + MIN + SUM + COUNT of two int32 columns (7 accumulators) ran 24-25 G
+  /// rows/s in PGB-TR against tier 2's 9-10, COUNT(*) 67-71 against 52-55.
+  static constexpr std::size_t partition_accumulators = 5;
+  /// automatic, float sums (compare-and-swap loops on shared memory, where every lane on a hot
+  /// key retries): from float_sum_sort_share of the rows on the hottest key, where float sums
+  /// are at least float_sum_sort_weight of the accumulators, the sort group-by runs instead of
+  /// tier 1; past tier 1, from skew_sort_share, at any weight. On the H200 at 2^28 rows, AVG of
+  /// a float64 column under Zipf 1.5 (the hottest key 38-46%) ran 8-13 G rows/s in HGB and 18
+  /// in SGB-TR at every g; under Zipf 1 past tier 1 (g >= 2^14) 4-15 in HGB and PGB-TR against
+  /// 16-18.
+  static constexpr double float_sum_sort_share = 0.25;
+  static constexpr double float_sum_sort_weight = 1.0 / 3.0;
 };
 
 /// Launch shape of the sort group-bys' segmented aggregation: each warp owns a contiguous range
@@ -178,9 +193,9 @@ struct group_parts {
   /// (groupby_tuning::stop_beyond_first_table): nothing else is set; the caller runs another
   /// algorithm (the sort group-by, or with `partition_next` PGB-TR).
   bool incomplete = false;
-  /// With incomplete: the caller runs PGB-TR (4-byte keys past tier 1 with many estimated
-  /// groups or past the first global table; or one key holding a large share of the rows,
-  /// groupby_tuning::skew_partition_share).
+  /// With incomplete: the caller runs PGB-TR where it takes the plan (past tier 1 with many
+  /// estimated groups, many accumulators or counts alone, skew over many groups, or past the
+  /// first global table); without, the sort group-by.
   bool partition_next = false;
 };
 
