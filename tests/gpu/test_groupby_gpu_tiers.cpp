@@ -338,19 +338,25 @@ TEST(GpuHashGroupby, AutomaticSortsFloatSumsOnAHotKey) {
     }
     return keys;
   };
-  // A third of the rows on one key over 50 keys: the sort for AVG, HGB
-  // for integer sums and for a plan whose float sums are under a third of its accumulators.
+  // A third of the rows on one key over 50 keys: the sort for AVG (with a dictionary at so few
+  // groups), HGB for integer sums and for a plan whose float sums are under a third of its
+  // accumulators.
   auto const hot32 = hot(std::int32_t{}, 50, 3, 21);
   auto const hot64 = hot(std::int64_t{}, 50, 3, 22);
-  run(hot32, avg, groupby_algorithm::sort_transformed, "int32, AVG, a hot key");
+  run(hot32, avg, groupby_algorithm::sort_dictionary, "int32, AVG, a hot key");
   run(hot64, avg, groupby_algorithm::sort_dictionary, "int64, AVG, a hot key");
   run(hot32, sum, groupby_algorithm::hash, "int32, SUM of int32, a hot key");
   run(hot32, mixed, groupby_algorithm::hash, "int32, one float sum in four, a hot key");
   // A tenth on one key: HGB at few groups; past tier 1, over many groups, the sort.
   run(hot(std::int32_t{}, 50, 10, 23), avg, groupby_algorithm::hash, "int32, AVG, one key 10%");
   t.hgb_shared_bytes = 0;  // past tier 1 at once
-  run(hot(std::int32_t{}, 50000, 10, 24), avg, groupby_algorithm::sort_transformed,
+  run(hot(std::int32_t{}, 50000, 10, 24), avg, groupby_algorithm::sort_dictionary,
       "int32, AVG, one key 10%, past tier 1");
+  auto few = t;  // the dictionary only up to 1000 groups: 50000 sort without it
+  few.dictionary_automatic_groups = 1000;
+  expect_automatic(hot(std::int32_t{}, 50000, 10, 24), avg, few,
+                   groupby_algorithm::sort_transformed,
+                   "int32, AVG, one key 10%, past tier 1, dictionary up to 1000 groups");
   run(hot(std::int64_t{}, 50000, 10, 25), mixed, groupby_algorithm::sort_dictionary,
       "int64, one float sum in four, one key 10%, past tier 1");
 }

@@ -83,8 +83,9 @@ struct groupby_tuning {
   /// sort_dictionary: groups its first dictionary table holds before it grows (by
   /// sort_groupby_policy::dictionary_growth each time it overflows). 0: the policy's default.
   std::int64_t dictionary_initial_groups = 0;
-  /// automatic, 8-byte keys past HGB's first table: sort_dictionary up to this many estimated
-  /// groups, sort_transformed beyond. 0: sort_groupby_policy::dictionary_automatic_groups.
+  /// automatic, where it sorts: sort_dictionary up to this many estimated groups,
+  /// sort_transformed beyond. 0: sort_groupby_policy::dictionary_automatic_groups (8-byte keys)
+  /// or dictionary_automatic_groups_narrow (4-byte keys, plans that do more than count).
   std::int64_t dictionary_automatic_groups = 0;
 };
 
@@ -105,12 +106,12 @@ std::vector<groupby_algorithm> groupby_algorithms();
 /// sort-based algorithms always sort). Phase times go to `phases` when given; they synchronize
 /// the stream between phases. `automatic` runs HGB and, when the groups overflow its first
 /// global table (more than the L2 cache holds), the sort group-by with transformed values (Wu et
-/// al. Figure 21: hash while the groups fit on chip, sort beyond), dictionary-encoded for 8-byte
-/// keys up to an estimated 2^22 groups. HGB stops early for partition_transformed past tier 1
-/// with many estimated groups, many accumulators or counts alone, or skewed keys over many
-/// estimated groups (groupby_tuning::skew_sort_groups), and for the sort group-by where float
-/// sums meet a hot key (hash_groupby_policy::float_sum_sort_share); `used` gets the algorithm
-/// run.
+/// al. Figure 21: hash while the groups fit on chip, sort beyond), dictionary-encoded up to an
+/// estimated 2^22 groups for 8-byte keys, 2^16 for 4-byte keys. HGB stops early for
+/// partition_transformed past tier 1 with many estimated groups, many accumulators or counts
+/// alone, or skewed keys over many estimated groups (groupby_tuning::skew_sort_groups), and for
+/// the sort group-by where float sums meet a hot key (hash_groupby_policy::float_sum_sort_share);
+/// `used` gets the algorithm run.
 table run_groupby(groupby_algorithm algo, table_view const& input, size_type key_column,
                   std::vector<aggregation> const& aggregations, bool sort_by_key,
                   groupby_tuning const& tuning, std::vector<phase_time>* phases,

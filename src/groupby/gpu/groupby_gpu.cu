@@ -247,14 +247,21 @@ table run_groupby(groupby_algorithm algo, table_view const& input, size_type key
           // 8-byte keys sort as 4-byte codes (SGB-DE-TR): half the radix passes, while the
           // dictionary still pays for itself (Wu et al. 5.2.8: up to about 2^22 groups). Under
           // skew too: with int64 Zipf 1 keys at 2^18..2^20 groups it took 21-24 ms on the H200
-          // against 31-32 for SGB-TR (2^28 rows).
-          if constexpr (sizeof(K) == 8) {
+          // against 31-32 for SGB-TR (2^28 rows). 4-byte keys gain only from the codes' fewer
+          // significant bits, while the dictionary's table stays small (up to about 2^16 groups).
+          {
+            bool const counts_only =
+              std::all_of(plan.accs.begin(), plan.accs.end(),
+                          [](acc_spec const& a) { return a.op == acc_op::count; });
+            auto const limit =
+              tuning.dictionary_automatic_groups > 0 ? tuning.dictionary_automatic_groups
+              : sizeof(K) == 8 ? sort_groupby_policy::dictionary_automatic_groups
+              : counts_only    ? 0
+                               : sort_groupby_policy::dictionary_automatic_groups_narrow;
             // One sample of the keys for the choice and the dictionary's first table.
-            auto const groups = estimate_groups<K>(keys, n, current_sm_count(), stream, mr);
-            auto const limit = tuning.dictionary_automatic_groups > 0
-                                 ? tuning.dictionary_automatic_groups
-                                 : sort_groupby_policy::dictionary_automatic_groups;
-            if (groups <= limit) {
+            auto const groups =
+              limit > 0 ? estimate_groups<K>(keys, n, current_sm_count(), stream, mr) : 0;
+            if (limit > 0 && groups <= limit) {
               ran = groupby_algorithm::sort_dictionary;
               auto t = tuning;
               if (t.dictionary_initial_groups <= 0) {
