@@ -271,6 +271,17 @@ bool dense_narrow_batch(B const* keys, acc_batch const& batch) {
   }
   return true;
 }
+/// Lets each of the fused kernels take `bytes` of dynamic shared memory; the blocks of
+/// policy::shared_threads an SM holds of the one that holds fewest.
+template <class... Kernels>
+int prepare_kernels(std::uint32_t bytes, Kernels... kernels) {
+  int per_sm = std::numeric_limits<int>::max();
+  ((allow_dynamic_smem(kernels, bytes),
+    per_sm = std::min(per_sm, resident_blocks_per_sm(kernels, policy::shared_threads, bytes))),
+   ...);
+  return per_sm;
+}
+
 }  // namespace
 
 template <class B>
@@ -311,7 +322,7 @@ std::optional<group_parts> dense_tier(tier_input<B> const& in, B low, B span,
   auto const& plan = in.plan;
   auto const n = in.n;
   auto const stream = in.stream;
-  if (n == 0 || !dense_tier_fits(plan, options.shared_limit)) { return std::nullopt; }
+  if (n == 0) { return std::nullopt; }  // the caller checked dense_tier_fits
   int const max_team = options.max_team > 0 ? std::min(options.max_team, policy::max_dense_team)
                                             : policy::max_dense_team;
   auto const max_row_cost = options.max_row_cost > 0
@@ -373,15 +384,8 @@ std::optional<group_parts> dense_tier(tier_input<B> const& in, B low, B span,
   bool const in_teams = layout->team > 1;
   auto const kernels = in_teams ? dense_kernels<B, true>() : dense_kernels<B, false>();
   report.narrow = true;
-  int per_sm = std::numeric_limits<int>::max();
-  auto const prepare = [&](auto kernel) {
-    allow_dynamic_smem(kernel, shape.bytes);
-    per_sm = std::min(per_sm, resident_blocks_per_sm(kernel, policy::shared_threads, shape.bytes));
-  };
-  prepare(kernels.general);
-  prepare(kernels.narrow);
-  prepare(kernels.narrow_lo32);
-  prepare(kernels.one_group);
+  int const per_sm = prepare_kernels(shape.bytes, kernels.general, kernels.narrow,
+                                     kernels.narrow_lo32, kernels.one_group);
   JOINERY_EXPECTS(per_sm > 0, "hash group-by: the dense shared-memory kernel cannot be resident");
   // Whole teams, all resident at once (a member that waited for a free SM would read its
   // team's tiles long after the others, from DRAM again), unless the device holds fewer blocks
@@ -451,13 +455,8 @@ std::optional<group_parts> shared_tier(tier_input<B> const& in, std::size_t limi
   if (shape.slots == 0) { return std::nullopt; }
   int const max_groups = shape.slots / 2;
   auto const kernels = hashed_kernels<B>();
-  int per_sm = std::numeric_limits<int>::max();
-  auto const prepare = [&](auto kernel) {
-    allow_dynamic_smem(kernel, shape.bytes);
-    per_sm = std::min(per_sm, resident_blocks_per_sm(kernel, policy::shared_threads, shape.bytes));
-  };
-  prepare(kernels.shared_general);
-  prepare(kernels.shared_one_group);
+  int const per_sm =
+      prepare_kernels(shape.bytes, kernels.shared_general, kernels.shared_one_group);
   JOINERY_EXPECTS(per_sm > 0, "hash group-by: the shared-memory kernel cannot be resident");
   int const blocks = static_cast<int>(std::max<size_type>(
       1, std::min<size_type>(ceil_div(in.n, static_cast<size_type>(policy::shared_threads) *
